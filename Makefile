@@ -1,0 +1,46 @@
+# The two commands a reader needs are `make serve` and `make test`.
+# Every target sets up what it needs first (virtual environment, Python and npm
+# packages), once, so each works on a fresh clone.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: setup serve test build check relock impact train bench clean
+
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+serve: setup
+	$(BIN)/mkdocs serve
+
+test: setup
+	$(BIN)/python -m pytest
+
+build: setup
+	$(BIN)/mkdocs build --strict
+
+check: setup
+	$(BIN)/python -m docs_hooks check
+
+relock: setup
+	$(BIN)/python -m docs_hooks relock
+
+impact: setup
+	$(BIN)/python -m docs_hooks impact $(or $(REV),origin/main)
+
+train: setup
+	$(BIN)/python src/train.py
+
+bench: setup
+	$(BIN)/python bench/bench_model.py
+
+clean:
+	rm -rf site .cache

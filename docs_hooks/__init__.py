@@ -1,0 +1,1 @@
+"""Traceability generator: ties documentation pages to the code they explain."""

@@ -1,0 +1,314 @@
+"""Read a page's trace blocks into plain data.
+
+A trace block is a fenced code block whose info string is ``trace-<kind>`` and
+whose body is YAML. Everything else on the page is Markdown, kept as it is.
+Unknown kinds, unknown or missing fields, values of the wrong type and YAML
+that does not parse are errors that carry the page and line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+from .errors import TraceError
+
+FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)?.*$")
+LITERAL_LINE_REF = re.compile(r"(?<![\w/.-])(?P<ref>[A-Za-z_][\w/.-]*\.py:\d+(?:-\d+)?)")
+INLINE_REF = re.compile(r"\[\[(?P<ref>[^\[\]\n]+?)\]\]")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    kind: str  # "str", "list", "enum", "bool", "list-of-maps", "map"
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    fields: dict[str, FieldSpec]
+    help: str = ""
+
+
+# The set of blocks an author can write. Kept small and regular.
+BLOCK_KINDS: dict[str, BlockSpec] = {
+    "entry": BlockSpec(
+        {
+            "title": FieldSpec("str", True, help="heading of the entry"),
+            "function": FieldSpec("list", True, help="dotted name(s) of the function(s) the entry explains"),
+            "status": FieldSpec("enum", True, ("implemented", "derived", "illustrative")),
+            "id": FieldSpec("str", help="anchor of the entry; default: from the title"),
+            "spec": FieldSpec("list", help="labels of the specification's equations"),
+            "note": FieldSpec("str", help="one line shown under the 'Where is it used?' heading"),
+        },
+        "starts an entry: a function (or a derivation from functions) with its equations",
+    ),
+    "equation": BlockSpec(
+        {
+            "id": FieldSpec("str", True, help="anchor, unique on the page"),
+            "title": FieldSpec("str", True),
+            "tex": FieldSpec("str", True, help="the equation in TeX"),
+            "code": FieldSpec("list", True, help="statement text(s) in the entry's functions, or 'module.function: text'"),
+        },
+        "a numbered equation tied to the statements that compute it",
+    ),
+    "excerpt": BlockSpec(
+        {
+            "code": FieldSpec("list", True, help="'module.function: statement text' of each line to show"),
+            "context": FieldSpec("str", help="lines of context around each statement, e.g. '1'"),
+        },
+        "live lines of code, with their real line numbers and a link",
+    ),
+    "symbols": BlockSpec(
+        {
+            "rows": FieldSpec("list-of-maps", True, help="each: symbol, meaning, code (a local name or 'none')"),
+            "function": FieldSpec("list", help="function whose locals the names are; default: the entry's"),
+        },
+        "what each symbol means, its name in code and its recorded shape",
+    ),
+    "example": BlockSpec(
+        {
+            "test": FieldSpec("str", True, help="the test whose run is shown: tests/test_x.py::test_name"),
+            "title": FieldSpec("str", True),
+            "function": FieldSpec("str", help="the function whose locals are shown; default: the entry's first"),
+            "show": FieldSpec("list-of-maps", True, help="each: label, and code (a local or an expression in the function)"),
+            "caption": FieldSpec("str"),
+            "check": FieldSpec("str", help="an arithmetic line to fill from recorded values and verify"),
+            "gradcheck": FieldSpec("bool", help="add the central-difference table for a backward"),
+            "widget": FieldSpec("bool", help="make the inputs editable in the browser"),
+        },
+        "a tiny worked example recorded from a real test run",
+    ),
+    "shapes": BlockSpec(
+        {
+            "names": FieldSpec("list-of-maps", help="override the labels of call sites: each ref and label"),
+            "caption": FieldSpec("str"),
+        },
+        "the shapes at every call site of the entry's function, from a real run",
+    ),
+    "params": BlockSpec(
+        {
+            "match": FieldSpec("list", True, help="parameter name patterns owned by this page, e.g. 'ln1_'"),
+            "roles": FieldSpec("map", help="name pattern -> role text"),
+        },
+        "the parameters this op owns, from init_params",
+    ),
+    "config": BlockSpec(
+        {"fields": FieldSpec("list", help="config fields to show; default: all")},
+        "config values: default, who sets them, who reads them",
+    ),
+    "inventory": BlockSpec(
+        {"of": FieldSpec("enum", True, ("parameters", "config", "matrix", "pages", "spec"))},
+        "a site-wide table",
+    ),
+}
+
+
+@dataclass
+class Block:
+    kind: str
+    data: dict
+    line: int  # line of the opening fence, 1-based
+    end_line: int  # line of the closing fence
+    body_line: int  # first line of the YAML body
+
+    def field_line(self, name: str) -> int:
+        """Best guess at the line where a field is written (for messages)."""
+        return self.data.get("__lines__", {}).get(name, self.line)
+
+
+@dataclass
+class Markdown:
+    text: str
+    line: int  # first line, 1-based
+
+
+@dataclass
+class Page:
+    path: str  # as shown in messages, e.g. docs/layer-norm.md
+    segments: list[Block | Markdown] = field(default_factory=list)
+    problems: list[TraceError] = field(default_factory=list)
+
+    @property
+    def blocks(self) -> list[Block]:
+        return [s for s in self.segments if isinstance(s, Block)]
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A YAML loader that remembers the line of each top-level key."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    mapping["__lines__"] = {k.value: k.start_mark.line for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _strip_lines(value):
+    if isinstance(value, dict):
+        return {k: _strip_lines(v) for k, v in value.items() if k != "__lines__"}
+    if isinstance(value, list):
+        return [_strip_lines(v) for v in value]
+    return value
+
+
+def parse_page(text: str, path: str) -> Page:
+    """Split a page into Markdown and trace blocks; collect every problem found."""
+    page = Page(path)
+    lines = text.split("\n")
+    buffer: list[str] = []
+    buffer_start = 1
+    i = 0
+
+    def flush(next_start: int) -> None:
+        nonlocal buffer, buffer_start
+        if buffer:
+            page.segments.append(Markdown("\n".join(buffer), buffer_start))
+        buffer = []
+        buffer_start = next_start
+
+    while i < len(lines):
+        line = lines[i]
+        m = FENCE.match(line)
+        if not m:
+            buffer.append(line)
+            i += 1
+            continue
+        fence, info = m.group("fence"), (m.group("info") or "")
+        close = _find_close(lines, i + 1, fence)
+        if not info.startswith("trace-"):
+            buffer.extend(lines[i : close + 1])
+            i = close + 1
+            continue
+        flush(close + 2)
+        start = i + 1  # 1-based line of the fence
+        body = "\n".join(lines[i + 1 : close])
+        if close >= len(lines):
+            page.problems.append(TraceError(f"block '{info}' is never closed; end it with {fence}", path, start))
+        try:
+            page.segments.append(_read_block(info[len("trace-") :], body, path, start, close + 1))
+        except TraceError as err:
+            page.problems.append(err)
+        i = close + 1
+    flush(len(lines) + 1)
+    for seg in page.segments:
+        if isinstance(seg, Markdown):
+            page.problems.extend(literal_line_refs(seg.text, path, seg.line))
+    return page
+
+
+def _find_close(lines: list[str], start: int, fence: str) -> int:
+    for j in range(start, len(lines)):
+        stripped = lines[j].strip()
+        if stripped.startswith(fence[0] * len(fence)) and set(stripped) <= {fence[0]}:
+            return j
+    return len(lines)
+
+
+def _read_block(kind: str, body: str, path: str, fence_line: int, end_line: int) -> Block:
+    spec = BLOCK_KINDS.get(kind)
+    if spec is None:
+        close = difflib.get_close_matches(kind, list(BLOCK_KINDS), n=1)
+        hint = f"did you mean 'trace-{close[0]}'? " if close else ""
+        known = ", ".join(f"trace-{k}" for k in BLOCK_KINDS)
+        raise TraceError(f"unknown block 'trace-{kind}'; {hint}Known blocks: {known}.", path, fence_line)
+    try:
+        data = yaml.load(body, Loader=_LineLoader) if body.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = fence_line + 1 + (mark.line if mark is not None else 0)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise TraceError(
+            f"block 'trace-{kind}' is not valid YAML: {problem}. "
+            "Quote values that contain ': ' or start with '-', '{', '[' or '*'.",
+            path,
+            line,
+        ) from None
+    if not isinstance(data, dict):
+        raise TraceError(f"block 'trace-{kind}' must be a YAML mapping of field: value", path, fence_line + 1)
+    key_lines = {k: fence_line + 1 + v for k, v in data.pop("__lines__", {}).items()}
+    data = _strip_lines(data)
+    checked: dict = {}
+    for name, value in data.items():
+        fspec = spec.fields.get(name)
+        if fspec is None:
+            close = difflib.get_close_matches(str(name), list(spec.fields), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise TraceError(
+                f"unknown field '{name}' in block 'trace-{kind}'; {hint}"
+                f"Fields of trace-{kind}: {', '.join(spec.fields)}.",
+                path,
+                key_lines.get(name, fence_line),
+            )
+        checked[name] = _check_type(kind, name, fspec, value, path, key_lines.get(name, fence_line))
+    for name, fspec in spec.fields.items():
+        if fspec.required and name not in checked:
+            raise TraceError(
+                f"block 'trace-{kind}' is missing the field '{name}'"
+                + (f" ({fspec.help})" if fspec.help else "")
+                + ".",
+                path,
+                fence_line,
+            )
+    checked["__lines__"] = key_lines
+    return Block(kind, checked, fence_line, end_line, fence_line + 1)
+
+
+def _check_type(kind: str, name: str, spec: FieldSpec, value, path: str, line: int):
+    def bad(expected: str) -> TraceError:
+        return TraceError(
+            f"field '{name}' of block 'trace-{kind}' must be {expected}, not {type(value).__name__} {value!r}",
+            path,
+            line,
+        )
+
+    if spec.kind == "str":
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise bad("text")
+        return str(value)
+    if spec.kind == "list":
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in items):
+            raise bad("a text or a list of texts")
+        return [str(v) for v in items]
+    if spec.kind == "enum":
+        if value not in spec.choices:
+            raise bad("one of " + ", ".join(spec.choices))
+        return value
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
+    if spec.kind == "map":
+        if not isinstance(value, dict):
+            raise bad("a mapping")
+        return value
+    if spec.kind == "list-of-maps":
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise bad("a list of mappings")
+        return value
+    raise AssertionError(spec.kind)
+
+
+def literal_line_refs(text: str, path: str, first_line: int) -> list[TraceError]:
+    """Every ``name.py:NN`` typed into Markdown: line numbers are the build's job."""
+    problems = []
+    for offset, line in enumerate(text.split("\n")):
+        for m in LITERAL_LINE_REF.finditer(line):
+            problems.append(
+                TraceError(
+                    f"literal line reference '{m.group('ref')}'; line numbers are computed by the build. "
+                    "Write a symbolic reference instead: [[module.function: statement text]].",
+                    path,
+                    first_line + offset,
+                )
+            )
+    return problems

@@ -1,0 +1,110 @@
+"""Command line: ``python -m docs_hooks check | relock | impact REV``.
+
+check   exit 1 on any unresolved, ambiguous, changed or literal reference (what CI runs)
+relock  record what every reference points at now, after a person reviewed the pages
+impact  list the pages and equations whose referenced code changed since REV
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+from .errors import TraceError
+from .lock import read_lock, write_lock
+from .project import check_site, expand_site, index_for, make_builder
+from .settings import load_settings
+from .expand import Builder
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docs_hooks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", default=".", help="project root holding pyproject.toml (default: .)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="fail on any stale or broken reference")
+    sub.add_parser("relock", help="record the reviewed state of every reference")
+    imp = sub.add_parser("impact", help="pages whose referenced code changed since REV")
+    imp.add_argument("rev", help="git revision to compare with, e.g. origin/main")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings(Path(args.root))
+        if args.command == "check":
+            return _check(settings)
+        if args.command == "relock":
+            return _relock(settings)
+        return _impact(settings, args.rev)
+    except TraceError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def _check(settings) -> int:
+    problems = check_site(settings)
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        print(f"docs_hooks check: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print("docs_hooks check: every reference resolves and matches the review lock")
+    return 0
+
+
+def _relock(settings) -> int:
+    result = expand_site(settings)
+    if result.problems:
+        for p in result.problems:
+            print(p, file=sys.stderr)
+        print(f"relock: {len(result.problems)} problem(s) in the pages; the lock was not changed. "
+              "Fix them, then run relock again.", file=sys.stderr)
+        return 1
+    before = read_lock(settings.lock_path)
+    uses = {(u.page, u.key): u for u in result.uses}
+    write_lock(settings.lock_path, list(uses.values()))
+    changed = sum(1 for k, u in uses.items() if k not in before or before[k].digest != u.digest)
+    dropped = sum(1 for k in before if k not in uses)
+    print(f"relock: {len(uses)} reference(s) recorded in {settings.rel(settings.lock_path)} "
+          f"({changed} new or changed, {dropped} dropped)")
+    return 0
+
+
+def _impact(settings, rev: str) -> int:
+    """Resolve today's pages against the code at REV and now; list what differs."""
+    roots = [settings.rel(settings.source_root), settings.rel(settings.tests_root)]
+    try:
+        archive = subprocess.run(["git", "archive", "--format=tar", rev, "--", *roots],
+                                 cwd=settings.project_root, capture_output=True, check=True).stdout
+    except subprocess.CalledProcessError as exc:
+        raise TraceError(f"cannot read revision '{rev}': {exc.stderr.decode().strip()}") from None
+    now = expand_site(settings)
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        old_builder = Builder(settings, index_for(settings, Path(tmp)))
+        old = expand_site(settings, old_builder)
+    lines = []
+    for page, expanded in now.pages.items():
+        before = {u.key: u for u in old.pages[page].uses}
+        for u in expanded.uses:
+            b = before.get(u.key)
+            if b is None:
+                lines.append(f"- `{page}`: {u.key}: new since {rev}")
+            elif b.digest != u.digest:
+                lines.append(f"- `{page}`: {u.key}: code changed since {rev}")
+        for key in sorted(set(before) - {u.key for u in expanded.uses}):
+            lines.append(f"- `{page}`: {key}: no longer resolves")
+    if not lines:
+        print(f"No page references code that changed since {rev}.")
+    else:
+        print(f"Pages whose referenced code changed since {rev}:\n")
+        print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,350 @@
+"""The code index: every function of a code base, its statements and its call sites.
+
+griffe lists the modules, their functions and methods, and what each imported
+name points at; ``ast`` gives the statements inside each function (a statement
+over several lines is one span) and the calls and attribute reads in them. The
+index is plain data, built once per build and then only looked up.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import griffe
+
+from .errors import TraceError
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of a function. Compound statements keep only their header lines."""
+
+    start: int  # first line, 1-based
+    end: int  # last line of the statement (of the header, for if/for/with/...)
+    lines: tuple[str, ...]  # the source lines start..end, as written (comments kept)
+    tokens: str  # the code as normalised tokens, comments and layout dropped
+
+    @property
+    def text(self) -> str:
+        """The statement as written, its lines joined, indentation removed."""
+        return "\n".join(line.strip() for line in self.lines)
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.tokens.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class CallSite:
+    caller: str  # dotted name of the calling function
+    callee: str  # dotted name of the called function, as resolved through imports
+    statement: Statement  # the whole statement that holds the call
+    line: int  # line of the call itself
+
+
+@dataclass(frozen=True)
+class AttributeRead:
+    reader: str  # dotted name of the function that reads it
+    base: str  # the name before the dot (`cfg` in `cfg.ln_eps`)
+    attr: str
+    statement: Statement
+    line: int
+
+
+@dataclass
+class Function:
+    name: str  # dotted name, e.g. ``ops.layer_norm_forward`` or ``train.AdamW.step``
+    module: str
+    file: Path  # absolute path
+    display_path: str  # as shown on the site: ``ops.py`` or ``tests/test_ops.py``
+    repo_path: str  # from the repository root: ``src/ops.py``
+    start: int
+    end: int
+    is_test: bool
+    source_lines: tuple[str, ...]  # lines start..end
+    statements: list[Statement] = field(default_factory=list)
+    header: Statement | None = None  # the ``def`` line(s): what a reference to the whole function locks
+    params: tuple[str, ...] = ()
+    local_names: frozenset[str] = frozenset()  # parameters and every name it assigns
+    docstring: str | None = None
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass
+class CodeIndex:
+    functions: dict[str, Function] = field(default_factory=dict)
+    calls: list[CallSite] = field(default_factory=list)
+    attribute_reads: list[AttributeRead] = field(default_factory=list)
+    classes: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # name -> (repo_path, start, end)
+    file_digests: dict[str, str] = field(default_factory=dict)  # repo_path -> sha256 of its text
+    _calls_to: dict[str, list[CallSite]] = field(default_factory=dict)
+
+    def calls_to(self, name: str) -> list[CallSite]:
+        return self._calls_to.get(name, [])
+
+    def function(self, name: str) -> Function:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise TraceError(
+                f"no function '{name}' in the code index{did_you_mean(name, self.functions)}. "
+                "Use the dotted name: module, then class if any, then function."
+            ) from None
+
+
+def did_you_mean(wanted: str, candidates, n: int = 3) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(wanted, list(candidates), n=n, cutoff=0.5)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def normalise_tokens(code: str) -> str:
+    """Code as a sequence of tokens joined by single spaces, comments and layout dropped.
+
+    Incomplete code (``cfg = ModelConfig(``) is accepted: its tokens up to the end count.
+    """
+    out: list[str] = []
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline):
+            if tok.type not in skip:
+                out.append(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # an unfinished bracket at the end: the tokens read so far are the reference
+    return " ".join(out)
+
+
+def tokens_contain(haystack: str, needle: str) -> bool:
+    """Whether the token sequence ``needle`` occurs in ``haystack`` as whole tokens."""
+    if not needle:
+        return False
+    return f" {needle} " in f" {haystack} "
+
+
+# --------------------------------------------------------------------------- statements
+
+
+def _statement_spans(fn: ast.AST) -> list[tuple[int, int]]:
+    """Line spans of every statement in a function body, nested ones included.
+
+    For a compound statement (``for``, ``if``, ``with``, ...) the span is its
+    header only; the statements of its body are spans of their own.
+    """
+    spans: list[tuple[int, int]] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            blocks = [getattr(node, name) for name in ("body", "orelse", "finalbody") if getattr(node, name, None)]
+            handlers = getattr(node, "handlers", None) or []
+            cases = getattr(node, "cases", None) or []
+            if not (blocks or handlers or cases):
+                spans.append((node.lineno, node.end_lineno or node.lineno))
+                continue
+            spans.append((node.lineno, _header_end(node)))
+            for block in blocks:
+                visit(block)
+            for handler in handlers:
+                spans.append((handler.lineno, _header_end(handler)))
+                visit(handler.body)
+            for case in cases:
+                spans.append((case.pattern.lineno, _header_end(case)))
+                visit(case.body)
+
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        if isinstance(body[0].value.value, str):
+            body = body[1:]  # the docstring is not a statement of the computation
+    visit(body)
+    return spans
+
+
+def _header_end(node: ast.AST) -> int:
+    """The last line of a compound statement's header: the line of its colon."""
+    last = getattr(node, "lineno", 0) or getattr(getattr(node, "pattern", None), "lineno", 0)
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+            continue
+        for sub in ast.walk(child):
+            last = max(last, getattr(sub, "end_lineno", None) or 0)
+    return last
+
+
+def _make_statement(lines: list[str], start: int, end: int) -> Statement:
+    chunk = lines[start - 1 : end]
+    return Statement(start, end, tuple(chunk), normalise_tokens("\n".join(line.strip() for line in chunk)))
+
+
+# --------------------------------------------------------------------------- building
+
+
+@dataclass(frozen=True)
+class Root:
+    """A folder of code to index. Module names are paths relative to ``names_from``."""
+
+    path: Path
+    names_from: Path
+    is_tests: bool
+
+
+def build_index(roots: list[Root], project_root: Path) -> CodeIndex:
+    index = CodeIndex()
+    pending_calls: list[tuple[str, str, ast.Call, Statement, dict[str, str], str | None]] = []
+    for root in roots:
+        if not root.path.is_dir():
+            raise TraceError(f"code root '{root.path}' does not exist; check the docs_hooks settings")
+        for file in sorted(root.path.rglob("*.py")):
+            if any(part.startswith(".") or part == "__pycache__" for part in file.relative_to(root.path).parts):
+                continue
+            _index_file(index, file, root, project_root, pending_calls)
+
+    # Resolve call targets once every module is known.
+    known = set(index.functions)
+    for caller, module, call, stmt, aliases, cls in pending_calls:
+        target = _resolve_callee(call.func, module, aliases, known, cls)
+        if target is None:
+            continue
+        site = CallSite(caller, target, stmt, call.lineno)
+        index.calls.append(site)
+        index._calls_to.setdefault(target, []).append(site)
+    return index
+
+
+def _module_name(file: Path, root: Root) -> str:
+    rel = file.relative_to(root.names_from).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pending: list) -> None:
+    text = file.read_text(encoding="utf-8")
+    repo_path = file.relative_to(project_root).as_posix()
+    index.file_digests[repo_path] = hashlib.sha256(text.encode()).hexdigest()
+    module_name = _module_name(file, root)
+    display = file.relative_to(root.names_from).as_posix()
+    try:
+        tree = ast.parse(text, filename=str(file))
+    except SyntaxError as exc:
+        raise TraceError(f"cannot parse: {exc.msg}; fix the syntax error", repo_path, exc.lineno) from None
+    module = griffe.visit(module_name, filepath=file, code=text)
+    lines = text.splitlines()
+
+    aliases: dict[str, str] = {}
+    for name, member in module.members.items():
+        if member.is_alias:
+            aliases[name] = member.target_path
+    nodes_by_line = {
+        node.lineno: node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+    def add_function(obj, cls: str | None) -> None:
+        node = _find_def(nodes_by_line, obj)
+        if node is None:
+            return
+        fn = Function(
+            name=obj.path,
+            module=module_name,
+            file=file,
+            display_path=display,
+            repo_path=repo_path,
+            start=obj.lineno,
+            end=obj.endlineno,
+            is_test=root.is_tests,
+            source_lines=tuple(lines[obj.lineno - 1 : obj.endlineno]),
+            docstring=obj.docstring.value if obj.docstring else None,
+        )
+        fn.statements = [_make_statement(lines, a, b) for a, b in _statement_spans(node)]
+        fn.header = _make_statement(lines, node.lineno, _header_end(node))
+        args = node.args
+        fn.params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+        extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+        assigned = {
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+        }
+        fn.local_names = frozenset([*fn.params, *extra, *assigned])
+        index.functions[fn.name] = fn
+        by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                stmt = _innermost(by_start, sub.lineno)
+                if stmt is not None:
+                    pending.append((fn.name, module_name, sub, stmt, aliases, cls))
+            elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load) and isinstance(sub.value, ast.Name):
+                stmt = _innermost(by_start, sub.lineno)
+                if stmt is not None:
+                    index.attribute_reads.append(AttributeRead(fn.name, sub.value.id, sub.attr, stmt, sub.lineno))
+
+    for member in module.members.values():
+        if member.is_alias:
+            continue
+        if member.is_function:
+            add_function(member, None)
+        elif member.is_class:
+            index.classes[member.path] = (repo_path, member.lineno, member.endlineno)
+            for sub in member.members.values():
+                if not sub.is_alias and sub.is_function:
+                    add_function(sub, member.path)
+
+
+def _find_def(nodes_by_line: dict[int, ast.AST], obj) -> ast.AST | None:
+    for line in range(obj.lineno, (obj.endlineno or obj.lineno) + 1):
+        node = nodes_by_line.get(line)
+        if node is not None and getattr(node, "name", None) == obj.name:
+            return node
+    return None
+
+
+def _innermost(statements: list[Statement], line: int) -> Statement | None:
+    best = None
+    for stmt in statements:
+        if stmt.start > line:
+            break
+        if stmt.start <= line <= stmt.end:
+            if best is None or (stmt.end - stmt.start) <= (best.end - best.start):
+                best = stmt
+    return best
+
+
+def _resolve_callee(func: ast.expr, module: str, aliases: dict[str, str], known: set[str], cls: str | None) -> str | None:
+    """The dotted name a call refers to, when it is a function of the index."""
+    parts: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    parts.reverse()
+    head, rest = parts[0], parts[1:]
+    candidates = []
+    if head in ("self", "cls") and cls is not None:
+        candidates.append(".".join([cls, *rest]))
+    if head in aliases:
+        candidates.append(".".join([aliases[head], *rest]))
+    candidates.append(".".join([module, *parts]))
+    candidates.append(".".join(parts))
+    for name in candidates:
+        if name in known:
+            return name
+        # a class called like a function: its constructor
+        if name + ".__init__" in known:
+            return name + ".__init__"
+    return None

@@ -1,0 +1,421 @@
+"""Expand a page: trace blocks and inline references become Markdown and HTML.
+
+This is the core's entry point for one page. It knows the code index (built
+once per build) and returns the page's Markdown, every problem found (each with
+page and line), and the references it made, for the review lock.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import render as R
+from .anchors import Ref, Resolved, parse_ref, resolve
+from .blocks import INLINE_REF, Block, Markdown, parse_page
+from .codeindex import CodeIndex, Function, Statement
+from .errors import TraceError
+from .lock import LockEntry
+from .settings import Settings
+
+HEADING = re.compile(r"^(#{1,6})\s")
+FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+@dataclass
+class EquationData:
+    id: str
+    number: int
+    title: str
+    tex: str
+    resolved: list[Resolved]
+    line: int
+
+
+@dataclass
+class EntryData:
+    """One entry of a page: what the generated sections and the site-wide tables need."""
+
+    page: str
+    id: str
+    title: str
+    status: str
+    functions: list[Function]
+    spec: list[str]
+    line: int
+    note: str = ""
+    equations: list[EquationData] = field(default_factory=list)
+
+
+@dataclass
+class Expanded:
+    markdown: str
+    problems: list[TraceError]
+    uses: list[LockEntry]  # every reference that resolved, for the lock
+    unresolved: dict[tuple[str, str], int]  # (page, key) -> line, for references that did not
+    entries: list[EntryData]
+
+
+@dataclass
+class Context:
+    """What a block handler may use: the builder, the page and the entry it sits in."""
+
+    builder: "Builder"
+    page: str
+    entry: EntryData | None
+    problems: list[TraceError]
+    uses: list[LockEntry]
+    unresolved: dict[tuple[str, str], int]
+
+    def resolve(self, text: str, line: int, where: str) -> Resolved | None:
+        """Resolve one reference; record it for the lock, or record the problem."""
+        key = f"{where} | {text.strip()}"
+        try:
+            ref = parse_ref(text)
+            scope = [f.name for f in self.entry.functions] if self.entry else None
+            resolved = resolve(self.builder.index, ref, scope)
+        except TraceError as err:
+            self.problems.append(TraceError(f"reference '{text.strip()}': {err.message}", self.page, line))
+            self.unresolved[(self.page, key)] = line
+            return None
+        self.uses.append(
+            LockEntry(self.page, key, (resolved.statement or resolved.function.header).text, _digest(resolved), line)
+        )
+        return resolved
+
+
+def _digest(resolved: Resolved) -> str:
+    return (resolved.statement or resolved.function.header).digest
+
+
+Handler = Callable[[Context, Block], str]
+
+
+class Builder:
+    """Expands pages against one code index. Build it once per site build."""
+
+    def __init__(self, settings: Settings, index: CodeIndex):
+        self.settings = settings
+        self.index = index
+        self.handlers: dict[str, Handler] = {
+            "excerpt": _excerpt,
+        }
+        self.spec_lookup: Callable[[list[str]], str] | None = None
+        self.all_entries: dict[str, list[EntryData]] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    def url(self, fn: Function, start: int | None = None, end: int | None = None) -> str:
+        return self.settings.github_url(fn.repo_path, start, end)
+
+    def line_link(self, fn: Function, start: int, end: int) -> str:
+        return R.link(R.code(R.span_label(fn.display_path, start, end)), self.url(fn, start, end), fn.name)
+
+    # ------------------------------------------------------------------ pages
+
+    def expand(self, page: str, text: str) -> Expanded:
+        parsed = parse_page(text, page)
+        ctx = Context(self, page, None, list(parsed.problems), [], {})
+        out: list[str] = []
+        entries: list[EntryData] = []
+        numbers = {"eq": 0}
+
+        def close_entry() -> None:
+            if ctx.entry is not None:
+                out.append(self.entry_footer(ctx.entry, ctx))
+                ctx.entry = None
+
+        for seg in parsed.segments:
+            if isinstance(seg, Markdown):
+                for chunk, line, is_heading in _split_at_headings(seg):
+                    if is_heading:
+                        close_entry()
+                    out.append(self.inline_refs(chunk, line, ctx))
+                continue
+            try:
+                if seg.kind == "entry":
+                    close_entry()
+                    ctx.entry = self.open_entry(seg, ctx)
+                    entries.append(ctx.entry)
+                    out.append(self.entry_header(ctx.entry))
+                elif seg.kind == "equation":
+                    out.append(self.equation(seg, ctx, numbers))
+                else:
+                    handler = self.handlers.get(seg.kind)
+                    if handler is None:
+                        raise TraceError(f"block 'trace-{seg.kind}' cannot be shown: this build has no handler for it")
+                    out.append(handler(ctx, seg))
+            except TraceError as err:
+                ctx.problems.append(err.at(page, seg.line))
+                out.append(R.error_box(str(err.at(page, seg.line))))
+        close_entry()
+        self.all_entries[page] = entries
+        return Expanded("\n".join(out), ctx.problems, ctx.uses, ctx.unresolved, entries)
+
+    def inline_refs(self, text: str, first_line: int, ctx: Context) -> str:
+        """Replace ``[[module.function: text]]`` with a linked ``file.py:L``."""
+        lines = text.split("\n")
+        in_fence = None
+        for i, line in enumerate(lines):
+            m = FENCE_LINE.match(line)
+            if m:
+                in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
+                continue
+            if in_fence or "[[" not in line:
+                continue
+            parts = re.split(r"(`+[^`]*`+)", line)  # leave inline code alone
+            for j in range(0, len(parts), 2):
+                parts[j] = INLINE_REF.sub(lambda m: self._inline(m.group("ref"), first_line + i, ctx), parts[j])
+            lines[i] = "".join(parts)
+        return "\n".join(lines)
+
+    def _inline(self, text: str, line: int, ctx: Context) -> str:
+        resolved = ctx.resolve(text, line, "inline")
+        if resolved is None:
+            return f"<span class=\"trace-error\">[[{R.esc(text)}]]</span>"
+        fn = resolved.function
+        return self.line_link(fn, resolved.start, resolved.end)
+
+    # ------------------------------------------------------------------ entries
+
+    def open_entry(self, block: Block, ctx: Context) -> EntryData:
+        d = block.data
+        functions = []
+        for name in d["function"]:
+            try:
+                functions.append(self.index.function(name))
+            except TraceError as err:
+                raise TraceError(f"entry '{d['title']}': {err.message}") from None
+        entry = EntryData(
+            page=ctx.page,
+            id=d.get("id") or R.slug(d["title"]),
+            title=d["title"],
+            status=d["status"],
+            functions=functions,
+            spec=list(d.get("spec", [])),
+            line=block.line,
+            note=d.get("note", ""),
+        )
+        for fn in functions:
+            ctx.uses.append(LockEntry(ctx.page, f"entry {entry.id} | {fn.name}",
+                                      fn.header.text, fn.header.digest,
+                                      block.line))
+        return entry
+
+    def entry_header(self, entry: EntryData) -> str:
+        return R.heading(2, R.esc(entry.title), entry.id) + "\n" + R.badge(entry.status, self.status_evidence(entry)) + "\n"
+
+    def status_evidence(self, entry: EntryData) -> str:
+        names = ", ".join(f.name for f in entry.functions)
+        tests = self.tested_by(entry.functions)
+        if entry.status == "implemented":
+            return f"{names}; exercised by {len(tests)} test(s)"
+        if entry.status == "derived":
+            return f"worked out from {names}; not run by the model"
+        return "illustrative: explains, computes nothing in the model"
+
+    def equation(self, block: Block, ctx: Context, numbers: dict) -> str:
+        if ctx.entry is None:
+            raise TraceError("trace-equation outside an entry; put a trace-entry block above it")
+        d = block.data
+        resolved = []
+        line = block.field_line("code")
+        for text in d["code"]:
+            r = ctx.resolve(text, line, f"equation {d['id']}")
+            if r is not None:
+                resolved.append(r)
+        numbers["eq"] += 1
+        eq = EquationData(d["id"], numbers["eq"], d["title"], d["tex"], resolved, block.line)
+        ctx.entry.equations.append(eq)
+        refs = ", ".join(self.line_link(r.function, r.start, r.end) for r in resolved)
+        out = R.heading(4, f"({eq.number}) {R.esc(eq.title)}", f"eq-{eq.id}")
+        out += f"\n$$\n{eq.tex.strip()}\n$$\n\n"
+        if refs:
+            out += f'<p class="trace-eq-code">Computed at {refs}</p>\n'
+        return out
+
+    def entry_footer(self, entry: EntryData, ctx: Context) -> str:
+        parts = [
+            self.section_implementation(entry),
+            self.section_connection(entry),
+            self.section_used(entry),
+            self.section_implemented_in(entry),
+        ]
+        if entry.status == "implemented" and not self.tested_by(entry.functions):
+            ctx.problems.append(TraceError(
+                f"entry '{entry.title}' is marked implemented, but no test calls "
+                f"{', '.join(f.name for f in entry.functions)}; add a test or change its status",
+                ctx.page, entry.line))
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------ generated sections
+
+    def section_implementation(self, entry: EntryData) -> str:
+        out = [R.heading(3, "Actual implementation", f"{entry.id}-implementation")]
+        if entry.status == "derived":
+            links = ", ".join(self.function_link(f) for f in entry.functions)
+            out.append(f"<p>The code has no function for these steps. They are worked out from {links}.</p>\n")
+            return "\n".join(out)
+        for fn in entry.functions:
+            head = (f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} "
+                    f"{R.link('GitHub', self.url(fn, fn.start, fn.end))}")
+            out.append(R.listing(list(fn.source_lines), fn.start, head))
+        return "\n".join(out)
+
+    def function_link(self, fn: Function) -> str:
+        return R.link(R.code(fn.name), self.url(fn, fn.start, fn.end))
+
+    def computes_rows(self, entry: EntryData) -> list[tuple[EquationData, Resolved, int, str]]:
+        rows = []
+        for eq in entry.equations:
+            for r in eq.resolved:
+                for offset, text in enumerate(r.lines):
+                    if text.strip():
+                        rows.append((eq, r, r.start + offset, text.strip()))
+        return rows
+
+    def section_connection(self, entry: EntryData) -> str:
+        rows = []
+        for eq, r, line, text in self.computes_rows(entry):
+            rows.append([self.eq_link(eq), "Computes it", self.line_link(r.function, line, line), R.code(text)])
+        for role, site in self.call_rows(entry):
+            fn = self.index.functions[site.caller]
+            for offset, text in enumerate(site.statement.lines):
+                n = site.statement.start + offset
+                rows.append([R.esc(entry.title), role, self.line_link(fn, n, n), R.code(text.strip())])
+        return R.heading(3, "Code and math connection", f"{entry.id}-code-and-math") + "\n" + R.table(
+            ["Equation", "Role", "Lines", "Code"], rows) + "\n"
+
+    def eq_link(self, eq: EquationData) -> str:
+        return f'<a href="#eq-{R.esc(eq.id)}">{R.esc(eq.title)}</a>'
+
+    def call_rows(self, entry: EntryData) -> list[tuple[str, object]]:
+        rows = []
+        for fn in entry.functions:
+            for site in sorted(self.index.calls_to(fn.name), key=lambda s: (s.caller, s.line)):
+                caller = self.index.functions[site.caller]
+                if caller.name in {f.name for f in entry.functions}:
+                    continue
+                rows.append(("Tests it" if caller.is_test else "Calls it", site))
+        rows.sort(key=lambda r: (r[0] == "Tests it", self.index.functions[r[1].caller].repo_path, r[1].line))
+        return rows
+
+    def callers(self, functions: list[Function]) -> list[str]:
+        names = {f.name for f in functions}
+        out = []
+        for fn in functions:
+            for site in self.index.calls_to(fn.name):
+                if site.caller not in names and not self.index.functions[site.caller].is_test and site.caller not in out:
+                    out.append(site.caller)
+        return out
+
+    def tested_by(self, functions: list[Function]) -> list[str]:
+        """Tests that call one of ``functions`` directly."""
+        out = []
+        for fn in functions:
+            for site in self.index.calls_to(fn.name):
+                caller = self.index.functions[site.caller]
+                if caller.is_test and caller.short_name.startswith("test") and caller.name not in out:
+                    out.append(caller.name)
+        return out
+
+    def reached_by_tests(self, functions: list[Function]) -> list[str]:
+        """Tests that reach ``functions`` through other functions (static call graph)."""
+        direct = set(self.tested_by(functions))
+        seen = {f.name for f in functions}
+        frontier = list(seen)
+        found: list[str] = []
+        while frontier:
+            name = frontier.pop()
+            for site in self.index.calls_to(name):
+                if site.caller in seen:
+                    continue
+                seen.add(site.caller)
+                caller = self.index.functions[site.caller]
+                if caller.is_test and caller.short_name.startswith("test"):
+                    if caller.name not in direct:
+                        found.append(caller.name)
+                else:
+                    frontier.append(site.caller)
+                if caller.is_test and not caller.short_name.startswith("test"):
+                    frontier.append(site.caller)
+        return sorted(set(found))
+
+    def section_used(self, entry: EntryData) -> str:
+        out = [R.heading(3, "Where is it used?", f"{entry.id}-used")]
+        if entry.note:
+            out.append(f"<p>{R.esc(entry.note)}</p>\n")
+        src = "<br>".join(
+            f"{R.link(R.esc(f'{fn.display_path}, {R.lines_words(fn.start, fn.end)}'), self.url(fn, fn.start, fn.end))}, {R.code(fn.short_name)}"
+            for fn in entry.functions
+        )
+        pdf = self.spec_lookup(entry.spec) if self.spec_lookup else (
+            "Not stated in the PDF" if not entry.spec else R.esc(", ".join(entry.spec)))
+        called = ", ".join(self.function_link(self.index.functions[n]) for n in self.callers(entry.functions)) or "nothing in the source"
+        tested = ", ".join(self.function_link(self.index.functions[n]) for n in self.tested_by(entry.functions)) or "no test calls it directly"
+        reached = ", ".join(self.function_link(self.index.functions[n]) for n in self.reached_by_tests(entry.functions))
+        rows = [
+            ["Source", src],
+            ["PDF reference", pdf],
+            ["Called by", called],
+            ["Tested by", tested],
+        ]
+        if reached:
+            rows.append(["Reached by tests through other functions", reached])
+        rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
+        out.append(R.table(["", ""], rows, "trace-table trace-facts"))
+        return "\n".join(out) + "\n"
+
+    def section_implemented_in(self, entry: EntryData) -> str:
+        rows = []
+        for eq, r, line, text in self.computes_rows(entry):
+            fn = r.function
+            rows.append([
+                self.eq_link(eq), "Computes it", R.code(fn.display_path), R.code(fn.short_name), str(line),
+                R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), self.url(fn, line, line)),
+            ])
+        return R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n" + R.table(
+            ["Equation", "Role", "File", "Function", "Lines", "GitHub"], rows) + "\n"
+
+
+def _split_at_headings(seg: Markdown) -> list[tuple[str, int, bool]]:
+    """Split Markdown before each heading of level 1 or 2 (outside code fences)."""
+    chunks: list[tuple[str, int, bool]] = []
+    current: list[str] = []
+    start, starts_heading, fence = seg.line, False, None
+    for i, line in enumerate(seg.text.split("\n")):
+        m = FENCE_LINE.match(line)
+        if m:
+            fence = None if fence and m.group(1).startswith(fence) else (fence or m.group(1))
+        h = HEADING.match(line) if fence is None else None
+        if h and len(h.group(1)) <= 2:
+            if current:
+                chunks.append(("\n".join(current), start, starts_heading))
+            current, start, starts_heading = [], seg.line + i, True
+        current.append(line)
+    if current:
+        chunks.append(("\n".join(current), start, starts_heading))
+    return chunks
+
+
+def _excerpt(ctx: Context, block: Block) -> str:
+    """Live lines of code: each referenced statement with its real numbers and a link."""
+    b = ctx.builder
+    try:
+        context = int(block.data.get("context", 0))
+    except ValueError:
+        raise TraceError("field 'context' of trace-excerpt must be a whole number of lines") from None
+    out = []
+    for text in block.data["code"]:
+        r = ctx.resolve(text, block.field_line("code"), f"excerpt {text.strip()}")
+        if r is None:
+            continue
+        fn = r.function
+        start = max(fn.start, r.start - context)
+        end = min(fn.end, r.end + context)
+        lines = list(fn.source_lines[start - fn.start : end - fn.start + 1])
+        head = (f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} "
+                f"{R.link('GitHub', b.url(fn, r.start, r.end))}")
+        out.append(R.listing(lines, start, head, highlight=list(range(r.start, r.end + 1)) if context else None))
+    return "\n".join(out)

@@ -1,0 +1,51 @@
+"""MkDocs adapter: the one module mkdocs.yml names under ``hooks:``.
+
+It only wires MkDocs events to the core: build the code index once per build,
+expand each page's trace blocks, report problems through MkDocs' logger (so
+``mkdocs build --strict`` fails on them), and watch the code during ``serve``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from docs_hooks.lock import compare, read_lock
+from docs_hooks.project import make_builder
+from docs_hooks.settings import load_settings
+
+log = logging.getLogger("mkdocs.plugins.docs_hooks")
+
+_state: dict = {}
+
+
+def on_config(config, **kwargs):
+    settings = load_settings(Path(config.config_file_path).parent)
+    _state["settings"] = settings
+    _state["builder"] = make_builder(settings)
+    _state["locked"] = read_lock(settings.lock_path)
+    return config
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    settings, builder = _state["settings"], _state["builder"]
+    source_path = Path(page.file.abs_src_path)
+    rel = settings.rel(source_path)
+    # MkDocs hands over the page without its front matter; keep line numbers true to the file.
+    source = source_path.read_text(encoding="utf-8")
+    offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0
+    result = builder.expand(rel, "\n" * offset + markdown)
+    problems = result.problems + compare(
+        _state["locked"], result.uses, settings.rel(settings.lock_path), result.unresolved, pages={rel}
+    )
+    for problem in problems:
+        log.warning(str(problem))
+    return result.markdown
+
+
+def on_serve(server, config, builder, **kwargs):
+    settings = _state["settings"]
+    for folder in (settings.source_root, settings.tests_root, settings.lock_path):
+        if folder.exists():
+            server.watch(str(folder))
+    return server

@@ -1,0 +1,102 @@
+"""The review lock: what each reference pointed at when a person last reviewed the page.
+
+``docs/trace.lock`` is JSON, sorted, one entry per reference, so that a diff of
+it reads as a list of reviewed changes. An entry keeps the code's text (shown in
+messages) and a hash of its tokens (compared), so code that only moves, or whose
+comments or spacing change, still passes; code whose tokens change does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TraceError
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    page: str
+    key: str  # where on the page and what: "equation ln-mean | ops.layer_norm_forward: mu = ..."
+    code: str  # the referenced code as written, lines joined
+    digest: str  # hash of its tokens
+    line: int = 0  # line of the reference on the page (not stored; for messages)
+
+
+def read_lock(path: Path) -> dict[tuple[str, str], LockEntry]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise TraceError(
+            f"the review lock is not valid JSON ({exc.msg}); restore it from git or run 'make relock'",
+            str(path),
+            exc.lineno,
+        ) from None
+    out: dict[tuple[str, str], LockEntry] = {}
+    for page, entries in data.get("pages", {}).items():
+        for key, value in entries.items():
+            out[(page, key)] = LockEntry(page, key, value["code"], value["hash"])
+    return out
+
+
+def write_lock(path: Path, entries: list[LockEntry]) -> None:
+    """Write the lock atomically: a failed write leaves the old lock whole."""
+    pages: dict[str, dict[str, dict]] = {}
+    for e in sorted(entries, key=lambda e: (e.page, e.key)):
+        pages.setdefault(e.page, {})[e.key] = {"code": e.code, "hash": e.digest}
+    text = json.dumps({"version": 1, "pages": pages}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trace.lock.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def compare(locked: dict[tuple[str, str], LockEntry], current: list[LockEntry], lock_name: str,
+            unresolved: dict[tuple[str, str], int] | None = None, pages: set[str] | None = None) -> list[TraceError]:
+    """Problems between the lock and what the pages reference now.
+
+    ``unresolved`` maps (page, key) of references that no longer resolve to their
+    line; their locked code is quoted so the author sees what went away.
+    ``pages``: when given, only lock entries of these pages are compared.
+    """
+    problems: list[TraceError] = []
+    seen = set()
+    for e in current:
+        k = (e.page, e.key)
+        seen.add(k)
+        old = locked.get(k)
+        if old is None:
+            problems.append(TraceError(
+                f"{e.key}: not reviewed yet ({e.code.splitlines()[0] if e.code else ''}); "
+                f"review the page, then run 'make relock' to record it in {lock_name}",
+                e.page, e.line))
+        elif old.digest != e.digest:
+            problems.append(TraceError(
+                f"{e.key}: changed since reviewed. Old text: {old.code!r}. New text: {e.code!r}. "
+                f"Review the page against the new code, then run 'make relock'",
+                e.page, e.line))
+    for k, line in (unresolved or {}).items():
+        seen.add(k)
+        old = locked.get(k)
+        if old is not None:
+            problems.append(TraceError(
+                f"{k[1]}: the reviewed code is gone. It was: {old.code!r}. "
+                "Point the reference at the code that replaced it, then run 'make relock'",
+                k[0], line))
+    for k, old in sorted(locked.items()):
+        if k not in seen and (pages is None or k[0] in pages):
+            problems.append(TraceError(
+                f"{k[1]}: {lock_name} records this reference but the page no longer makes it; "
+                "run 'make relock' to drop it",
+                k[0]))
+    return problems

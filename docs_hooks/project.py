@@ -1,0 +1,74 @@
+"""One build's worth of work over a whole site: index once, expand every page, compare with the lock.
+
+Used by the MkDocs adapter and by the command line alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .codeindex import CodeIndex, Root, build_index
+from .errors import TraceError
+from .expand import Builder, Expanded
+from .lock import LockEntry, compare, read_lock
+from .settings import Settings
+
+
+def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex:
+    """The code index of the source and tests roots (optionally of a copy of the tree)."""
+    root = project_root or settings.project_root
+    src = root / settings.source_root.relative_to(settings.project_root)
+    tests = root / settings.tests_root.relative_to(settings.project_root)
+    roots = [Root(src, src, False)]
+    if tests.is_dir():
+        roots.append(Root(tests, tests.parent, True))
+    return build_index(roots, root)
+
+
+def make_builder(settings: Settings) -> Builder:
+    builder = Builder(settings, index_for(settings))
+    _attach_extensions(builder)
+    return builder
+
+
+def _attach_extensions(builder: Builder) -> None:
+    """Handlers for evidence blocks and the spec, where those modules are present."""
+    try:
+        from . import evidence
+    except ImportError:  # pragma: no cover - evidence is part of the package
+        return
+    evidence.attach(builder)
+
+
+def page_files(settings: Settings) -> list[Path]:
+    return sorted(p for p in settings.docs_dir.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+
+
+@dataclass
+class SiteResult:
+    pages: dict[str, Expanded] = field(default_factory=dict)
+    problems: list[TraceError] = field(default_factory=list)
+
+    @property
+    def uses(self) -> list[LockEntry]:
+        return [u for e in self.pages.values() for u in e.uses]
+
+
+def expand_site(settings: Settings, builder: Builder | None = None) -> SiteResult:
+    builder = builder or make_builder(settings)
+    result = SiteResult()
+    for file in page_files(settings):
+        rel = settings.rel(file)
+        expanded = builder.expand(rel, file.read_text(encoding="utf-8"))
+        result.pages[rel] = expanded
+        result.problems.extend(expanded.problems)
+    return result
+
+
+def check_site(settings: Settings, builder: Builder | None = None) -> list[TraceError]:
+    """Every problem the strict build would report about references, plus the lock comparison."""
+    result = expand_site(settings, builder)
+    locked = read_lock(settings.lock_path)
+    unresolved = {k: v for e in result.pages.values() for k, v in e.unresolved.items()}
+    return result.problems + compare(locked, result.uses, settings.rel(settings.lock_path), unresolved)

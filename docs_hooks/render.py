@@ -1,0 +1,90 @@
+"""Data to Markdown and HTML. Pure functions: the same data always gives the same text.
+
+Tables are written as HTML so that code holding ``|``, ``<``, ``&``, backticks
+or ``*`` shows exactly as written; code listings are fenced blocks long enough
+that no run of backticks inside them can close them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+STATUS_LABELS = {
+    "implemented": "Implemented",
+    "derived": "Derived from implementation",
+    "illustrative": "Illustrative",
+}
+
+
+def esc(text: str) -> str:
+    """Text for an HTML element or attribute, on one line."""
+    return html.escape(str(text), quote=True).replace("\n", "<br>")
+
+
+def code(text: str) -> str:
+    return f"<code>{esc(text)}</code>"
+
+
+def link(label_html: str, url: str, title: str = "") -> str:
+    if not url:
+        return label_html
+    t = f' title="{esc(title)}"' if title else ""
+    return f'<a href="{esc(url)}"{t}>{label_html}</a>'
+
+
+def table(headers: list[str], rows: list[list[str]], cls: str = "trace-table") -> str:
+    """An HTML table. Headers are plain text; cells are HTML already escaped."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<div class="trace-table-wrap"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def badge(status: str, evidence: str = "") -> str:
+    label = STATUS_LABELS[status]
+    t = f' title="{esc(evidence)}"' if evidence else ""
+    return f'<span class="trace-badge trace-badge--{status}"{t}>{esc(label)}</span>'
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any run of backticks in ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def listing(lines: list[str], first_line: int, head_html: str = "", highlight: list[int] | None = None) -> str:
+    """A Python listing with its real line numbers (Markdown, for pymdownx.superfences)."""
+    body = "\n".join(lines)
+    fence = fence_for(body)
+    options = f'linenums="{first_line}"'
+    if highlight:
+        rel = sorted({n - first_line + 1 for n in highlight if first_line <= n < first_line + len(lines)})
+        if rel:
+            options += ' hl_lines="' + " ".join(str(n) for n in rel) + '"'
+    out = []
+    if head_html:
+        out.append(f'<div class="trace-listing-head">{head_html}</div>\n')
+    out.append(f"{fence} python {options}\n{body}\n{fence}\n")
+    return "\n".join(out)
+
+
+def span_label(display_path: str, start: int, end: int) -> str:
+    return f"{display_path}:{start}" if start == end else f"{display_path}:{start}-{end}"
+
+
+def lines_words(start: int, end: int) -> str:
+    return f"line {start}" if start == end else f"lines {start}-{end}"
+
+
+def heading(level: int, text: str, anchor: str) -> str:
+    # Material and attr_list give every heading a permalink.
+    return f"{'#' * level} {text} {{#{anchor}}}\n"
+
+
+def error_box(message: str) -> str:
+    return f'<div class="admonition failure trace-error"><p class="admonition-title">Trace error</p><p>{esc(message)}</p></div>\n'
+
+
+def slug(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return s or "entry"

@@ -1,0 +1,111 @@
+"""Settings: where the code, tests, pages and lock are, and where the code is published.
+
+Read from ``[tool.docs_hooks]`` in ``pyproject.toml``. Nothing else in the
+generator names a file of the project it documents.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import TraceError
+
+KNOWN_KEYS = {
+    "source_root": "folder of the code the site explains; module names are paths inside it",
+    "tests_root": "folder of the tests; their names are paths from the project root",
+    "docs_dir": "folder of the site's Markdown pages",
+    "lock_path": "the review lock, committed",
+    "repo_url": "repository web address, for permanent links",
+    "ref": "commit or branch for links; default: the current commit, else 'main'",
+    "cache_dir": "folder for recorded evidence, reused between builds",
+    "spec_source": "Typst source of the specification the pages cite",
+    "spec_pdf": "where the compiled specification goes inside docs_dir",
+    "model_config": "dotted name of the model's config dataclass",
+    "config_module": "module that holds the training hyperparameters",
+}
+
+
+@dataclass
+class Settings:
+    project_root: Path
+    source_root: Path
+    tests_root: Path
+    docs_dir: Path
+    lock_path: Path
+    repo_url: str = ""
+    ref: str = ""
+    cache_dir: Path | None = None
+    spec_source: Path | None = None
+    spec_pdf: str | None = None
+    model_config: str | None = None
+    config_module: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def rel(self, path: Path) -> str:
+        """A path as shown in messages: relative to the project root."""
+        try:
+            return Path(path).resolve().relative_to(self.project_root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    def github_url(self, repo_path: str, start: int | None = None, end: int | None = None) -> str:
+        if not self.repo_url:
+            return ""
+        url = f"{self.repo_url.rstrip('/')}/blob/{self.ref}/{repo_path}"
+        if start is not None:
+            url += f"#L{start}" if end is None or end == start else f"#L{start}-L{end}"
+        return url
+
+
+def current_ref(root: Path, fallback: str = "main") -> str:
+    """The commit the site is built from, or ``fallback`` outside a git work tree."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
+        )
+        return out.stdout.strip() or fallback
+    except (OSError, subprocess.SubprocessError):
+        return fallback
+
+
+def load_settings(project_root: Path, overrides: dict | None = None) -> Settings:
+    """Settings from ``pyproject.toml`` in ``project_root``, then ``overrides`` on top."""
+    project_root = Path(project_root).resolve()
+    pyproject = project_root / "pyproject.toml"
+    raw: dict = {}
+    if pyproject.exists():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise TraceError(f"cannot read pyproject.toml: {exc}", "pyproject.toml") from None
+        raw = dict(data.get("tool", {}).get("docs_hooks", {}))
+    raw.update(overrides or {})
+    unknown = sorted(set(raw) - set(KNOWN_KEYS))
+    if unknown:
+        raise TraceError(
+            f"unknown setting {', '.join(repr(k) for k in unknown)} in [tool.docs_hooks]; "
+            f"known settings: {', '.join(sorted(KNOWN_KEYS))}",
+            "pyproject.toml",
+        )
+
+    def path(key: str, default: str | None) -> Path | None:
+        value = raw.get(key, default)
+        return None if value is None else (project_root / value)
+
+    return Settings(
+        project_root=project_root,
+        source_root=path("source_root", "src"),
+        tests_root=path("tests_root", "tests"),
+        docs_dir=path("docs_dir", "docs"),
+        lock_path=path("lock_path", "docs/trace.lock"),
+        repo_url=raw.get("repo_url", ""),
+        ref=raw.get("ref") or current_ref(project_root),
+        cache_dir=path("cache_dir", ".cache/docs_hooks"),
+        spec_source=path("spec_source", None),
+        spec_pdf=raw.get("spec_pdf"),
+        model_config=raw.get("model_config"),
+        config_module=raw.get("config_module"),
+    )
