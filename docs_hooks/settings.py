@@ -25,6 +25,11 @@ KNOWN_KEYS = {
     "spec_pdf": "where the compiled specification goes inside docs_dir",
     "model_config": "dotted name of the model's config dataclass",
     "config_module": "module that holds the training hyperparameters",
+    "model_run": "helper module (path) with config(), probe(cfg) and run(cfg): one real forward and backward",
+    "init_params": "dotted name of the function that creates the parameters: init_params(cfg, rng)",
+    "decay_rule": "dotted name of the optimizer's rule: decays(name, array) -> bool",
+    "numerical_grad": "dotted name of the central-difference function: numerical_grad(f, x)",
+    "symbols": "table: config field (or product 'a*b', quotient 'a/b') -> symbol shown in shapes",
 }
 
 
@@ -42,6 +47,11 @@ class Settings:
     spec_pdf: str | None = None
     model_config: str | None = None
     config_module: str | None = None
+    model_run: Path | None = None
+    init_params: str | None = None
+    decay_rule: str | None = None
+    numerical_grad: str | None = None
+    symbols: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
     def rel(self, path: Path) -> str:
@@ -108,4 +118,9 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         spec_pdf=raw.get("spec_pdf"),
         model_config=raw.get("model_config"),
         config_module=raw.get("config_module"),
+        model_run=path("model_run", None),
+        init_params=raw.get("init_params"),
+        decay_rule=raw.get("decay_rule"),
+        numerical_grad=raw.get("numerical_grad"),
+        symbols=dict(raw.get("symbols", {})),
     )

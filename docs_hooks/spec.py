@@ -283,12 +283,14 @@ def _typst_error(exc: "typst.TypstError", source: Path, root: Path) -> TraceErro
     diagnostic = str(getattr(exc, "diagnostic", "") or "")
     hints = [str(h) for h in (getattr(exc, "hints", None) or [])]
     path, line = _diagnostic_place(diagnostic, root)
+    # First line: what went wrong and what to do (what CI annotations show);
+    # then Typst's own diagnostic with the source excerpt.
     text = f"Typst could not compile the specification: {message}"
     if hints:
         text += " (hint: " + "; ".join(hints) + ")"
+    text += "; fix the Typst source there and build again."
     if diagnostic.strip():
-        text += "\n" + diagnostic.rstrip() + "\n"
-    text += " Fix the Typst source there and build again."
+        text += "\n" + diagnostic.rstrip()
     return TraceError(text, path or _display_path(source), line)
 
 
