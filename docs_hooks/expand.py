@@ -103,6 +103,21 @@ class Builder:
         }
         self.spec_lookup: Callable[[list[str]], str] | None = None
         self.all_entries: dict[str, list[EntryData]] = {}
+        self._recorder = None
+
+    @property
+    def recorder(self):
+        """The one recorder of this build: runs tests and helpers, caches what they saw."""
+        if self._recorder is None:
+            from .record import Recorder
+
+            s = self.settings
+            path = [s.source_root, s.tests_root.parent]
+            if s.model_run is not None:
+                path.append(s.model_run.parent)
+            modules = {str(f.file): f.module for f in self.index.functions.values()}
+            self._recorder = Recorder(s.project_root, path, modules, self.index.file_digests, s.cache_dir)
+        return self._recorder
 
     # ------------------------------------------------------------------ helpers
 
