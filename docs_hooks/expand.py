@@ -101,7 +101,8 @@ class Builder:
         self.handlers: dict[str, Handler] = {
             "excerpt": _excerpt,
         }
-        self.spec_lookup: Callable[[list[str]], str] | None = None
+        self.spec = None  # a spec.SpecIndex when the settings name a specification
+        self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
         self.all_entries: dict[str, list[EntryData]] = {}
         self._recorder = None
 
@@ -212,6 +213,12 @@ class Builder:
             line=block.line,
             note=d.get("note", ""),
         )
+        if entry.spec:
+            if self.spec is None:
+                raise TraceError(f"entry '{entry.title}' cites {', '.join(entry.spec)}, "
+                                 "but no specification is configured; set spec_source in [tool.docs_hooks]")
+            for label in entry.spec:
+                self.spec.lookup(label)  # an unknown label fails here, at the entry's line
         for fn in functions:
             ctx.uses.append(LockEntry(ctx.page, f"entry {entry.id} | {fn.name}",
                                       fn.header.text, fn.header.digest,
@@ -365,8 +372,7 @@ class Builder:
             f"{R.link(R.esc(f'{fn.display_path}, {R.lines_words(fn.start, fn.end)}'), self.url(fn, fn.start, fn.end))}, {R.code(fn.short_name)}"
             for fn in entry.functions
         )
-        pdf = self.spec_lookup(entry.spec) if self.spec_lookup else (
-            "Not stated in the PDF" if not entry.spec else R.esc(", ".join(entry.spec)))
+        pdf = self.spec_refs(entry.page, entry.spec)
         called = ", ".join(self.function_link(self.index.functions[n]) for n in self.callers(entry.functions)) or "nothing in the source"
         tested = ", ".join(self.function_link(self.index.functions[n]) for n in self.tested_by(entry.functions)) or "no test calls it directly"
         reached = ", ".join(self.function_link(self.index.functions[n]) for n in self.reached_by_tests(entry.functions))
@@ -381,6 +387,29 @@ class Builder:
         rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
         out.append(R.table(["", ""], rows, "trace-table trace-facts"))
         return "\n".join(out) + "\n"
+
+    def spec_refs(self, page: str, labels: list[str]) -> str:
+        """'Section 4.3, Eq. 30, 31, p. 7', linked to the PDF at that page."""
+        from .spec import NOT_STATED, format_refs
+
+        if not labels or self.spec is None:
+            return NOT_STATED
+        refs = self.spec.lookup_all(labels)
+        pdf_url = self.relative_url(page, self.settings.spec_pdf or "spec.pdf")
+        pages = sorted({r.page for r in refs})
+        text = R.esc(format_refs(refs))
+        return R.link(text, f"{pdf_url}#page={pages[0]}", "the specification, " + ", ".join(labels))
+
+    def relative_url(self, page: str, target: str) -> str:
+        """A link from ``page`` to a file of the site, as the browser resolves it."""
+        import posixpath
+
+        here = self.page_urls.get(page)
+        if here is None:  # outside MkDocs: directory URLs, docs/a/b.md -> a/b/
+            rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
+            here = "" if rel == "index.md" else rel[: -len(".md")] + "/"
+        base = here if here.endswith("/") else posixpath.dirname(here)
+        return posixpath.relpath(target, base or ".")
 
     def section_implemented_in(self, entry: EntryData) -> str:
         rows = []

@@ -28,6 +28,10 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
 
 def make_builder(settings: Settings) -> Builder:
     builder = Builder(settings, index_for(settings))
+    if settings.spec_source is not None:
+        from .spec import compile_spec
+
+        builder.spec = compile_spec(settings.spec_source, cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None)
     _attach_extensions(builder)
     return builder
 

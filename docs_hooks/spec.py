@@ -112,9 +112,6 @@ class SpecIndex:
     def __contains__(self, label: object) -> bool:
         return label in self.refs
 
-    def __len__(self) -> int:
-        return len(self.refs)
-
     def lookup(self, label: str) -> SpecRef:
         """The reference for ``label``; a :class:`TraceError` if the spec lacks it.
 
