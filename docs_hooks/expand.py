@@ -17,9 +17,12 @@ from .blocks import INLINE_REF, Block, Markdown, parse_page
 from .codeindex import CodeIndex, Function, Statement
 from .errors import TraceError
 from .lock import LockEntry
+from .math import INLINE_MATH, MathRenderer
 from .settings import Settings
 
 HEADING = re.compile(r"^(#{1,6})\s")
+CODE_SPAN = re.compile(r"(`+[^`]*`+|<code>.*?</code>)")
+PLACEHOLDER = re.compile("\x02trace-math-(\\d+)\x03")
 FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -67,6 +70,18 @@ class Context:
     problems: list[TraceError]
     uses: list[LockEntry]
     unresolved: dict[tuple[str, str], int]
+    math: list[tuple[str, bool, int]] = field(default_factory=list)  # (tex, display, line)
+
+    def math_placeholder(self, tex: str, display: bool, line: int) -> str:
+        self.math.append((tex.strip(), display, line))
+        return f"\x02trace-math-{len(self.math) - 1}\x03"
+
+    def inline_math(self, text: str, line: int) -> str:
+        """Replace $...$ outside code with placeholders for KaTeX."""
+        parts = CODE_SPAN.split(text)
+        for j in range(0, len(parts), 2):
+            parts[j] = INLINE_MATH.sub(lambda m: self.math_placeholder(m.group("tex"), False, line), parts[j])
+        return "".join(parts)
 
     def resolve(self, text: str, line: int, where: str) -> Resolved | None:
         """Resolve one reference; record it for the lock, or record the problem."""
@@ -102,6 +117,7 @@ class Builder:
             "excerpt": _excerpt,
         }
         self.spec = None  # a spec.SpecIndex when the settings name a specification
+        self.math = MathRenderer(settings.project_root)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
         self.all_entries: dict[str, list[EntryData]] = {}
         self._recorder = None
@@ -161,13 +177,32 @@ class Builder:
                     handler = self.handlers.get(seg.kind)
                     if handler is None:
                         raise TraceError(f"block 'trace-{seg.kind}' cannot be shown: this build has no handler for it")
-                    out.append(handler(ctx, seg))
+                    out.append(ctx.inline_math(handler(ctx, seg), seg.line))
             except TraceError as err:
                 ctx.problems.append(err.at(page, seg.line))
                 out.append(R.error_box(str(err.at(page, seg.line))))
         close_entry()
         self.all_entries[page] = entries
-        return Expanded("\n".join(out), ctx.problems, ctx.uses, ctx.unresolved, entries)
+        markdown = self.render_math("\n".join(out), ctx)
+        return Expanded(markdown, ctx.problems, ctx.uses, ctx.unresolved, entries)
+
+    def render_math(self, markdown: str, ctx: Context) -> str:
+        """Every formula of the page to KaTeX HTML, in one batch."""
+        if not ctx.math:
+            return markdown
+        try:
+            results = self.math.render_many([(tex, display) for tex, display, _ in ctx.math])
+        except TraceError as err:
+            ctx.problems.append(err.at(ctx.page, ctx.math[0][2]))
+            results = [(None, "")] * len(ctx.math)
+        html = []
+        for (tex, display, line), (out, error) in zip(ctx.math, results):
+            if error is not None:
+                if error:
+                    ctx.problems.append(TraceError(f"KaTeX cannot render {tex!r}: {error}; fix the TeX", ctx.page, line))
+                out = f'<code class="trace-error">{R.esc(tex)}</code>'
+            html.append(f'<div class="trace-math">{out}</div>' if display else out)
+        return PLACEHOLDER.sub(lambda m: html[int(m.group(1))], markdown)
 
     def inline_refs(self, text: str, first_line: int, ctx: Context) -> str:
         """Replace ``[[module.function: text]]`` with a linked ``file.py:L``."""
@@ -178,7 +213,11 @@ class Builder:
             if m:
                 in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
                 continue
-            if in_fence or "[[" not in line:
+            if in_fence:
+                continue
+            if "$" in line:
+                line = lines[i] = ctx.inline_math(line, first_line + i)
+            if "[[" not in line:
                 continue
             parts = re.split(r"(`+[^`]*`+)", line)  # leave inline code alone
             for j in range(0, len(parts), 2):
@@ -252,7 +291,7 @@ class Builder:
         ctx.entry.equations.append(eq)
         refs = ", ".join(self.line_link(r.function, r.start, r.end) for r in resolved)
         out = R.heading(4, f"({eq.number}) {R.esc(eq.title)}", f"eq-{eq.id}")
-        out += f"\n$$\n{eq.tex.strip()}\n$$\n\n"
+        out += "\n" + ctx.math_placeholder(eq.tex, True, block.field_line("tex")) + "\n\n"
         if refs:
             out += f'<p class="trace-eq-code">Computed at {refs}</p>\n'
         return out

@@ -34,6 +34,9 @@ def on_files(files, config, **kwargs):
     settings, builder = _state["settings"], _state["builder"]
     if builder.spec is not None and settings.spec_pdf:
         files.append(File.generated(config, settings.spec_pdf, content=builder.spec.pdf))
+    # KaTeX's stylesheet and fonts: the math is HTML already, these make it look right offline.
+    for src_uri, path in builder.math.assets("assets/katex"):
+        files.append(File.generated(config, src_uri, abs_src_path=str(path)))
     return files
 
 

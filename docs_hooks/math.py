@@ -1,0 +1,57 @@
+"""TeX to HTML at build time, with KaTeX from the npm registry (pinned in package-lock.json).
+
+The site then needs no script and no network to show its math: only KaTeX's
+CSS and fonts, which the adapter ships with the site. Renders are cached by
+their TeX, so a warm rebuild starts no process.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .errors import TraceError
+
+SCRIPT = Path(__file__).with_name("katex_render.js")
+# $...$ in prose: no space just inside the dollars, no digit right after (so "$5 and $6" stays text).
+INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
+
+
+class MathRenderer:
+    def __init__(self, project_root: Path):
+        self.project_root = project_root
+        self.cache: dict[tuple[str, bool], tuple[str | None, str | None]] = {}
+        self.node = shutil.which("node")
+
+    def available(self) -> bool:
+        return self.node is not None and (self.project_root / "node_modules" / "katex").is_dir()
+
+    def render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
+        """(html, error) for each (tex, display)."""
+        todo = [it for it in dict.fromkeys(items) if it not in self.cache]
+        if todo:
+            if not self.available():
+                raise TraceError(
+                    "KaTeX is not installed: run 'npm ci' in the project root (make setup does it); "
+                    "the site renders its math at build time"
+                )
+            payload = json.dumps([{"tex": t, "display": d} for t, d in todo])
+            proc = subprocess.run([self.node, str(SCRIPT)], input=payload, capture_output=True, text=True,
+                                  cwd=self.project_root, env={"KATEX_ROOT": str(self.project_root), "PATH": ""})
+            if proc.returncode != 0:
+                raise TraceError(f"KaTeX failed to run: {proc.stderr.strip()[-2000:]}")
+            for item, result in zip(todo, json.loads(proc.stdout)):
+                self.cache[item] = (result.get("html"), result.get("error"))
+        return [self.cache[it] for it in items]
+
+    def assets(self, prefix: str) -> list[tuple[str, Path]]:
+        """(site path, file) of KaTeX's stylesheet and fonts, to ship with the site."""
+        dist = self.project_root / "node_modules" / "katex" / "dist"
+        if not dist.is_dir():
+            return []
+        files = [("katex.min.css", dist / "katex.min.css")]
+        files += [(f"fonts/{f.name}", f) for f in sorted((dist / "fonts").iterdir())]
+        return [(f"{prefix}/{name}", path) for name, path in files]
