@@ -16,7 +16,13 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[test]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+NPM_STAMP := node_modules/.installed
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	touch $(NPM_STAMP)
+
+setup: $(STAMP) $(NPM_STAMP)
 
 serve: setup
 	$(BIN)/mkdocs serve
