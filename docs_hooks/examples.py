@@ -1,0 +1,744 @@
+"""Tiny worked examples recorded from a real test run, and central-difference tables.
+
+A ``trace-example`` block names a test. The build runs that test under the
+recorder (in a child process), takes the first call of the entry's function and
+shows the values it saw: locals by name, or expressions copied from the
+function's statements, evaluated on the recorded locals. Nothing numeric is
+typed into the page:
+
+- ``check`` is an arithmetic line the author writes symbolically; the build
+  fills in the recorded numbers and verifies that the line holds.
+- ``gradcheck`` names the forward of a backward entry; the build measures the
+  gradients with the project's own central-difference function (the
+  ``numerical_grad`` setting, run in the child process) and compares them with
+  what the backward returned.
+- ``widget`` adds the recorded inputs and outputs as JSON for a browser widget.
+
+Reading (``collect``) and rendering (``render_example``) are separate: the first
+returns plain data, the second is a pure function of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import render as R
+from .blocks import Block
+from .codeindex import Function, Statement, normalise_tokens, tokens_contain
+from .errors import TraceError
+from .record import Call, Request, test_request
+
+GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
+CHECK_RTOL = 1e-6  # relative tolerance of a check line
+CHECK_ATOL = 1e-12  # absolute tolerance of a check line, for entries that are 0
+SHOW_KEYS = ("label", "code", "name")
+CENTRAL_DIFFERENCES = "central_differences"  # the function of this module run in the child
+
+
+def attach(builder) -> None:
+    builder.handlers["example"] = example_handler
+
+
+# ============================================================================ data
+
+
+@dataclass
+class Row:
+    label: str
+    code: str
+    value: Any
+    name: str | None = None  # what ``check`` calls it
+    statement: Statement | None = None  # where the expression occurs (None for a plain local)
+
+
+@dataclass
+class CheckLine:
+    lhs: str  # as written, e.g. ``dX[0, 0]``
+    filled: str  # the right-hand side with each leaf replaced by its rounded value
+    lhs_value: float
+    rhs_value: float
+
+
+@dataclass
+class GradRow:
+    name: str  # the backward's output name, e.g. ``dX``
+    input: str  # the forward's parameter it is the gradient of, e.g. ``X``
+    backward: np.ndarray
+    numeric: np.ndarray
+    gap: float
+
+
+@dataclass
+class GradCheck:
+    forward: str  # dotted name
+    backward: str
+    numerical_grad: str
+    numerical_grad_url: str
+    call_args: str  # how numerical_grad was called, e.g. ``h=1e-05``
+    rows: list[GradRow]
+
+
+@dataclass
+class Example:
+    title: str
+    caption: str
+    test: str  # the node id
+    test_name: str  # short name, e.g. ``test_layer_norm_worked_example``
+    test_url: str
+    function: str
+    rows: list[Row]
+    check: CheckLine | None = None
+    gradcheck: GradCheck | None = None
+    widget: dict | None = None  # the recorded inputs and outputs
+
+
+# ============================================================================ the handler
+
+
+def example_handler(ctx, block: Block) -> str:
+    return render_example(collect(ctx, block))
+
+
+def collect(ctx, block: Block) -> Example:
+    """Run the test, read the recorded call and compute everything the example shows."""
+    d = block.data
+    title = d["title"]
+
+    def fail(message: str, field_name: str | None = None) -> TraceError:
+        line = block.field_line(field_name) if field_name else block.line
+        return TraceError(f"example '{title}': {message}", ctx.page, line)
+
+    if ctx.entry is None:
+        raise fail("trace-example outside an entry; put a trace-entry block above it")
+    b = ctx.builder
+    s = b.settings
+    if "function" in d:
+        try:
+            fn = b.index.function(d["function"])
+        except TraceError as err:
+            raise fail(err.message, "function") from None
+    else:
+        fn = ctx.entry.functions[0]
+
+    try:
+        req = test_request(d["test"], s.tests_root.parent, s.project_root)
+    except TraceError as err:
+        raise fail(err.message, "test") from None
+    test_fn = _test_function(b.index, req, fail)
+    try:
+        rec = b.recorder.record([req])[req]
+        call = rec.first(fn.name)
+    except TraceError as err:
+        raise fail(err.message, "test") from None
+
+    where = f"the first call of {fn.name} in {req.name}"
+    rows = [_show_row(i, item, fn, call, where, fail) for i, item in enumerate(d["show"])]
+    for row in rows:
+        ctx.uses.extend(_lock_uses(ctx, block, title, fn, row))
+
+    ex = Example(
+        title=title,
+        caption=d.get("caption", ""),
+        test=req.name,
+        test_name=test_fn.short_name,
+        test_url=b.url(test_fn, test_fn.start, test_fn.end),
+        function=fn.name,
+        rows=rows,
+    )
+    if "check" in d:
+        ex.check = _check_line(d["check"], call, rows, where, lambda m: fail(m, "check"))
+    if "gradcheck" in d:
+        ex.gradcheck = _gradcheck(ctx, d["gradcheck"], fn, call, rec, req, lambda m: fail(m, "gradcheck"))
+    if d.get("widget"):
+        ex.widget = {
+            "test": req.name,
+            "function": fn.name,
+            "inputs": dict(call.args),
+            "outputs": call.result,
+        }
+    return ex
+
+
+def _test_function(index, req: Request, fail) -> Function:
+    name = f"{req.module}.{req.function.replace('::', '.')}"
+    fn = index.functions.get(name)
+    if fn is None or not fn.is_test:
+        path = req.name.partition("::")[0]
+        tests = [f.name[len(req.module) + 1:] for f in index.functions.values() if f.is_test and f.module == req.module]
+        close = difflib.get_close_matches(req.function, tests, n=3, cutoff=0.7)
+        hint = ("; did you mean " + " or ".join(f"'{path}::{c}'" for c in close) + "?") if close else ""
+        raise fail(f"no test '{req.function}' in {path}{hint}", "test")
+    return fn
+
+
+# ============================================================================ show rows
+
+
+def _show_row(i: int, item: dict, fn: Function, call: Call, where: str, fail) -> Row:
+    unknown = [k for k in item if k not in SHOW_KEYS]
+    if unknown:
+        raise fail(f"show row {i + 1} has unknown key '{unknown[0]}'; a row has: label, code, name", "show")
+    if not item.get("label") or not item.get("code"):
+        raise fail(f"show row {i + 1} needs both 'label' and 'code'", "show")
+    label, code = str(item["label"]), str(item["code"]).strip()
+    name = item.get("name")
+    if name is not None:
+        name = str(name)
+        if not name.isidentifier():
+            raise fail(f"show row '{label}': name '{name}' is not a Python name", "show")
+        if name in fn.local_names:
+            raise fail(f"show row '{label}': name '{name}' is already a local of {fn.name}; choose another", "show")
+    row_fail = lambda m: fail(f"show row '{label}': {m}", "show")  # noqa: E731
+
+    if code.isidentifier() and code in fn.local_names:
+        if code not in call.locals:
+            raise row_fail(_not_recorded(code, call, where))
+        return Row(label, code, call.locals[code], name)
+
+    tree, target = _parse_show_code(code)
+    statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
+    if statement is None:
+        raise row_fail(
+            f"'{code}' is neither a local of {fn.name} nor an expression in it "
+            f"({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
+            "Copy the code from the function."
+        )
+    if target is None and not _is_subexpression(fn, tree):
+        raise row_fail(
+            f"'{code}' occurs in {fn.display_path}:{statement.start} as text, but the code does not compute it "
+            "as one value there (operator precedence groups it differently); copy a whole sub-expression"
+        )
+    reads = [target] if target else _names(tree)
+    for n in reads:
+        if n not in call.locals and n != "np":
+            raise row_fail(_not_recorded(n, call, where))
+    changed = _changed_after(fn, reads, statement.end)
+    if changed:
+        n, line = changed
+        raise row_fail(
+            f"'{n}' is changed at {fn.display_path}:{line}, after {fn.display_path}:{statement.start} where "
+            f"'{code}' is computed, so the recorded value (at return) is not what that line saw; "
+            "show a local that is not changed afterwards"
+        )
+    if target:
+        return Row(label, code, call.locals[target], name, statement)
+    try:
+        value = _eval(tree, call.locals)
+    except Exception as exc:
+        raise row_fail(f"'{code}' raised {type(exc).__name__}: {exc} on the recorded values") from None
+    return Row(label, code, value, name, statement)
+
+
+def _not_recorded(name: str, call: Call, where: str) -> str:
+    return (f"'{name}' was not recorded in {where}; recorded names: {', '.join(call.locals)}. "
+            "Show a name the function assigns on the path the test takes.")
+
+
+def _parse_show_code(code: str) -> tuple[ast.AST | None, str | None]:
+    """An expression (tree, None), or an assignment ``name = expr`` (tree, name)."""
+    try:
+        return ast.parse(code, mode="eval"), None
+    except SyntaxError:
+        pass
+    try:
+        module = ast.parse(code, mode="exec")
+    except SyntaxError:
+        return None, None
+    if len(module.body) == 1 and isinstance(module.body[0], ast.Assign):
+        targets = module.body[0].targets
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            return module, targets[0].id
+    return None, None
+
+
+def _statement_with(fn: Function, code: str, exact: bool = False) -> Statement | None:
+    """The statement that holds ``code``: equal to it, or (unless ``exact``) holding it as whole tokens."""
+    needle = normalise_tokens(code)
+    found = [s for s in fn.statements if s.tokens == needle]
+    if not exact:
+        found = found or [s for s in fn.statements if tokens_contain(s.tokens, needle)]
+    return found[0] if found else None
+
+
+def _is_subexpression(fn: Function, tree: ast.AST) -> bool:
+    """Whether the function computes ``tree`` as one node (``X - mu`` is not one in ``X - mu * s``)."""
+    node = _function_node(fn)
+    if node is None:
+        return True
+    wanted = ast.dump(tree.body if isinstance(tree, ast.Expression) else tree)
+    return any(ast.dump(_loaded(n)) == wanted for n in ast.walk(node) if isinstance(n, ast.expr))
+
+
+def _loaded(node: ast.expr) -> ast.expr:
+    """``node`` as it would read in an expression (targets of assignments have a Store context)."""
+    if isinstance(getattr(node, "ctx", None), ast.Load) or not hasattr(node, "ctx"):
+        return node
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
+def _closest_statement(fn: Function, code: str) -> str:
+    candidates = {s.text.splitlines()[0]: s for s in fn.statements}
+    close = difflib.get_close_matches(code, list(candidates), n=1, cutoff=0.4)
+    if not close:
+        return ""
+    return f"; did you mean '{close[0]}' ({fn.display_path}:{candidates[close[0]].start})?"
+
+
+def _names(tree: ast.AST, loads_only: bool = True) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (not loads_only or isinstance(node.ctx, ast.Load)) and node.id not in out:
+            out.append(node.id)
+    return out
+
+
+def _function_node(fn: Function) -> ast.AST | None:
+    tree = ast.parse(fn.file.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name
+                and node.lineno >= fn.start and node.end_lineno == fn.end):
+            return node
+    return None
+
+
+def _changed_after(fn: Function, names: list[str], line: int) -> tuple[str, int] | None:
+    """The first assignment (plain, augmented or into an item) to one of ``names`` after ``line``.
+
+    In-place changes through calls (``np.add.at(x, ...)``, ``x.fill(0)``) are not seen.
+    """
+    node = _function_node(fn)
+    if node is None:
+        return None
+    hits = []
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Name, ast.Subscript, ast.Attribute)) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            base = sub
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in names and sub.lineno > line:
+                hits.append((sub.lineno, base.id))
+    if not hits:
+        return None
+    lineno, name = min(hits)
+    return name, lineno
+
+
+def _namespace(values: dict[str, Any]) -> dict[str, Any]:
+    """Copies, so that an expression cannot change what later rows read."""
+    ns = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+    ns.setdefault("np", np)
+    return ns
+
+
+def _eval(tree: ast.AST, values: dict[str, Any]) -> Any:
+    if isinstance(tree, ast.expr):
+        tree = ast.Expression(tree)
+    ast.fix_missing_locations(tree)
+    return eval(compile(tree, "<trace-example>", "eval"), {"__builtins__": __builtins__}, _namespace(values))
+
+
+def _lock_uses(ctx, block: Block, title: str, fn: Function, row: Row):
+    """Each expression row points at a statement: lock it like any other reference."""
+    from .lock import LockEntry
+
+    if row.statement is None:
+        return []
+    key = f"example {title} | {fn.name}: {row.code}"
+    return [LockEntry(ctx.page, key, row.statement.text, row.statement.digest, block.field_line("show"))]
+
+
+# ============================================================================ check line
+
+_PREC = {ast.Add: 10, ast.Sub: 10, ast.Mult: 11, ast.Div: 11, ast.FloorDiv: 11, ast.Mod: 11, ast.Pow: 13}
+_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "×", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
+_UNARY = {ast.USub: "-", ast.UAdd: "+"}
+
+
+def _check_line(text: str, call: Call, rows: list[Row], where: str, fail) -> CheckLine:
+    try:
+        module = ast.parse(text.strip(), mode="exec")
+    except SyntaxError as exc:
+        raise fail(f"check '{text}' is not Python: {exc.msg}") from None
+    stmt = module.body[0] if len(module.body) == 1 else None
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        raise fail(f"check '{text}' must be one line 'lhs = rhs', e.g. 'dX[0, 0] = s[0, 0] * dXhat[0, 0]'")
+    lhs, rhs = stmt.targets[0], stmt.value
+    values = dict(call.locals)
+    values.update({r.name: r.value for r in rows if r.name})
+    for n in _names(stmt, loads_only=False):
+        if n not in values and n != "np":
+            known = ", ".join([*call.locals, *(r.name for r in rows if r.name)])
+            raise fail(f"check uses '{n}', which is neither recorded in {where} nor the name of a show row; "
+                       f"known names: {known}")
+
+    def number(node: ast.AST) -> float:
+        code = ast.unparse(node)
+        try:
+            value = _eval(_as_load(node), values)
+        except Exception as exc:
+            raise fail(f"check: '{code}' cannot be evaluated: {type(exc).__name__}: {exc}") from None
+        arr = np.asarray(value)
+        if arr.ndim != 0 or arr.dtype.kind not in "biuf":
+            shape = f"an array of shape {arr.shape}" if arr.ndim else type(value).__name__
+            raise fail(f"check: '{code}' is {shape}, not one number; index one entry, e.g. {code}[0, 0]")
+        return float(arr)
+
+    leaves: dict[str, float] = {}
+
+    def rewrite(node: ast.AST) -> tuple[ast.AST, str, int]:
+        """(the tree with leaves as float64 names, its filled-in text, its precedence)."""
+        if isinstance(node, ast.BinOp) and type(node.op) in _PREC:
+            prec = _PREC[type(node.op)]
+            left, ltext, lprec = rewrite(node.left)
+            right, rtext, rprec = rewrite(node.right)
+            right_assoc = isinstance(node.op, ast.Pow)
+            if lprec < prec or (right_assoc and lprec == prec):
+                ltext = f"({ltext})"
+            if rprec < prec or (not right_assoc and rprec == prec):
+                rtext = f"({rtext})"
+            return ast.BinOp(left, node.op, right), f"{ltext} {_SYMBOL[type(node.op)]} {rtext}", prec
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            operand, otext, oprec = rewrite(node.operand)
+            if oprec < 12:
+                otext = f"({otext})"
+            return ast.UnaryOp(node.op, operand), f"{_UNARY[type(node.op)]}{otext}", 12
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return node, ast.unparse(node), 14
+        value = number(node)
+        name = f"__leaf{len(leaves)}"
+        leaves[name] = np.float64(value)
+        shown = format_scalar(value)
+        return ast.Name(name, ast.Load()), (f"({shown})" if shown.startswith("-") else shown), 14
+
+    tree, filled, _ = rewrite(rhs)
+    rhs_value = float(_eval(tree, leaves))
+    lhs_value = number(lhs)
+    lhs_text = ast.unparse(lhs)
+    if not np.isclose(rhs_value, lhs_value, rtol=CHECK_RTOL, atol=CHECK_ATOL):
+        raise fail(
+            f"check '{text.strip()}' does not hold for the recorded values: the right-hand side gives "
+            f"{rhs_value:.10g}, but {lhs_text} is {lhs_value:.10g}. Fix the formula, or the code it describes."
+        )
+    return CheckLine(lhs_text, filled, lhs_value, rhs_value)
+
+
+def _as_load(node: ast.AST) -> ast.AST:
+    """A copy of an expression with every Store context turned into Load (an assignment's target)."""
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
+# ============================================================================ gradient check
+
+
+def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: Request, fail) -> GradCheck:
+    b = ctx.builder
+    s = b.settings
+    if not s.numerical_grad:
+        raise fail("gradcheck needs the setting numerical_grad in [tool.docs_hooks]: "
+                   "the dotted name of the project's numerical_grad(f, x)")
+    try:
+        fwd = b.index.function(forward_name)
+        ng = b.index.function(s.numerical_grad)
+    except TraceError as err:
+        raise fail(f"gradcheck: {err.message}") from None
+    try:
+        fwd_call = rec.first(fwd.name)
+    except TraceError as err:
+        raise fail(f"gradcheck: {err.message}") from None
+
+    outputs = _returned_names(bwd)
+    if outputs is None:
+        raise fail(f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'")
+    if not bwd.params:
+        raise fail(f"gradcheck: {bwd.name} takes no arguments; its first argument must be the gradient on the output")
+    dY = np.asarray(bwd_call.args.get(bwd.params[0]))
+    result = bwd_call.result if isinstance(bwd_call.result, tuple) else (bwd_call.result,)
+    if len(result) != len(outputs):
+        raise fail(f"gradcheck: {bwd.name} returned {len(result)} value(s), but its return names {len(outputs)}")
+    wanted = {}
+    for name, value in zip(outputs, result):
+        param = name[1:] if name.startswith("d") else None
+        if param not in fwd.params:
+            raise fail(f"gradcheck: {bwd.name} returns '{name}', which is not d<parameter> of {fwd.name} "
+                       f"(its parameters: {', '.join(fwd.params)})")
+        wanted[param] = (name, np.asarray(value))
+    floats = [n for n, v in fwd_call.args.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+    for param, (name, _) in wanted.items():
+        if param not in floats:
+            raise fail(f"gradcheck: {bwd.name} returns '{name}', but {param} of {fwd.name} was not a float array "
+                       f"in {req.name}; central differences need a float array")
+    missing = [n for n in floats if n not in wanted]
+    if missing:
+        raise fail(f"gradcheck: {bwd.name} returns no gradient for the float input(s) {', '.join(missing)} of "
+                   f"{fwd.name}; return d{missing[0]} as well")
+
+    try:
+        inputs = tuple((k, _encode(v)) for k, v in fwd_call.args.items())
+    except TypeError as exc:
+        raise fail(f"gradcheck: {exc}") from None
+    central = Request(
+        name=f"central differences of {fwd.name} from {req.name}",
+        module=__name__,
+        function=CENTRAL_DIFFERENCES,
+        args=(f"{ng.module}:{ng.name[len(ng.module) + 1:]}", f"{fwd.module}:{fwd.name[len(fwd.module) + 1:]}",
+              inputs, _encode(dY), tuple(floats)),
+    )
+    try:
+        crec = b.recorder.record([central])[central]
+    except TraceError as err:
+        raise fail(f"gradcheck: {err.message}") from None
+    numeric = crec.result
+    rows = []
+    for param in floats:
+        name, analytic = wanted[param]
+        approx = np.asarray(numeric[param])
+        if analytic.shape != approx.shape:
+            raise fail(f"gradcheck: {name} from {bwd.name} has shape {analytic.shape}, but {param} has {approx.shape}")
+        gap = float(np.max(np.abs(analytic - approx))) if analytic.size else 0.0
+        if not gap <= GAP_LIMIT:
+            raise fail(
+                f"gradcheck: {name} from {bwd.name} differs from the central differences of {fwd.name} "
+                f"by {gap:.2g} (more than {GAP_LIMIT:g}): backward {format_value(analytic)}, "
+                f"central differences {format_value(approx)}. The backward does not match the forward."
+            )
+        rows.append(GradRow(name, param, analytic, approx, gap))
+    ng_calls = crec.calls_of(ng.name)
+    extra = ""
+    if ng_calls:
+        extra = ", ".join(f"{k}={format_value(v)}" for k, v in list(ng_calls[0].args.items())[2:])
+    return GradCheck(fwd.name, bwd.name, ng.name, b.url(ng, ng.start, ng.end), extra, rows)
+
+
+def _returned_names(fn: Function) -> list[str] | None:
+    node = _function_node(fn)
+    if node is None:
+        return None
+    returns = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    value = returns[0].value
+    items = value.elts if isinstance(value, ast.Tuple) else [value]
+    if not all(isinstance(e, ast.Name) for e in items):
+        return None
+    return [e.id for e in items]
+
+
+def _own_nodes(fn_node: ast.AST):
+    """The nodes of a function, not of functions or classes defined inside it."""
+    stack = list(ast.iter_child_nodes(fn_node))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _encode(value: Any):
+    """A hashable, exact stand-in for a recorded argument (requests are hashed and cached by repr)."""
+    if isinstance(value, np.ndarray):
+        return ("__ndarray__", value.dtype.str, value.shape, tuple(value.ravel().tolist()))
+    if isinstance(value, np.generic):
+        return ("__scalar__", value.dtype.str, value.item())
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, tuple):
+        return ("__tuple__", tuple(_encode(v) for v in value))
+    raise TypeError(f"cannot pass a recorded {type(value).__name__} to the central-difference run")
+
+
+def _decode(value: Any):
+    if isinstance(value, tuple) and value and value[0] == "__ndarray__":
+        _, dtype, shape, flat = value
+        return np.array(flat, dtype=np.dtype(dtype)).reshape(shape)
+    if isinstance(value, tuple) and value and value[0] == "__scalar__":
+        return np.dtype(value[1]).type(value[2])
+    if isinstance(value, tuple) and value and value[0] == "__tuple__":
+        return tuple(_decode(v) for v in value[1])
+    return value
+
+
+def _load(spec: str):
+    module, _, qual = spec.partition(":")
+    target = importlib.import_module(module)
+    for part in qual.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def central_differences(numerical_grad: str, forward: str, inputs: tuple, dY, wrt: tuple) -> dict:
+    """Runs in the recorder's child: the project's numerical_grad of sum(forward(**inputs)[0] * dY).
+
+    ``numerical_grad(f, x)`` nudges ``x`` in place and calls ``f()``, so ``f`` reads the
+    very array that is being nudged.
+    """
+    ng = _load(numerical_grad)
+    fwd = _load(forward)
+    args = {k: _decode(v) for k, v in inputs}
+    weights = _decode(dY)
+
+    def f():
+        out = fwd(**args)
+        out = out[0] if isinstance(out, tuple) else out
+        return float(np.sum(out * weights))
+
+    return {name: ng(f, args[name]) for name in wrt}
+
+
+# ============================================================================ formatting
+
+
+def format_scalar(x: float) -> str:
+    """A number rounded to 4 places, trailing zeros dropped: 1, 0.75, -1.069; tiny ones as 1e-05."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    r = round(x, 4) + 0.0
+    if r == 0 and x != 0:
+        return f"{x:.4g}"
+    return f"{r:.4f}".rstrip("0").rstrip(".")
+
+
+def format_value(value: Any) -> str:
+    """Arrays with 4 decimals (``[[1.0000, 0.0000]]``), numbers plainly, tuples item by item."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return format_value(value.item())
+        if value.dtype.kind == "f":
+            rounded = np.round(value.astype(np.float64), 4) + 0.0  # + 0.0 turns -0.0 into 0.0
+            return np.array2string(rounded, separator=", ", max_line_width=10**6, threshold=1000,
+                                   formatter={"float_kind": lambda v: f"{v:.4f}"})
+        return np.array2string(value, separator=", ", max_line_width=10**6, threshold=1000)
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return format_scalar(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(format_value(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def format_gap(gap: float) -> str:
+    return "0" if gap == 0 else f"{gap:.1e}"
+
+
+def jsonable(value: Any) -> Any:
+    """Recorded values as JSON data: arrays keep their shape and dtype."""
+    if isinstance(value, np.ndarray):
+        return {"shape": list(value.shape), "dtype": value.dtype.name, "values": jsonable(value.tolist())}
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+# ============================================================================ rendering
+
+
+def _inline(text: str) -> str:
+    """Authored prose for an HTML block: escaped, with `code` spans kept."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: show it as written
+        return R.esc(text)
+    return "".join(R.code(p) if i % 2 else R.esc(p) for i, p in enumerate(parts))
+
+
+def _head(title: str, evidence: str) -> str:
+    return (f'<p class="trace-example-head"><strong class="trace-example-title">{R.esc(title)}</strong> '
+            f'<span class="trace-badge trace-badge--illustrative" title="{R.esc(evidence)}">Illustrative Example</span></p>')
+
+
+def _value_table(name: str, value: Any) -> list[str]:
+    """One recorded input as an HTML table of its values (items of a tuple one by one)."""
+    if isinstance(value, tuple):
+        return [t for i, v in enumerate(value) for t in _value_table(f"{name}[{i}]", v)]
+    arr = value if isinstance(value, np.ndarray) else None
+    caption = f'<caption>{R.code(name)}{", shape " + R.esc(str(arr.shape)) if arr is not None else ""}</caption>'
+    if arr is None or arr.ndim == 0:
+        cell = f'<td data-name="{R.esc(name)}">{R.esc(format_value(value))}</td>'
+        return [f'<table class="trace-table trace-example-input">{caption}<tbody><tr><th>{R.esc(name)}</th>{cell}</tr></tbody></table>']
+    grid = arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1, arr.shape[-1])
+    head = "<thead><tr><th></th>" + "".join(f"<th>{j}</th>" for j in range(grid.shape[1])) + "</tr></thead>"
+    body = []
+    for i, row in enumerate(grid):
+        label = R.esc(name) if arr.ndim == 1 else str(i)
+        cells = "".join(
+            f'<td data-name="{R.esc(name)}" data-index="{f"{i},{j}" if arr.ndim > 1 else j}">{R.esc(format_value(np.asarray(v)))}</td>'
+            for j, v in enumerate(row)
+        )
+        body.append(f"<tr><th>{label}</th>{cells}</tr>")
+    return [f'<table class="trace-table trace-example-input">{caption}{head}<tbody>{"".join(body)}</tbody></table>']
+
+
+def render_example(ex: Example) -> str:
+    """The example as HTML lines with no blank line inside (one raw HTML block for Markdown)."""
+    source = f"Hand-picked numbers from {R.link(R.code(ex.test_name), ex.test_url, ex.test)}."
+    if ex.caption:
+        source += " " + _inline(ex.caption)
+    out = [
+        f'<div class="trace-example" id="example-{R.slug(ex.title)}">',
+        _head(ex.title, f"recorded from {ex.test}: the first call of {ex.function}"),
+        f'<p class="trace-example-source">{source}</p>',
+    ]
+    if ex.widget is not None:
+        out.append('<div class="trace-example-inputs">')
+        for name, value in ex.widget["inputs"].items():
+            out.extend(_value_table(name, value))
+        out.append("</div>")
+        data = json.dumps(jsonable(ex.widget), separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+        out.append(f'<script type="application/json" class="trace-example-data">{data}</script>')
+    rows = [[R.esc(r.label), R.code(r.code), R.code(format_value(r.value))] for r in ex.rows]
+    out.append(R.table(["Step", "Code", "Value"], rows, "trace-table trace-example-steps"))
+    if ex.check is not None:
+        c = ex.check
+        lead = "One entry" if "[" in c.lhs else "Check"
+        out.append(f'<p class="trace-example-check">{lead}: {R.code(c.lhs)} = '
+                   f'{R.esc(c.filled)} = {R.esc(format_scalar(c.lhs_value))}</p>')
+    out.append("</div>")
+    text = "\n".join(out) + "\n"
+    if ex.gradcheck is not None:
+        text += "\n" + render_gradcheck(ex, ex.gradcheck)
+    return text
+
+
+def render_gradcheck(ex: Example, g: GradCheck) -> str:
+    ng = R.link(R.code(g.numerical_grad), g.numerical_grad_url, g.numerical_grad)
+    called = f" (called with {R.esc(g.call_args)})" if g.call_args else ""
+    text = (
+        f"Central differences from {ng}{called}, run at build time, of "
+        f"{R.code('(Y * dY).sum()')}, where {R.code('Y')} is the first output of {R.code(g.forward)} and "
+        f"{R.code('dY')} is the first argument {R.code(g.backward)} received in {R.code(ex.test_name)}: "
+        f"its gradient on {R.code('Y')} is exactly {R.code('dY')}. A gap above {R.esc(f'{GAP_LIMIT:g}')} fails the build."
+    )
+    rows = [[R.code(r.name), R.code(format_value(r.backward)), R.code(format_value(r.numeric)), R.code(format_gap(r.gap))]
+            for r in g.rows]
+    return "\n".join([
+        f'<div class="trace-example trace-gradcheck" id="gradcheck-{R.slug(ex.title)}">',
+        _head("Checking the whole backward numerically", f"{g.numerical_grad} against {g.backward}"),
+        f'<p class="trace-example-source">{text}</p>',
+        R.table(["Gradient", "From the backward formula", "From central differences", "Largest gap"], rows,
+                "trace-table trace-gradcheck-table"),
+        "</div>",
+    ]) + "\n"
+
+
+__all__ = ["attach", "collect", "render_example", "format_value", "format_scalar", "central_differences"]

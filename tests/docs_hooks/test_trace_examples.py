@@ -1,0 +1,687 @@
+"""Tests of docs_hooks.examples: the ``trace-example`` block.
+
+Each test writes a tiny project (its own ``pyproject.toml``, ``src/ops.py``,
+``src/gradcheck.py``, a test module and a page) into ``tmp_path``, expands the
+page with only the example handler attached, and asserts the numbers or the
+exact message a user sees. The expected numbers are computed here, with NumPy,
+independently of the recorder.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docs_hooks import examples
+from docs_hooks.expand import Builder
+from docs_hooks.project import index_for
+from docs_hooks.settings import load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+PYPROJECT = """\
+[project]
+name = "tiny"
+version = "0.0.0"
+
+[tool.docs_hooks]
+repo_url = "https://example.com/repo"
+ref = "abc123"
+numerical_grad = "gradcheck.numerical_grad"
+"""
+
+OPS = '''\
+"""Tiny layer norm with a right and a wrong backward, and two small helpers."""
+
+import numpy as np
+
+
+def layer_norm_forward(X, gamma, beta, epsilon=1e-5):
+    mu = X.mean(axis=-1, keepdims=True)
+    var = ((X - mu) ** 2).mean(axis=-1, keepdims=True)
+    s = 1.0 / np.sqrt(var + epsilon)
+    Xhat = (X - mu) * s
+    return gamma * Xhat + beta, (Xhat, s)
+
+
+def layer_norm_backward(dY, cache, gamma):
+    Xhat, s = cache
+    dXhat = dY * gamma
+    dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)
+              - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))
+    dgamma = (dY * Xhat).sum(axis=0)
+    dbeta = dY.sum(axis=0)
+    return dX, dgamma, dbeta
+
+
+def layer_norm_backward_wrong(dY, cache, gamma):
+    Xhat, s = cache
+    dXhat = dY * gamma
+    dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True))  # forgets the path through the variance
+    dgamma = (dY * Xhat).sum(axis=0)
+    dbeta = dY.sum(axis=0)
+    return dX, dgamma, dbeta
+
+
+def clip_rows(X, limit):
+    if limit <= 0:
+        raise ValueError(f"limit must be positive, got {limit}")
+    norms = np.sqrt((X ** 2).sum(axis=-1, keepdims=True))
+    if (norms > limit).any():
+        scale = limit / norms
+        X = X * scale
+    return X
+
+
+def centre(X):
+    Xc = X.copy()
+    mean = Xc.mean(axis=-1, keepdims=True)
+    Xc -= mean
+    return Xc
+'''
+
+GRADCHECK = '''\
+import numpy as np
+
+
+def numerical_grad(f, x, h=1e-5):
+    grad = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        saved = x[index]
+        x[index] = saved + h
+        f_plus = f()
+        x[index] = saved - h
+        f_minus = f()
+        x[index] = saved
+        grad[index] = (f_plus - f_minus) / (2.0 * h)
+    return grad
+'''
+
+TESTS = '''\
+import numpy as np
+
+from ops import centre, clip_rows, layer_norm_backward, layer_norm_backward_wrong, layer_norm_forward
+
+X = np.array([[1.0, 2.0, 3.0, 6.0]])
+GAMMA = np.array([1.0, 1.0, 1.0, 2.0])
+BETA = np.array([0.0, 0.0, 0.0, 1.0])
+DY = np.array([[1.0, 0.0, 0.0, 1.0]])
+
+
+def test_worked_example():
+    y, cache = layer_norm_forward(X.copy(), GAMMA.copy(), BETA.copy())
+    dx, dgamma, dbeta = layer_norm_backward(DY.copy(), cache, GAMMA.copy())
+    assert abs(dx.sum()) < 1e-12
+
+
+def test_wrong_backward():
+    y, cache = layer_norm_forward(X.copy(), GAMMA.copy(), BETA.copy())
+    layer_norm_backward_wrong(DY.copy(), cache, GAMMA.copy())
+
+
+def test_short_rows_are_not_clipped():
+    assert np.array_equal(clip_rows(X, 100.0), X)
+
+
+def test_centre():
+    assert abs(centre(X).mean()) < 1e-12
+
+
+def test_raises():
+    clip_rows(X, -1.0)
+
+
+def test_fails():
+    y, _ = layer_norm_forward(X, GAMMA, BETA)
+    assert y.sum() == 123.0
+'''
+
+BASE = {
+    "pyproject.toml": PYPROJECT,
+    "src/ops.py": OPS,
+    "src/gradcheck.py": GRADCHECK,
+    "tests/__init__.py": "",
+    "tests/test_ops.py": TESTS,
+}
+
+# The fixture's row, computed here without the recorder.
+X = np.array([[1.0, 2.0, 3.0, 6.0]])
+GAMMA = np.array([1.0, 1.0, 1.0, 2.0])
+BETA = np.array([0.0, 0.0, 0.0, 1.0])
+DY = np.array([[1.0, 0.0, 0.0, 1.0]])
+MU = X.mean(axis=-1, keepdims=True)
+S = 1.0 / np.sqrt(((X - MU) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+XHAT = (X - MU) * S
+DXHAT = DY * GAMMA
+M1 = DXHAT.sum(axis=-1, keepdims=True) / 4
+M2 = (DXHAT * XHAT).sum(axis=-1, keepdims=True) / 4
+DX = S * (DXHAT - M1 - XHAT * M2)
+DGAMMA = (DY * XHAT).sum(axis=0)
+DBETA = DY.sum(axis=0)
+
+
+def write_project(root: Path, extra: dict[str, str] | None = None) -> Path:
+    for rel, text in {**BASE, **(extra or {})}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """One tiny project for the whole module: its recordings are cached under .cache/ after the first run."""
+    return write_project(tmp_path_factory.mktemp("examples") / "proj")
+
+
+def builder_for(root: Path, **overrides) -> Builder:
+    settings = load_settings(root)
+    for key, value in overrides.items():
+        setattr(settings, key, value)
+    builder = Builder(settings, index_for(settings))
+    examples.attach(builder)
+    return builder
+
+
+def page(example: str, function: str = "ops.layer_norm_backward") -> str:
+    """A page: one entry for ``function``, then the example block (its YAML indented by the caller)."""
+    head = f"# Page\n\n```trace-entry\ntitle: The entry\nfunction: {function}\nstatus: implemented\n```\n\n"
+    return head + "```trace-example\n" + textwrap.dedent(example).strip("\n") + "\n```\n"
+
+
+def expand(root: Path, text: str, **overrides):
+    return builder_for(root, **overrides).expand("docs/page.md", text)
+
+
+def messages(result) -> list[str]:
+    return [str(p) for p in result.problems]
+
+
+BACKWARD_EXAMPLE = """\
+test: tests/test_ops.py::test_worked_example
+title: A worked backward
+caption: dY is chosen by hand, not computed from a loss.
+show:
+  - label: Gradient on the output
+    code: dY
+  - label: Cache
+    code: Xhat
+  - label: Cache
+    code: s
+  - label: Gradient on the normalised row
+    code: dXhat = dY * gamma
+  - label: First mean
+    code: dXhat.mean(axis=-1, keepdims=True)
+    name: m1
+  - label: Second mean
+    code: (dXhat * Xhat).mean(axis=-1, keepdims=True)
+    name: m2
+  - label: Gradient on the input
+    code: dX
+  - label: Gradient on the scale
+    code: dgamma = (dY * Xhat).sum(axis=0)
+  - label: Gradient on the shift
+    code: dbeta = dY.sum(axis=0)
+"""
+
+CHECK = 'check: "dX[0, 0] = s[0, 0] * (dXhat[0, 0] - m1[0, 0] - Xhat[0, 0] * m2[0, 0])"\n'
+
+
+def steps(markdown: str) -> list[tuple[str, str, str]]:
+    """The (Step, Code, Value) rows of the rendered table, unescaped."""
+    table = re.search(r'<table class="trace-table trace-example-steps">.*?</table>', markdown).group(0)
+    rows = re.findall(r"<tr><td>(.*?)</td><td><code>(.*?)</code></td><td><code>(.*?)</code></td></tr>", table)
+    return [tuple(html.unescape(c) for c in row) for row in rows]
+
+
+# ----------------------------------------------------------------- values --
+
+
+def test_worked_example_shows_the_recorded_values(project):
+    result = expand(project, page(BACKWARD_EXAMPLE))
+    assert messages(result) == []
+    rows = steps(result.markdown)
+    assert [r[:2] for r in rows] == [
+        ("Gradient on the output", "dY"),
+        ("Cache", "Xhat"),
+        ("Cache", "s"),
+        ("Gradient on the normalised row", "dXhat = dY * gamma"),
+        ("First mean", "dXhat.mean(axis=-1, keepdims=True)"),
+        ("Second mean", "(dXhat * Xhat).mean(axis=-1, keepdims=True)"),
+        ("Gradient on the input", "dX"),
+        ("Gradient on the scale", "dgamma = (dY * Xhat).sum(axis=0)"),
+        ("Gradient on the shift", "dbeta = dY.sum(axis=0)"),
+    ]
+    # The numbers as the reference page shows them ...
+    assert [r[2] for r in rows] == [
+        "[[1.0000, 0.0000, 0.0000, 1.0000]]",
+        "[[-1.0690, -0.5345, 0.0000, 1.6036]]",
+        "[[0.5345]]",
+        "[[1.0000, 0.0000, 0.0000, 2.0000]]",
+        "[[0.7500]]",
+        "[[0.5345]]",
+        "[[0.4391, -0.2482, -0.4009, 0.2100]]",
+        "[-1.0690, 0.0000, 0.0000, 1.6036]",
+        "[1.0000, 0.0000, 0.0000, 1.0000]",
+    ]
+    # ... and the same numbers computed here, unrounded, from NumPy alone.
+    independent = [DY, XHAT, S, DXHAT, M1, M2, DX, DGAMMA, DBETA]
+    for shown, expected in zip(rows, independent):
+        assert shown[2] == np.array2string(np.round(expected, 4) + 0.0, separator=", ",
+                                           formatter={"float_kind": lambda v: f"{v:.4f}"}), shown
+
+
+def test_the_data_behind_the_table_is_the_recorded_call(project):
+    builder = builder_for(project)
+    from docs_hooks.blocks import parse_page
+    from docs_hooks.expand import Context
+
+    parsed = parse_page(page(BACKWARD_EXAMPLE), "docs/page.md")
+    ctx = Context(builder, "docs/page.md", None, [], [], {})
+    ctx.entry = builder.open_entry(parsed.blocks[0], ctx)
+    data = examples.collect(ctx, parsed.blocks[1])
+    for row, expected in zip(data.rows, [DY, XHAT, S, DXHAT, M1, M2, DX, DGAMMA, DBETA]):
+        np.testing.assert_allclose(row.value, expected, rtol=1e-12, atol=1e-15, err_msg=row.label)
+    assert data.test == "tests/test_ops.py::test_worked_example"
+    assert data.function == "ops.layer_norm_backward"
+    # every expression row is locked to the statement it comes from
+    keys = [u.key for u in ctx.uses if u.key.startswith("example")]
+    assert keys == [
+        "example A worked backward | ops.layer_norm_backward: dXhat = dY * gamma",
+        "example A worked backward | ops.layer_norm_backward: dXhat.mean(axis=-1, keepdims=True)",
+        "example A worked backward | ops.layer_norm_backward: (dXhat * Xhat).mean(axis=-1, keepdims=True)",
+        "example A worked backward | ops.layer_norm_backward: dgamma = (dY * Xhat).sum(axis=0)",
+        "example A worked backward | ops.layer_norm_backward: dbeta = dY.sum(axis=0)",
+    ]
+
+
+def test_heading_badge_and_source_of_the_numbers(project):
+    md = expand(project, page(BACKWARD_EXAMPLE)).markdown
+    assert ('<p class="trace-example-head"><strong class="trace-example-title">A worked backward</strong> '
+            '<span class="trace-badge trace-badge--illustrative" title="recorded from '
+            'tests/test_ops.py::test_worked_example: the first call of ops.layer_norm_backward">'
+            "Illustrative Example</span></p>") in md
+    assert ('<p class="trace-example-source">Hand-picked numbers from '
+            '<a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L11-L14" '
+            'title="tests/test_ops.py::test_worked_example"><code>test_worked_example</code></a>. '
+            "dY is chosen by hand, not computed from a loss.</p>") in md
+    # one raw HTML block: no blank line inside it
+    block = md[md.index('<div class="trace-example"'):]
+    assert "\n\n" not in block[: block.index("</div>")]
+
+
+def test_a_forward_example_shows_scalars_plainly(project):
+    example = """\
+    test: tests/test_ops.py::test_worked_example
+    title: One row through LayerNorm
+    show:
+      - label: Mean
+        code: mu
+      - label: Variance
+        code: var
+      - label: epsilon
+        code: epsilon
+      - label: Under the square root
+        code: var + epsilon
+    """
+    result = expand(project, page(example, "ops.layer_norm_forward"))
+    assert messages(result) == []
+    assert [r[2] for r in steps(result.markdown)] == ["[[3.0000]]", "[[3.5000]]", "1e-05", "[[3.5000]]"]
+
+
+# ----------------------------------------------------------------- show rows --
+
+
+def test_expression_not_in_the_function_is_an_error(project):
+    example = """\
+    test: tests/test_ops.py::test_worked_example
+    title: Bad row
+    show:
+      - label: A mean the code never takes
+        code: dY.mean(axis=0)
+    """
+    result = expand(project, page(example))
+    assert messages(result) == [
+        "docs/page.md:12: example 'Bad row': show row 'A mean the code never takes': 'dY.mean(axis=0)' is "
+        "neither a local of ops.layer_norm_backward nor an expression in it (ops.py:14-21); did you mean "
+        "'dbeta = dY.sum(axis=0)' (ops.py:20)? Copy the code from the function."
+    ]
+    assert '<div class="admonition failure trace-error">' in result.markdown
+
+
+def test_text_that_is_not_one_subexpression_is_an_error(project):
+    example = """\
+    test: tests/test_ops.py::test_worked_example
+    title: Bad grouping
+    show:
+      - label: Not what the code computes
+        code: dXhat - dXhat.mean(axis=-1, keepdims=True) - Xhat
+    """
+    assert messages(expand(project, page(example))) == [
+        "docs/page.md:12: example 'Bad grouping': show row 'Not what the code computes': "
+        "'dXhat - dXhat.mean(axis=-1, keepdims=True) - Xhat' occurs in ops.py:17 as text, but the code does not "
+        "compute it as one value there (operator precedence groups it differently); copy a whole sub-expression"
+    ]
+
+
+def test_name_that_was_not_recorded_lists_the_recorded_names(project):
+    example = """\
+    test: tests/test_ops.py::test_short_rows_are_not_clipped
+    title: Clipping
+    show:
+      - label: Scale
+        code: scale
+    """
+    assert messages(expand(project, page(example, "ops.clip_rows"))) == [
+        "docs/page.md:12: example 'Clipping': show row 'Scale': 'scale' was not recorded in the first call of "
+        "ops.clip_rows in tests/test_ops.py::test_short_rows_are_not_clipped; recorded names: X, limit, norms. "
+        "Show a name the function assigns on the path the test takes."
+    ]
+
+
+def test_expression_reading_an_unrecorded_name_lists_the_recorded_names(project):
+    example = """\
+    test: tests/test_ops.py::test_short_rows_are_not_clipped
+    title: Clipping
+    show:
+      - label: Scaled
+        code: X * scale
+    """
+    assert messages(expand(project, page(example, "ops.clip_rows"))) == [
+        "docs/page.md:12: example 'Clipping': show row 'Scaled': 'scale' was not recorded in the first call of "
+        "ops.clip_rows in tests/test_ops.py::test_short_rows_are_not_clipped; recorded names: X, limit, norms. "
+        "Show a name the function assigns on the path the test takes."
+    ]
+
+
+def test_value_changed_after_its_line_is_an_error(project):
+    example = """\
+    test: tests/test_ops.py::test_centre
+    title: Centre
+    show:
+      - label: Mean
+        code: Xc.mean(axis=-1, keepdims=True)
+    """
+    assert messages(expand(project, page(example, "ops.centre"))) == [
+        "docs/page.md:12: example 'Centre': show row 'Mean': 'Xc' is changed at ops.py:46, after ops.py:45 where "
+        "'Xc.mean(axis=-1, keepdims=True)' is computed, so the recorded value (at return) is not what that line "
+        "saw; show a local that is not changed afterwards"
+    ]
+
+
+# ----------------------------------------------------------------- check line --
+
+
+def test_check_line_is_filled_from_the_recorded_values(project):
+    result = expand(project, page(BACKWARD_EXAMPLE + CHECK))
+    assert messages(result) == []
+    assert ('<p class="trace-example-check">One entry: <code>dX[0, 0]</code> = '
+            "0.5345 × (1 - 0.75 - (-1.069) × 0.5345) = 0.4391</p>") in result.markdown
+    # the same line from NumPy alone
+    filled = f"{S[0, 0]:.4f} × ({DXHAT[0, 0]:g} - {M1[0, 0]:g} - ({XHAT[0, 0]:.3f}) × {M2[0, 0]:.4f}) = {DX[0, 0]:.4f}"
+    assert filled in result.markdown
+
+
+def test_wrong_check_line_fails_with_both_numbers(project):
+    wrong = 'check: "dX[0, 0] = s[0, 0] * (dXhat[0, 0] - m1[0, 0] + Xhat[0, 0] * m2[0, 0])"\n'
+    result = expand(project, page(BACKWARD_EXAMPLE + wrong))
+    rhs = S[0, 0] * (DXHAT[0, 0] - M1[0, 0] + XHAT[0, 0] * M2[0, 0])
+    assert f"{rhs:.10g}" == "-0.1718096802"
+    assert f"{DX[0, 0]:.10g}" == "0.4390705404"
+    assert messages(result) == [
+        "docs/page.md:34: example 'A worked backward': check 'dX[0, 0] = s[0, 0] * (dXhat[0, 0] - m1[0, 0] + "
+        "Xhat[0, 0] * m2[0, 0])' does not hold for the recorded values: the right-hand side gives -0.1718096802, "
+        "but dX[0, 0] is 0.4390705404. Fix the formula, or the code it describes."
+    ]
+
+
+def test_check_leaf_must_be_one_number(project):
+    result = expand(project, page(BACKWARD_EXAMPLE + 'check: "dX[0, 0] = s * dXhat[0, 0]"\n'))
+    assert messages(result) == [
+        "docs/page.md:34: example 'A worked backward': check: 's' is an array of shape (1, 1), not one number; "
+        "index one entry, e.g. s[0, 0]"
+    ]
+
+
+def test_check_with_an_unknown_name(project):
+    result = expand(project, page(BACKWARD_EXAMPLE + 'check: "dX[0, 0] = m3[0, 0]"\n'))
+    assert messages(result) == [
+        "docs/page.md:34: example 'A worked backward': check uses 'm3', which is neither recorded in the first "
+        "call of ops.layer_norm_backward in tests/test_ops.py::test_worked_example nor the name of a show row; "
+        "known names: dY, cache, gamma, Xhat, s, dXhat, dX, dgamma, dbeta, m1, m2"
+    ]
+
+
+# ----------------------------------------------------------------- gradient check --
+
+
+def test_gradcheck_table_for_a_correct_backward(project):
+    result = expand(project, page(BACKWARD_EXAMPLE + "gradcheck: ops.layer_norm_forward\n"))
+    assert messages(result) == []
+    md = result.markdown
+    table = re.search(r'<table class="trace-table trace-gradcheck-table">.*?</table>', md).group(0)
+    assert "<th>Gradient</th><th>From the backward formula</th><th>From central differences</th><th>Largest gap</th>" in table
+    rows = re.findall(r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td>"
+                      r"<td><code>(.*?)</code></td><td><code>(.*?)</code></td></tr>", table)
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("dX", "[[0.4391, -0.2482, -0.4009, 0.2100]]", "[[0.4391, -0.2482, -0.4009, 0.2100]]"),
+        ("dgamma", "[-1.0690, 0.0000, 0.0000, 1.6036]", "[-1.0690, 0.0000, 0.0000, 1.6036]"),
+        ("dbeta", "[1.0000, 0.0000, 0.0000, 1.0000]", "[1.0000, 0.0000, 0.0000, 1.0000]"),
+    ]
+    for name, _, _, gap in rows:
+        assert re.fullmatch(r"\d\.\de-\d\d|0", gap), gap
+        assert float(gap) < 1e-8, (name, gap)
+    assert ("Central differences from <a href=\"https://example.com/repo/blob/abc123/src/gradcheck.py#L4-L14\" "
+            "title=\"gradcheck.numerical_grad\"><code>gradcheck.numerical_grad</code></a> (called with h=1e-05)") in md
+    assert "Checking the whole backward numerically" in md
+
+
+def test_gradcheck_calls_the_projects_numerical_grad(tmp_path):
+    # A numerical_grad that lies: the table must come from it, not from a reimplementation.
+    lying = GRADCHECK.replace("return grad", "return grad + 1.0")
+    root = write_project(tmp_path / "proj", {"src/gradcheck.py": lying})
+    result = expand(root, page(BACKWARD_EXAMPLE + "gradcheck: ops.layer_norm_forward\n"))
+    assert [m.split(": backward")[0] for m in messages(result)] == [
+        "docs/page.md:34: example 'A worked backward': gradcheck: dX from ops.layer_norm_backward differs from "
+        "the central differences of ops.layer_norm_forward by 1 (more than 1e-06)"
+    ]
+
+
+def test_gradcheck_fails_for_a_wrong_backward(project):
+    example = """\
+    test: tests/test_ops.py::test_wrong_backward
+    title: A wrong backward
+    function: ops.layer_norm_backward_wrong
+    show:
+      - label: Gradient on the input
+        code: dX
+    gradcheck: ops.layer_norm_forward
+    """
+    result = expand(project, page(example))
+    wrong = S * (DXHAT - M1)
+    gap = np.max(np.abs(wrong - DX))
+    assert f"{gap:.2g}" == "0.46"
+    assert messages(result) == [
+        "docs/page.md:16: example 'A wrong backward': gradcheck: dX from ops.layer_norm_backward_wrong differs "
+        "from the central differences of ops.layer_norm_forward by 0.46 (more than 1e-06): "
+        "backward [[0.1336, -0.4009, -0.4009, 0.6682]], "
+        "central differences [[0.4391, -0.2482, -0.4009, 0.2100]]. The backward does not match the forward."
+    ]
+
+
+def test_gradcheck_needs_the_numerical_grad_setting(project):
+    result = expand(project, page(BACKWARD_EXAMPLE + "gradcheck: ops.layer_norm_forward\n"), numerical_grad=None)
+    assert messages(result) == [
+        "docs/page.md:34: example 'A worked backward': gradcheck needs the setting numerical_grad in "
+        "[tool.docs_hooks]: the dotted name of the project's numerical_grad(f, x)"
+    ]
+
+
+def test_gradcheck_of_an_unknown_forward(project):
+    result = expand(project, page(BACKWARD_EXAMPLE + "gradcheck: ops.layer_norm_froward\n"))
+    assert messages(result) == [
+        "docs/page.md:34: example 'A worked backward': gradcheck: no function 'ops.layer_norm_froward' in the "
+        "code index; did you mean 'ops.layer_norm_forward' or 'ops.layer_norm_backward' or "
+        "'ops.layer_norm_backward_wrong'?. Use the dotted name: module, then class if any, then function."
+    ]
+
+
+# ----------------------------------------------------------------- widget --
+
+
+def test_widget_data_and_input_tables(project):
+    result = expand(project, page(BACKWARD_EXAMPLE + "widget: true\n"))
+    assert messages(result) == []
+    md = result.markdown
+    raw = re.search(r'<script type="application/json" class="trace-example-data">(.*?)</script>', md).group(1)
+    data = json.loads(raw)
+    assert data["test"] == "tests/test_ops.py::test_worked_example"
+    assert data["function"] == "ops.layer_norm_backward"
+    assert list(data["inputs"]) == ["dY", "cache", "gamma"]
+    assert data["inputs"]["dY"] == {"shape": [1, 4], "dtype": "float64", "values": DY.tolist()}
+    np.testing.assert_allclose(data["inputs"]["cache"][0]["values"], XHAT, rtol=1e-15)
+    np.testing.assert_allclose(data["outputs"][0]["values"], DX, rtol=1e-12)
+    assert ('<table class="trace-table trace-example-input"><caption><code>gamma</code>, shape (4,)</caption>'
+            "<thead><tr><th></th><th>0</th><th>1</th><th>2</th><th>3</th></tr></thead><tbody><tr><th>gamma</th>"
+            '<td data-name="gamma" data-index="0">1</td><td data-name="gamma" data-index="1">1</td>'
+            '<td data-name="gamma" data-index="2">1</td><td data-name="gamma" data-index="3">2</td>'
+            "</tr></tbody></table>") in md
+    assert ('<caption><code>cache[1]</code>, shape (1, 1)</caption><thead><tr><th></th><th>0</th></tr></thead>'
+            '<tbody><tr><th>0</th><td data-name="cache[1]" data-index="0,0">0.5345</td></tr></tbody>') in md
+    assert expand(project, page(BACKWARD_EXAMPLE + "widget: true\n")).markdown == md  # deterministic
+
+
+def test_check_line_keeps_the_grouping_of_the_formula():
+    from docs_hooks.record import Call
+
+    a, b, c = 2.0, -0.5, 3.0
+    call = Call("m.f", None, 0, {}, {"a": a, "b": b, "c": c, "y": (a - (b - c)) * -(a + b) / c ** -b}, None)
+    line = examples._check_line("y = (a - (b - c)) * -(a + b) / c ** -b", call, [], "the call", AssertionError)
+    assert line.filled == "(2 - ((-0.5) - 3)) × -(2 + (-0.5)) / 3 ** (-(-0.5))"
+    assert eval(line.filled.replace("×", "*")) == pytest.approx(line.lhs_value)
+
+
+def test_examples_module_does_not_import_mkdocs():
+    import subprocess
+    import sys
+
+    code = "import sys, docs_hooks.examples; print(sorted(m for m in sys.modules if m.startswith('mkdocs')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ----------------------------------------------------------------- failures --
+
+
+def test_a_raising_test_fails_with_its_name_and_traceback(project):
+    example = """\
+    test: tests/test_ops.py::test_raises
+    title: Raises
+    function: ops.clip_rows
+    show:
+      - label: X
+        code: X
+    """
+    (message,) = messages(expand(project, page(example, "ops.clip_rows")))
+    lines = message.splitlines()
+    assert lines[0] == "docs/page.md:10: example 'Raises': tests/test_ops.py::test_raises raised while recording:"
+    assert lines[1] == "Traceback (most recent call last):"
+    assert lines[-1] == "ValueError: limit must be positive, got -1.0"
+
+
+def test_a_failing_test_fails_with_its_assertion(project):
+    example = """\
+    test: tests/test_ops.py::test_fails
+    title: Fails
+    show:
+      - label: mu
+        code: mu
+    """
+    (message,) = messages(expand(project, page(example, "ops.layer_norm_forward")))
+    lines = message.splitlines()
+    assert lines[0] == "docs/page.md:10: example 'Fails': tests/test_ops.py::test_fails raised while recording:"
+    assert "    assert y.sum() == 123.0" in lines
+    assert lines[-1] == "AssertionError"
+
+
+def test_function_the_test_never_calls(project):
+    example = """\
+    test: tests/test_ops.py::test_worked_example
+    title: Never
+    show:
+      - label: X
+        code: X
+    """
+    assert messages(expand(project, page(example, "ops.clip_rows"))) == [
+        "docs/page.md:10: example 'Never': tests/test_ops.py::test_worked_example never called ops.clip_rows; "
+        "it called: ops.layer_norm_backward, ops.layer_norm_forward, tests.test_ops.test_worked_example"
+    ]
+
+
+def test_unknown_function_and_unknown_test(project):
+    example = """\
+    test: tests/test_ops.py::test_worked_exampel
+    title: Typos
+    function: ops.layer_norm_bakward
+    show:
+      - label: X
+        code: X
+    """
+    assert messages(expand(project, page(example))) == [
+        "docs/page.md:12: example 'Typos': no function 'ops.layer_norm_bakward' in the code index; did you mean "
+        "'ops.layer_norm_backward' or 'ops.layer_norm_forward' or 'ops.layer_norm_backward_wrong'?. "
+        "Use the dotted name: module, then class if any, then function."
+    ]
+    assert messages(expand(project, page(example.replace("    function: ops.layer_norm_bakward\n", "")))) == [
+        "docs/page.md:10: example 'Typos': no test 'test_worked_exampel' in tests/test_ops.py; "
+        "did you mean 'tests/test_ops.py::test_worked_example'?"
+    ]
+
+
+def test_example_outside_an_entry(project):
+    text = "# Page\n\n```trace-example\n" + BACKWARD_EXAMPLE + "```\n"
+    assert messages(expand(project, text)) == [
+        "docs/page.md:3: example 'A worked backward': trace-example outside an entry; "
+        "put a trace-entry block above it"
+    ]
+
+
+def test_gradcheck_is_a_dotted_name_not_a_flag(project):
+    assert messages(expand(project, page(BACKWARD_EXAMPLE + "gradcheck: true\n"))) == [
+        "docs/page.md:34: field 'gradcheck' of block 'trace-example' must be text, not bool True"
+    ]
+
+
+# ----------------------------------------------------------------- the real project --
+
+
+REAL_TEST = REPO / "tests" / "test_ops.py"
+
+
+@pytest.mark.skipif(
+    not REAL_TEST.exists() or "def test_layer_norm_worked_example" not in REAL_TEST.read_text(encoding="utf-8"),
+    reason="tests/test_ops.py::test_layer_norm_worked_example is not written yet",
+)
+def test_the_real_layer_norm_backward_example(tmp_path):
+    example = BACKWARD_EXAMPLE.replace("tests/test_ops.py::test_worked_example",
+                                       "tests/test_ops.py::test_layer_norm_worked_example")
+    result = expand(REPO, page(example + CHECK + "gradcheck: ops.layer_norm_forward\n"), cache_dir=tmp_path)
+    assert messages(result) == []
+    assert [r[2] for r in steps(result.markdown)] == [
+        "[[1.0000, 0.0000, 0.0000, 1.0000]]",
+        "[[-1.0690, -0.5345, 0.0000, 1.6036]]",
+        "[[0.5345]]",
+        "[[1.0000, 0.0000, 0.0000, 2.0000]]",
+        "[[0.7500]]",
+        "[[0.5345]]",
+        "[[0.4391, -0.2482, -0.4009, 0.2100]]",
+        "[-1.0690, 0.0000, 0.0000, 1.6036]",
+        "[1.0000, 0.0000, 0.0000, 1.0000]",
+    ]
+    assert "0.5345 × (1 - 0.75 - (-1.069) × 0.5345) = 0.4391" in result.markdown
