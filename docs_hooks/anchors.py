@@ -54,10 +54,9 @@ class Resolved:
         return self.statement.lines if self.statement else self.function.source_lines
 
     @property
-    def tokens(self) -> str:
-        if self.statement is not None:
-            return self.statement.tokens
-        return normalise_tokens("\n".join(self.function.source_lines))
+    def locked(self) -> Statement:
+        """What the review lock records: the statement, or the whole function."""
+        return self.statement if self.statement is not None else self.function.whole
 
     @property
     def label(self) -> str:
@@ -97,16 +96,14 @@ def resolve(index: CodeIndex, ref: Ref, scope: list[str] | None = None) -> Resol
         functions = [index.function(ref.function)]
     else:
         if not scope:
-            raise TraceError(
-                f"reference '{ref.text}' names no function; write 'module.function: {ref.text}'"
-            )
+            raise TraceError(f"names no function, and no entry is open; write 'module.function: {ref.text}'")
         functions = [index.function(name) for name in scope]
     if ref.text is None:
         return Resolved(ref, functions[0], None)
 
     needle = normalise_tokens(ref.text)
     if not needle:
-        raise TraceError(f"reference '{ref}' has no code after the ':'; write a statement from the function")
+        raise TraceError("has no code after the ':'; write a statement from the function")
     exact = [(fn, s) for fn in functions for s in fn.statements if s.tokens == needle]
     found = exact or [(fn, s) for fn in functions for s in fn.statements if tokens_contain(s.tokens, needle)]
     names = ", ".join(fn.name for fn in functions)
@@ -115,7 +112,11 @@ def resolve(index: CodeIndex, ref: Ref, scope: list[str] | None = None) -> Resol
         return Resolved(Ref(fn.name, ref.text), fn, stmt)
     if not found:
         candidates = {s.text.splitlines()[0]: (fn, s) for fn in functions for s in fn.statements}
-        close = difflib.get_close_matches(ref.text.strip(), list(candidates), n=3, cutoff=0.4)
+        # Prefer statements that begin like the reference (same target: 'var = ...').
+        first = needle.split(" ")[0]
+        alike = [c for c, (_, st) in candidates.items() if st.tokens.split(" ")[0] == first]
+        close = difflib.get_close_matches(ref.text.strip(), alike, n=3, cutoff=0.3) or \
+            difflib.get_close_matches(ref.text.strip(), list(candidates), n=3, cutoff=0.4)
         hint = ""
         if close:
             hint = "; did you mean " + " or ".join(
@@ -123,7 +124,7 @@ def resolve(index: CodeIndex, ref: Ref, scope: list[str] | None = None) -> Resol
             ) + "?"
         spans = ", ".join(f"{fn.display_path}:{fn.start}-{fn.end}" for fn in functions)
         raise TraceError(
-            f"no statement of {names} ({spans}) matches '{ref.text}'{hint} "
+            f"no statement of {names} ({spans}) matches '{ref.text}'{hint or '.'} "
             "Copy the statement's text from the code."
         )
     where = ", ".join(f"{fn.display_path}:{s.start}" for fn, s in found)

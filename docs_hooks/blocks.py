@@ -18,7 +18,8 @@ from .errors import TraceError
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)?.*$")
 LITERAL_LINE_REF = re.compile(r"(?<![\w/.-])(?P<ref>[A-Za-z_][\w/.-]*\.py:\d+(?:-\d+)?)")
-INLINE_REF = re.compile(r"\[\[(?P<ref>[^\[\]\n]+?)\]\]")
+# [[module.function: statement]]; the statement may hold one level of brackets: x[0]
+INLINE_REF = re.compile(r"\[\[(?P<ref>(?:[^\[\]\n]|\[[^\[\]\n]*\])+?)\]\](?!\])")
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
     ),
     "symbols": BlockSpec(
         {
-            "rows": FieldSpec("list-of-maps", True, help="each: symbol, meaning, code (a local name or 'none')"),
+            "rows": FieldSpec("list-of-maps", True, help="each: symbol, meaning, code (a local name, names 'a, b', "
+                              "an expression of the function, or 'none'); with 'none', optional shape ('scalar' or an expression)"),
             "function": FieldSpec("list", help="function whose locals the names are; default: the entry's"),
         },
         "what each symbol means, its name in code and its recorded shape",
@@ -76,10 +78,10 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
             "test": FieldSpec("str", True, help="the test whose run is shown: tests/test_x.py::test_name"),
             "title": FieldSpec("str", True),
             "function": FieldSpec("str", help="the function whose locals are shown; default: the entry's first"),
-            "show": FieldSpec("list-of-maps", True, help="each: label, and code (a local or an expression in the function)"),
+            "show": FieldSpec("list-of-maps", True, help="each: label, code (a local or an expression in the function), optional name for check"),
             "caption": FieldSpec("str"),
-            "check": FieldSpec("str", help="an arithmetic line to fill from recorded values and verify"),
-            "gradcheck": FieldSpec("bool", help="add the central-difference table for a backward"),
+            "check": FieldSpec("str", help="an arithmetic line 'lhs = rhs' to fill from recorded values and verify"),
+            "gradcheck": FieldSpec("str", help="dotted name of the forward: adds the central-difference table for a backward"),
             "widget": FieldSpec("bool", help="make the inputs editable in the browser"),
         },
         "a tiny worked example recorded from a real test run",
@@ -88,6 +90,7 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
         {
             "names": FieldSpec("list-of-maps", help="override the labels of call sites: each ref and label"),
             "caption": FieldSpec("str"),
+            "function": FieldSpec("list", help="function(s) whose call sites are shown; default: the entry's"),
         },
         "the shapes at every call site of the entry's function, from a real run",
     ),
@@ -199,9 +202,7 @@ def parse_page(text: str, path: str) -> Page:
             page.problems.append(err)
         i = close + 1
     flush(len(lines) + 1)
-    for seg in page.segments:
-        if isinstance(seg, Markdown):
-            page.problems.extend(literal_line_refs(seg.text, path, seg.line))
+    page.problems.extend(literal_line_refs(text, path, 1))  # in prose and in block fields alike
     return page
 
 

@@ -63,7 +63,11 @@ def _relock(settings) -> int:
         print(f"relock: {len(result.problems)} problem(s) in the pages; the lock was not changed. "
               "Fix them, then run relock again.", file=sys.stderr)
         return 1
-    before = read_lock(settings.lock_path)
+    try:
+        before = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+    except TraceError as err:
+        print(f"relock: replacing an unreadable lock ({err.message})", file=sys.stderr)
+        before = {}
     uses = {(u.page, u.key): u for u in result.uses}
     write_lock(settings.lock_path, list(uses.values()))
     changed = sum(1 for k, u in uses.items() if k not in before or before[k].digest != u.digest)

@@ -68,7 +68,8 @@ class Function:
     is_test: bool
     source_lines: tuple[str, ...]  # lines start..end
     statements: list[Statement] = field(default_factory=list)
-    header: Statement | None = None  # the ``def`` line(s): what a reference to the whole function locks
+    header: Statement | None = None  # the ``def`` line(s)
+    whole: Statement | None = None  # the whole function: what a reference to it locks
     params: tuple[str, ...] = ()
     local_names: frozenset[str] = frozenset()  # parameters and every name it assigns
     docstring: str | None = None
@@ -94,8 +95,9 @@ class CodeIndex:
         try:
             return self.functions[name]
         except KeyError:
+            hint = did_you_mean(name, self.functions)
             raise TraceError(
-                f"no function '{name}' in the code index{did_you_mean(name, self.functions)}. "
+                f"no function '{name}' in the code index{hint}{' ' if hint else '. '}"
                 "Use the dotted name: module, then class if any, then function."
             ) from None
 
@@ -118,11 +120,15 @@ def normalise_tokens(code: str) -> str:
     Incomplete code (``cfg = ModelConfig(``) is accepted: its tokens up to the end count.
     """
     out: list[str] = []
+    closers = {")", "]", "}"}
     skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
     try:
         for tok in tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline):
-            if tok.type not in skip:
-                out.append(tok.string)
+            if tok.type in skip:
+                continue
+            if tok.string in closers and out and out[-1] == ",":
+                out.pop()  # a trailing comma, as formatters add, changes nothing
+            out.append(tok.string)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         pass  # an unfinished bracket at the end: the tokens read so far are the reference
     return " ".join(out)
@@ -138,13 +144,20 @@ def tokens_contain(haystack: str, needle: str) -> bool:
 # --------------------------------------------------------------------------- statements
 
 
-def _statement_spans(fn: ast.AST) -> list[tuple[int, int]]:
+def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, int]]]:
     """Line spans of every statement in a function body, nested ones included.
 
-    For a compound statement (``for``, ``if``, ``with``, ...) the span is its
-    header only; the statements of its body are spans of their own.
+    Each span also has the exact extent (line, column, end line, end column) of
+    the statement's own code, so that two statements on one line stay apart.
+    For a compound statement (``for``, ``if``, ``with``, ...) that is its header
+    only; the statements of its body are spans of their own.
     """
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, tuple[int, int, int, int]]] = []
+
+    def header(node: ast.AST, start_line: int, start_col: int, body: list[ast.stmt]) -> None:
+        end = _header_end(node)
+        end_col = body[0].col_offset if body and body[0].lineno == end else -1
+        spans.append((start_line, end, (start_line, start_col, end, end_col)))
 
     def visit(body: list[ast.stmt]) -> None:
         for node in body:
@@ -152,16 +165,17 @@ def _statement_spans(fn: ast.AST) -> list[tuple[int, int]]:
             handlers = getattr(node, "handlers", None) or []
             cases = getattr(node, "cases", None) or []
             if not (blocks or handlers or cases):
-                spans.append((node.lineno, node.end_lineno or node.lineno))
+                end = node.end_lineno or node.lineno
+                spans.append((node.lineno, end, (node.lineno, node.col_offset, end, node.end_col_offset or -1)))
                 continue
-            spans.append((node.lineno, _header_end(node)))
+            header(node, node.lineno, node.col_offset, blocks[0] if blocks else [])
             for block in blocks:
                 visit(block)
             for handler in handlers:
-                spans.append((handler.lineno, _header_end(handler)))
+                header(handler, handler.lineno, handler.col_offset, handler.body)
                 visit(handler.body)
             for case in cases:
-                spans.append((case.pattern.lineno, _header_end(case)))
+                header(case, case.pattern.lineno, case.pattern.col_offset, case.body)
                 visit(case.body)
 
     body = list(fn.body)
@@ -183,9 +197,19 @@ def _header_end(node: ast.AST) -> int:
     return last
 
 
-def _make_statement(lines: list[str], start: int, end: int) -> Statement:
+def _make_statement(lines: list[str], start: int, end: int, extent: tuple[int, int, int, int] | None = None) -> Statement:
     chunk = lines[start - 1 : end]
-    return Statement(start, end, tuple(chunk), normalise_tokens("\n".join(line.strip() for line in chunk)))
+    code = "\n".join(line.strip() for line in chunk) if extent is None else _segment(lines, *extent)
+    return Statement(start, end, tuple(chunk), normalise_tokens(code))
+
+
+def _segment(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str:
+    """The source between two ast positions (columns count UTF-8 bytes, as ast does)."""
+    chunk = [l.encode() for l in lines[line - 1 : end_line]]
+    if end_col >= 0:
+        chunk[-1] = chunk[-1][:end_col]
+    chunk[0] = chunk[0][col:]
+    return "\n".join(c.decode(errors="replace").strip() for c in chunk)
 
 
 # --------------------------------------------------------------------------- building
@@ -270,8 +294,9 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
             source_lines=tuple(lines[obj.lineno - 1 : obj.endlineno]),
             docstring=obj.docstring.value if obj.docstring else None,
         )
-        fn.statements = [_make_statement(lines, a, b) for a, b in _statement_spans(node)]
+        fn.statements = [_make_statement(lines, a, b, extent) for a, b, extent in _statement_spans(node)]
         fn.header = _make_statement(lines, node.lineno, _header_end(node))
+        fn.whole = Statement(fn.start, fn.end, fn.source_lines, normalise_tokens("\n".join(fn.source_lines)))
         args = node.args
         fn.params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
         extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
@@ -280,12 +305,20 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
         }
         fn.local_names = frozenset([*fn.params, *extra, *assigned])
         index.functions[fn.name] = fn
+        local_aliases = dict(aliases)
+        for sub in ast.walk(node):  # imports inside the function shadow the module's
+            if isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
+                for a in sub.names:
+                    local_aliases[a.asname or a.name] = f"{sub.module}.{a.name}"
+            elif isinstance(sub, ast.Import):
+                for a in sub.names:
+                    local_aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
         by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call):
                 stmt = _innermost(by_start, sub.lineno)
                 if stmt is not None:
-                    pending.append((fn.name, module_name, sub, stmt, aliases, cls))
+                    pending.append((fn.name, module_name, sub, stmt, local_aliases, cls))
             elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load) and isinstance(sub.value, ast.Name):
                 stmt = _innermost(by_start, sub.lineno)
                 if stmt is not None:

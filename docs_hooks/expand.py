@@ -71,6 +71,8 @@ class Context:
     uses: list[LockEntry]
     unresolved: dict[tuple[str, str], int]
     math: list[tuple[str, bool, int]] = field(default_factory=list)  # (tex, display, line)
+    broken_entry: bool = False  # the open entry failed; its blocks are skipped without more messages
+    equation_ids: dict[str, int] = field(default_factory=dict)  # id -> line of its first use
 
     def math_placeholder(self, tex: str, display: bool, line: int) -> str:
         self.math.append((tex.strip(), display, line))
@@ -94,14 +96,9 @@ class Context:
             self.problems.append(TraceError(f"reference '{text.strip()}': {err.message}", self.page, line))
             self.unresolved[(self.page, key)] = line
             return None
-        self.uses.append(
-            LockEntry(self.page, key, (resolved.statement or resolved.function.header).text, _digest(resolved), line)
-        )
+        locked = resolved.locked
+        self.uses.append(LockEntry(self.page, key, locked.text, locked.digest, line))
         return resolved
-
-
-def _digest(resolved: Resolved) -> str:
-    return (resolved.statement or resolved.function.header).digest
 
 
 Handler = Callable[[Context, Block], str]
@@ -129,7 +126,7 @@ class Builder:
             from .record import Recorder
 
             s = self.settings
-            path = [s.source_root, s.tests_root.parent]
+            path = [s.source_root, s.project_root]
             if s.model_run is not None:
                 path.append(s.model_run.parent)
             modules = {str(f.file): f.module for f in self.index.functions.values()}
@@ -163,12 +160,17 @@ class Builder:
                 for chunk, line, is_heading in _split_at_headings(seg):
                     if is_heading:
                         close_entry()
+                        ctx.broken_entry = False
                     out.append(self.inline_refs(chunk, line, ctx))
+                continue
+            if ctx.broken_entry and seg.kind != "entry":
                 continue
             try:
                 if seg.kind == "entry":
                     close_entry()
+                    ctx.broken_entry = True
                     ctx.entry = self.open_entry(seg, ctx)
+                    ctx.broken_entry = False
                     entries.append(ctx.entry)
                     out.append(self.entry_header(ctx.entry))
                 elif seg.kind == "equation":
@@ -259,9 +261,7 @@ class Builder:
             for label in entry.spec:
                 self.spec.lookup(label)  # an unknown label fails here, at the entry's line
         for fn in functions:
-            ctx.uses.append(LockEntry(ctx.page, f"entry {entry.id} | {fn.name}",
-                                      fn.header.text, fn.header.digest,
-                                      block.line))
+            ctx.uses.append(LockEntry(ctx.page, f"entry {entry.id} | {fn.name}", fn.whole.text, fn.whole.digest, block.line))
         return entry
 
     def entry_header(self, entry: EntryData) -> str:
@@ -280,6 +280,10 @@ class Builder:
         if ctx.entry is None:
             raise TraceError("trace-equation outside an entry; put a trace-entry block above it")
         d = block.data
+        if d["id"] in ctx.equation_ids:
+            raise TraceError(f"equation id '{d['id']}' is already used on this page (line {ctx.equation_ids[d['id']]}); "
+                             "give each equation its own id", ctx.page, block.field_line("id"))
+        ctx.equation_ids[d["id"]] = block.field_line("id")
         resolved = []
         line = block.field_line("code")
         for text in d["code"]:
@@ -488,7 +492,10 @@ def _excerpt(ctx: Context, block: Block) -> str:
     try:
         context = int(block.data.get("context", 0))
     except ValueError:
-        raise TraceError("field 'context' of trace-excerpt must be a whole number of lines") from None
+        context = -1
+    if context < 0:
+        raise TraceError(f"field 'context' of trace-excerpt must be a whole number of lines, 0 or more, "
+                         f"not {block.data.get('context')!r}")
     out = []
     for text in block.data["code"]:
         r = ctx.resolve(text, block.field_line("code"), f"excerpt {text.strip()}")

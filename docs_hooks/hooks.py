@@ -23,7 +23,7 @@ def on_config(config, **kwargs):
     settings = load_settings(Path(config.config_file_path).parent)
     _state["settings"] = settings
     _state["builder"] = make_builder(settings)
-    _state["locked"] = read_lock(settings.lock_path)
+    _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     return config
 
 

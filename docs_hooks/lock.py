@@ -26,7 +26,9 @@ class LockEntry:
     line: int = 0  # line of the reference on the page (not stored; for messages)
 
 
-def read_lock(path: Path) -> dict[tuple[str, str], LockEntry]:
+def read_lock(path: Path, name: str | None = None) -> dict[tuple[str, str], LockEntry]:
+    """The lock's entries by (page, key). ``name`` is how messages call the file."""
+    name = name or str(path)
     if not path.exists():
         return {}
     try:
@@ -34,13 +36,20 @@ def read_lock(path: Path) -> dict[tuple[str, str], LockEntry]:
     except json.JSONDecodeError as exc:
         raise TraceError(
             f"the review lock is not valid JSON ({exc.msg}); restore it from git or run 'make relock'",
-            str(path),
+            name,
             exc.lineno,
         ) from None
     out: dict[tuple[str, str], LockEntry] = {}
-    for page, entries in data.get("pages", {}).items():
-        for key, value in entries.items():
-            out[(page, key)] = LockEntry(page, key, value["code"], value["hash"])
+    try:
+        for page, entries in data["pages"].items():
+            for key, value in entries.items():
+                out[(page, key)] = LockEntry(page, key, str(value["code"]), str(value["hash"]))
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise TraceError(
+            f"the review lock is not a lock of this version (missing or wrong {exc}); "
+            "restore it from git or run 'make relock'",
+            name,
+        ) from None
     return out
 
 
@@ -59,6 +68,18 @@ def write_lock(path: Path, entries: list[LockEntry]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _changed_lines(old: str, new: str) -> tuple[str, str]:
+    """Only the lines that differ, so a change inside a long function reads at a glance."""
+    import difflib
+
+    if "\n" not in old and "\n" not in new:
+        return old, new
+    diff = list(difflib.ndiff(old.splitlines(), new.splitlines()))
+    removed = [d[2:] for d in diff if d.startswith("- ")]
+    added = [d[2:] for d in diff if d.startswith("+ ")]
+    return "\n".join(removed), "\n".join(added)
 
 
 def compare(locked: dict[tuple[str, str], LockEntry], current: list[LockEntry], lock_name: str,
@@ -81,8 +102,9 @@ def compare(locked: dict[tuple[str, str], LockEntry], current: list[LockEntry], 
                 f"review the page, then run 'make relock' to record it in {lock_name}",
                 e.page, e.line))
         elif old.digest != e.digest:
+            before, after = _changed_lines(old.code, e.code)
             problems.append(TraceError(
-                f"{e.key}: changed since reviewed. Old text: {old.code!r}. New text: {e.code!r}. "
+                f"{e.key}: changed since reviewed. Old text: {before!r}. New text: {after!r}. "
                 f"Review the page against the new code, then run 'make relock'",
                 e.page, e.line))
     for k, line in (unresolved or {}).items():

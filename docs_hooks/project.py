@@ -22,7 +22,7 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
     tests = root / settings.tests_root.relative_to(settings.project_root)
     roots = [Root(src, src, False)]
     if tests.is_dir():
-        roots.append(Root(tests, tests.parent, True))
+        roots.append(Root(tests, root, True))
     return build_index(roots, root)
 
 
@@ -46,7 +46,8 @@ def _attach_extensions(builder: Builder) -> None:
 
 
 def page_files(settings: Settings) -> list[Path]:
-    return sorted(p for p in settings.docs_dir.rglob("*.md") if not any(part.startswith(".") for part in p.parts))
+    docs = settings.docs_dir
+    return sorted(p for p in docs.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(docs).parts))
 
 
 @dataclass
@@ -73,6 +74,6 @@ def expand_site(settings: Settings, builder: Builder | None = None) -> SiteResul
 def check_site(settings: Settings, builder: Builder | None = None) -> list[TraceError]:
     """Every problem the strict build would report about references, plus the lock comparison."""
     result = expand_site(settings, builder)
-    locked = read_lock(settings.lock_path)
+    locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     unresolved = {k: v for e in result.pages.values() for k, v in e.unresolved.items()}
     return result.problems + compare(locked, result.uses, settings.rel(settings.lock_path), unresolved)

@@ -53,7 +53,17 @@ def fence_for(text: str) -> str:
 
 
 def listing(lines: list[str], first_line: int, head_html: str = "", highlight: list[int] | None = None) -> str:
-    """A Python listing with its real line numbers (Markdown, for pymdownx.superfences)."""
+    """A Python listing with its real line numbers (Markdown, for pymdownx.superfences).
+
+    Blank lines at either end are left out (Pygments would drop them and shift
+    every number after them); the first number follows.
+    """
+    lines = list(lines)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+        first_line += 1
+    while lines and not lines[-1].strip():
+        lines.pop()
     body = "\n".join(lines)
     fence = fence_for(body)
     options = f'linenums="{first_line}"'

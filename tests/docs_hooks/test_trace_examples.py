@@ -528,7 +528,7 @@ def test_gradcheck_of_an_unknown_forward(project):
     assert messages(result) == [
         "docs/page.md:34: example 'A worked backward': gradcheck: no function 'ops.layer_norm_froward' in the "
         "code index; did you mean 'ops.layer_norm_forward' or 'ops.layer_norm_backward' or "
-        "'ops.layer_norm_backward_wrong'?. Use the dotted name: module, then class if any, then function."
+        "'ops.layer_norm_backward_wrong'? Use the dotted name: module, then class if any, then function."
     ]
 
 
@@ -635,7 +635,7 @@ def test_unknown_function_and_unknown_test(project):
     """
     assert messages(expand(project, page(example))) == [
         "docs/page.md:12: example 'Typos': no function 'ops.layer_norm_bakward' in the code index; did you mean "
-        "'ops.layer_norm_backward' or 'ops.layer_norm_forward' or 'ops.layer_norm_backward_wrong'?. "
+        "'ops.layer_norm_backward' or 'ops.layer_norm_forward' or 'ops.layer_norm_backward_wrong'? "
         "Use the dotted name: module, then class if any, then function."
     ]
     assert messages(expand(project, page(example.replace("    function: ops.layer_norm_bakward\n", "")))) == [

@@ -1,0 +1,217 @@
+"""Shared fixtures for the docs_hooks tests: tiny throwaway projects written into ``tmp_path``.
+
+``make_project(files)`` writes a small code base (a layer norm, a model that calls
+it, tests that call it) plus whatever pages a test adds, and returns the project
+root. Every file is a plain string here, so a test reads as: this tree, this
+page, this exact message.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from docs_hooks import cli
+from docs_hooks.project import expand_site, make_builder
+from docs_hooks.settings import load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+PYPROJECT = """\
+[project]
+name = "tiny"
+version = "0.0.0"
+
+[tool.docs_hooks]
+repo_url = "https://example.com/repo"
+ref = "abc123"
+"""
+
+# Line numbers matter to the tests (layer_norm_forward is lines 6-15, mu is line 8,
+# var lines 9-12, the for header line 23, dX lines 25-26): edit with care.
+OPS = '''\
+"""Tiny layer norm, forward and backward."""
+
+import numpy as np
+
+
+def layer_norm_forward(X, gamma, beta, epsilon=1e-5):
+    """Normalise each row of X, then scale and shift."""
+    mu = X.mean(axis=-1, keepdims=True)
+    var = ((X - mu) ** 2).mean(
+        axis=-1,
+        keepdims=True,
+    )
+    s = 1.0 / np.sqrt(var + epsilon)  # inverse standard deviation
+    Xhat = (X - mu) * s
+    return gamma * Xhat + beta, (Xhat, s)
+
+
+def layer_norm_backward(dY, cache, gamma):
+    Xhat, s = cache
+    dXhat = dY * gamma
+    dgamma = (dY * Xhat).sum(axis=0)
+    dbeta = dY.sum(axis=0)
+    for row in range(dY.shape[0]):
+        dXhat[row] = dXhat[row] - dXhat[row].mean()
+    dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)
+              - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))
+    return dX, dgamma, dbeta
+'''
+
+MODEL = '''\
+"""A model that uses the ops, in both import styles."""
+
+import ops
+from ops import layer_norm_forward
+
+
+class Config:
+    def __init__(self, d=4, eps=1e-5):
+        self.d = d
+        self.eps = eps
+
+
+class Block:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def norm(self, X, gamma, beta):
+        return layer_norm_forward(X, gamma, beta, self.cfg.eps)  # pre-norm
+
+    def forward(self, X, gamma, beta):
+        Y, _ = self.norm(X, gamma, beta)
+        return Y
+
+
+def build(d):
+    cfg = Config(
+        d=d,
+        eps=1e-5,
+    )
+    return Block(cfg)
+
+
+def backward_all(dY, cache, gamma):
+    grads = ops.layer_norm_backward(
+        dY, cache, gamma,
+    )  # through the module name
+    return grads
+'''
+
+TESTS_OPS = '''\
+import numpy as np
+
+from ops import layer_norm_backward, layer_norm_forward
+
+
+def test_rows_have_zero_mean():
+    X = np.arange(8.0).reshape(2, 4)
+    Y, _ = layer_norm_forward(X, np.ones(4), np.zeros(4))  # the worked example
+    assert np.allclose(Y.mean(axis=-1), 0.0)
+
+
+def test_backward_returns_three_gradients():
+    _, cache = layer_norm_forward(np.eye(4), np.ones(4), np.zeros(4))
+    grads = layer_norm_backward(np.ones((4, 4)), cache, np.ones(4))
+    assert len(grads) == 3
+'''
+
+TESTS_MODEL = '''\
+import model
+
+
+def test_backward_through_model():
+    grads = model.backward_all(None, None, None)
+    assert grads is not None
+'''
+
+BASE_FILES = {
+    "pyproject.toml": PYPROJECT,
+    "src/ops.py": OPS,
+    "src/model.py": MODEL,
+    "tests/__init__.py": "",
+    "tests/test_ops.py": TESTS_OPS,
+    "tests/test_model.py": TESTS_MODEL,
+}
+
+
+def page(text: str) -> str:
+    """A page body written indented in a test, dedented, with a final newline."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def make_project(tmp_path):
+    """Write the base tree plus ``files`` (relative path -> text) and return its root."""
+
+    def make(files: dict[str, str] | None = None, root: Path | None = None) -> Path:
+        root = root or tmp_path / "proj"
+        write_tree(root, {**BASE_FILES, **(files or {})})
+        # Equations are rendered by KaTeX at build time, from the project's node_modules:
+        # borrow this repository's (installed by `make setup`).
+        katex = REPO / "node_modules"
+        if katex.is_dir() and not (root / "node_modules").exists():
+            (root / "node_modules").symlink_to(katex, target_is_directory=True)
+        return root
+
+    return make
+
+
+def run_cli(root: Path, *args: str) -> int:
+    return cli.main(["--root", str(root), *args])
+
+
+@pytest.fixture
+def check(capsys):
+    """Run ``check`` and return (exit code, stderr lines, stdout)."""
+
+    def run(root: Path) -> tuple[int, list[str], str]:
+        capsys.readouterr()
+        code = run_cli(root, "check")
+        out, err = capsys.readouterr()
+        return code, err.splitlines(), out
+
+    return run
+
+
+@pytest.fixture
+def relock(capsys):
+    """Run ``relock``; assert it succeeded unless told otherwise; return (code, stdout, stderr)."""
+
+    def run(root: Path, expect: int = 0) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = run_cli(root, "relock")
+        out, err = capsys.readouterr()
+        assert code == expect, f"relock exited {code}, expected {expect}\nstdout:\n{out}\nstderr:\n{err}"
+        return code, out, err
+
+    return run
+
+
+def expand_page(root: Path, rel: str = "docs/page.md"):
+    """The Expanded result of one page of the project at ``root``."""
+    settings = load_settings(root)
+    return expand_site(settings, make_builder(settings)).pages[rel]
+
+
+__all__ = [
+    "REPO",
+    "OPS",
+    "MODEL",
+    "BASE_FILES",
+    "page",
+    "write_tree",
+    "run_cli",
+    "expand_page",
+]

@@ -1,0 +1,145 @@
+"""Golden files for the generated sections of one small page.
+
+The page below (two entries of the tiny layer norm in conftest.py) is expanded
+and compared, byte for byte, with ``golden/layer_norm_page.md``: Actual
+implementation, Code and math connection, Where is it used?, Implemented in.
+When a change to the generator is intended, regenerate the file with the command
+the failure names, and review its diff like code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from docs_hooks import math as trace_math
+from docs_hooks import render as R
+
+from .conftest import expand_page, page
+
+GOLDEN = Path(__file__).parent / "golden"
+REGENERATE = "UPDATE_GOLDEN=1 .venv/bin/pytest tests/docs_hooks/test_trace_golden.py -p no:cacheprovider"
+
+PAGE = page("""
+    # Layer norm
+
+    Each row is normalised, then scaled and shifted.
+
+    ```trace-entry
+    title: Layer norm forward
+    function: ops.layer_norm_forward
+    status: implemented
+    note: Every block normalises twice.
+    ```
+
+    The model calls it from a method: [[model.Block.norm: return layer_norm_forward(]].
+
+    ```trace-equation
+    id: ln-mean
+    title: Mean of one row
+    tex: \\mu = \\frac{1}{d} \\sum_i X_i
+    code: mu = X.mean(axis=-1, keepdims=True)
+    ```
+
+    ```trace-equation
+    id: ln-var
+    title: Variance of one row
+    tex: \\sigma^2 = \\frac{1}{d} \\sum_i (X_i - \\mu)^2
+    code: var = ((X - mu) ** 2).mean(
+    ```
+
+    ```trace-equation
+    id: ln-out
+    title: Scale & shift <per feature>
+    tex: y = \\gamma \\hat{x} + \\beta
+    code:
+      - Xhat = (X - mu) * s
+      - return gamma * Xhat + beta
+    ```
+
+    ```trace-entry
+    title: Layer norm backward
+    function: ops.layer_norm_backward
+    status: implemented
+    ```
+
+    ```trace-equation
+    id: ln-dx
+    title: Gradient on the input
+    tex: dX = s (d\\hat{X} - \\overline{d\\hat{X}} - \\hat{X} \\overline{d\\hat{X} \\hat{X}})
+    code: dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)
+    ```
+
+    ```trace-excerpt
+    code: "ops.layer_norm_backward: for row in range(dY.shape[0]):"
+    context: 1
+    ```
+
+    ## Notes
+
+    Nothing generated after this heading.
+    """)
+
+
+@pytest.fixture
+def plain_math(monkeypatch):
+    """TeX shown as escaped text, so the golden file holds our HTML and not KaTeX's."""
+
+    def render_many(self, items):
+        return [(f'<span class="math">{R.esc(tex)}</span>', None) for tex, _display in items]
+
+    monkeypatch.setattr(trace_math.MathRenderer, "render_many", render_many)
+
+
+def readable(text: str) -> list[str]:
+    """Lines for a diff: one table row, cell or tag run per line."""
+    return re.sub(r"(<tr>|<td>|<th>|<br>)", r"\n\1", text).splitlines(keepends=True)
+
+
+def assert_golden(name: str, actual: str, root: Path) -> None:
+    actual = actual.replace(str(root), "<project>")  # nothing volatile is expected; guard anyway
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert path.exists(), f"golden file {path} is missing; create it with:\n    {REGENERATE}"
+    expected = path.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = "".join(difflib.unified_diff(readable(expected), readable(actual),
+                                            f"golden/{name}", "expanded now", n=2))
+        pytest.fail(
+            f"the expanded page differs from tests/docs_hooks/golden/{name}.\n"
+            f"If the change is intended, regenerate the golden file with:\n    {REGENERATE}\n"
+            f"and review its diff. Differences (split at table rows and cells):\n{diff}",
+            pytrace=False,
+        )
+
+
+def test_generated_sections_match_the_golden_file(make_project, plain_math):
+    root = make_project({"docs/page.md": PAGE})
+
+    expanded = expand_page(root)
+
+    assert [str(p) for p in expanded.problems] == []
+    assert_golden("layer_norm_page.md", expanded.markdown, root)
+
+
+def test_generated_sections_come_in_order_for_each_entry(make_project, plain_math):
+    root = make_project({"docs/page.md": PAGE})
+
+    headings = re.findall(r"^#{2,3} (.*?) \{#", expand_page(root).markdown, re.M)
+
+    sections = ["Actual implementation", "Code and math connection", "Where is it used?", "Implemented in"]
+    assert headings == ["Layer norm forward", *sections, "Layer norm backward", *sections]
+
+
+def test_the_golden_file_has_no_volatile_parts():
+    text = (GOLDEN / "layer_norm_page.md").read_text(encoding="utf-8")
+
+    assert "/tmp" not in text and "<project>" not in text
+    assert set(re.findall(r"/blob/([^/]+)/", text)) == {"abc123"}  # the ref set in the fixture's settings
