@@ -6,6 +6,12 @@ process (so that edited code is always the code that runs, and nothing a test
 does leaks into the build), all of a build's requests in one child. Each
 recording is cached under a key made from the text of every file it touched,
 so an edit re-runs only the recordings that depend on the edited file.
+
+Arguments the build process cannot make (a config from a helper module, a
+random generator, one array of another function's result) are described by
+``Made`` and made in the child. Values of the project's own classes are sent
+back as ``Opaque`` (type, repr and fields), because the build process does not
+import the project's modules.
 """
 
 from __future__ import annotations
@@ -21,6 +27,29 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TraceError
+
+
+@dataclass(frozen=True)
+class Made:
+    """An argument made in the child process: ``module.function(*args)``, then ``[item]`` when given.
+
+    ``module`` is a dotted module name or the path of a ``.py`` file (absolute,
+    or from the project root); ``args`` may hold further ``Made`` values.
+    """
+
+    module: str
+    function: str
+    args: tuple = ()
+    item: Any = None
+
+
+@dataclass
+class Opaque:
+    """A value of a class defined in the project's own code, as the build process sees it."""
+
+    type: str  # module.qualname of its class (or of the function or class itself)
+    text: str  # its repr
+    fields: dict = field(default_factory=dict)  # dataclass fields or instance attributes
 
 
 @dataclass
@@ -54,6 +83,119 @@ class Recording:
 
 
 # ---------------------------------------------------------------------------- the child side
+
+_LOCAL_ROOTS: list[str] = []  # folders of the project's own code (set in the child)
+_BASELINE: set[str] = set()  # modules the child had before it could import the project (docs_hooks, ...)
+
+
+def _is_local_module(name: str | None) -> bool:
+    """Whether module ``name`` was loaded from the project's own code (not the environment)."""
+    if not name or not _LOCAL_ROOTS or name in _BASELINE:
+        return False
+    file = getattr(sys.modules.get(name), "__file__", None)
+    if not file:
+        return name == "__main__"
+    file = os.path.abspath(file)
+    prefixes = {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
+    if any(file.startswith(p) for p in prefixes) or "site-packages" in file:
+        return False
+    return any(file.startswith(os.path.abspath(r) + os.sep) for r in _LOCAL_ROOTS)
+
+
+def _opaque(obj: Any) -> Opaque | None:
+    import dataclasses
+    import types
+
+    if isinstance(obj, (type, types.FunctionType)):
+        if _is_local_module(getattr(obj, "__module__", None)):
+            return Opaque(f"{obj.__module__}.{obj.__qualname__}", repr(obj))
+        return None
+    cls = type(obj)
+    if not _is_local_module(cls.__module__):
+        return None
+    if dataclasses.is_dataclass(obj):
+        fields = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
+    else:
+        fields = dict(getattr(obj, "__dict__", {}) or {})
+    try:
+        text = repr(obj)
+    except Exception:  # pragma: no cover - a broken __repr__
+        text = f"<{cls.__qualname__}>"
+    return Opaque(f"{cls.__module__}.{cls.__qualname__}", text, fields)
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles the project's own objects as ``Opaque``, so the build process can read them."""
+
+    _plain = (int, float, complex, str, bytes, bool, list, tuple, dict, set, type(None))
+
+    def reducer_override(self, obj):
+        if type(obj) in self._plain or type(obj).__module__ in ("numpy", "builtins"):
+            return NotImplemented
+        value = _opaque(obj)
+        if value is None:
+            return NotImplemented
+        return (Opaque, (value.type, value.text, value.fields))
+
+
+def _dump(obj: Any, f) -> None:
+    _Pickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+
+
+def _load_module(name: str, project_root: str):
+    """A module by dotted name, or by the path of its file (loaded once, under its file's stem)."""
+    import importlib
+    import importlib.util
+
+    if not name.endswith(".py"):
+        return importlib.import_module(name)
+    path = os.path.abspath(os.path.join(project_root, name))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    loaded = sys.modules.get(stem)
+    if loaded is not None and os.path.abspath(getattr(loaded, "__file__", "") or "") == path:
+        return loaded
+    spec = importlib.util.spec_from_file_location(stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no Python file at {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[stem] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(stem, None)
+        raise
+    return module
+
+
+def _attr_path(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _make(value: Any, project_root: str) -> Any:
+    """``value`` with every ``Made`` in it made (calls happen here, in the child)."""
+    if isinstance(value, Made):
+        args = [_make(a, project_root) for a in value.args]
+        result = _attr_path(_load_module(value.module, project_root), value.function)(*args)
+        return result if value.item is None else result[value.item]
+    if isinstance(value, tuple):
+        return tuple(_make(v, project_root) for v in value)
+    if isinstance(value, list):
+        return [_make(v, project_root) for v in value]
+    return value
+
+
+def _loaded_files(baseline: set[str], project_root: str) -> set[str]:
+    """Files of the project's own modules imported since ``baseline`` (they can change a result)."""
+    out = set()
+    for name, module in list(sys.modules.items()):
+        if name in baseline or not _is_local_module(name):
+            continue
+        file = getattr(module, "__file__", None)
+        if file and os.path.abspath(file).startswith(os.path.abspath(project_root) + os.sep):
+            out.add(os.path.abspath(file))
+    return out
 
 
 def _snapshot(value: Any, depth: int = 0) -> Any:
@@ -115,55 +257,67 @@ class _Recorder:
             self.calls.append(call)
 
 
-def _run_request(request: dict, modules: dict[str, str]) -> Recording:
-    import importlib
+def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | None = None) -> Recording:
     import traceback
 
     kind = request["kind"]
+    root = request["project_root"]
     rec = Recording(request["name"])
     recorder = _Recorder(modules)
     try:
-        module = importlib.import_module(request["module"])
-        target = module
-        for part in request["function"].split("."):
-            target = getattr(target, part)
+        module = _load_module(request["module"], root)
+        target = _attr_path(module, request["function"])
     except Exception as exc:
         raise TraceError(f"cannot load {request['name']}: {type(exc).__name__}: {exc}") from None
-    args = request.get("args", [])
-    if kind == "call" and request.get("args_from"):
-        maker = module
-        for part in request["args_from"].split("."):
-            maker = getattr(maker, part)
-        args = maker(*request.get("args", []))
-        args = args if isinstance(args, tuple) else (args,)
+    maker_recorder = _Recorder(modules)  # only to learn which files making the arguments ran
+    sys.setprofile(maker_recorder)
+    try:
+        args = _make(tuple(request.get("args", [])), root)
+        if kind == "call" and request.get("args_from"):
+            args = _attr_path(module, request["args_from"])(*args)
+            args = args if isinstance(args, tuple) else (args,)
+        over = _make(request.get("over"), root)
+    except Exception:
+        sys.setprofile(None)
+        raise TraceError(f"cannot make the arguments of {request['name']}:\n{traceback.format_exc()}") from None
+    finally:
+        sys.setprofile(None)
     sys.setprofile(recorder)
     try:
-        rec.result = target(*args)
+        if over is None:
+            rec.result = target(*args)
+        else:  # the function once for each (key, value) of a mapping
+            rec.result = {key: target(key, value, *args) for key, value in over.items()}
     except Exception:
         sys.setprofile(None)
         raise TraceError(f"{request['name']} raised while recording:\n{traceback.format_exc()}") from None
     finally:
         sys.setprofile(None)
     rec.calls = recorder.calls
-    root = request["project_root"]
-    rec.files = sorted(os.path.relpath(f, root) for f in recorder.files)
+    files = recorder.files | maker_recorder.files
+    if baseline is not None:
+        files |= _loaded_files(baseline, root)
+    rec.files = sorted(os.path.relpath(f, root) for f in files)
     rec.result = _snapshot(rec.result)
     return rec
 
 
 def child_main() -> None:  # pragma: no cover - runs in the child process
     payload = pickle.load(sys.stdin.buffer)
+    baseline = set(sys.modules)
+    _BASELINE.update(baseline)
     for p in payload["sys_path"]:
         sys.path.insert(0, p)
+    _LOCAL_ROOTS[:] = payload["sys_path"]
     os.chdir(payload["project_root"])
     out = {}
     for request in payload["requests"]:
         try:
-            out[request["name"]] = _run_request(request, payload["modules"])
+            out[request["name"]] = _run_request(request, payload["modules"], baseline)
         except TraceError as err:
             out[request["name"]] = err
     with open(payload["out"], "wb") as f:
-        pickle.dump(out, f)
+        _dump(out, f)
 
 
 # ---------------------------------------------------------------------------- the build side
@@ -174,10 +328,11 @@ class Request:
     """What to run. ``name`` is how pages and messages refer to it."""
 
     name: str
-    module: str  # dotted module to import
+    module: str  # dotted module to import, or the path of a .py file
     function: str  # attribute path inside it
-    args: tuple = ()
+    args: tuple = ()  # may hold Made values: arguments made in the child
     args_from: str | None = None  # a function of the same module that returns the arguments
+    over: Made | None = None  # a mapping made in the child: call function(key, value, *args) for each item
 
 
 def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Request:
@@ -206,6 +361,16 @@ class Recorder:
         self.runs = 0  # how many child processes were started (for tests)
         self._memo: dict[Request, Recording] = {}
 
+    def _digest(self, repo_path: str) -> str | None:
+        """Digest of a file's text: from the index, else read now (helpers outside the code roots)."""
+        known = self.file_digests.get(repo_path)
+        if known is not None:
+            return known
+        try:
+            return hashlib.sha256((self.project_root / repo_path).read_bytes()).hexdigest()
+        except OSError:
+            return None
+
     def _key_path(self, req: Request) -> Path | None:
         if self.cache_dir is None:
             return None
@@ -221,7 +386,7 @@ class Recorder:
                 stored = pickle.load(f)
         except Exception:
             return None
-        if stored.get("digests") != {f: self.file_digests.get(f) for f in stored.get("digests", {})}:
+        if stored.get("digests") != {f: self._digest(f) for f in stored.get("digests", {})}:
             return None
         return stored["recording"]
 
@@ -231,7 +396,7 @@ class Recorder:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         touched = set(rec.files)
-        digests = {f: self.file_digests.get(f) for f in touched}
+        digests = {f: self._digest(f) for f in touched}
         tmp = path.with_suffix(".tmp")
         with tmp.open("wb") as f:
             pickle.dump({"digests": digests, "recording": rec}, f)
@@ -239,7 +404,15 @@ class Recorder:
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""
-        out: dict[Request, Recording] = {}
+        out = self.record_each(requests)
+        for value in out.values():
+            if isinstance(value, TraceError):
+                raise value
+        return out
+
+    def record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
+        """Recordings for ``requests``, all in one child process; a request that failed maps to its error."""
+        out: dict[Request, Recording | TraceError] = {}
         todo = []
         for req in dict.fromkeys(requests):
             if req in self._memo:
@@ -254,9 +427,8 @@ class Recorder:
             results = self._run_child(todo)
             for req in todo:
                 value = results[req.name]
-                if isinstance(value, TraceError):
-                    raise value
-                self._store(req, value)
+                if not isinstance(value, TraceError):
+                    self._store(req, value)
                 out[req] = self._memo[req] = value
         return out
 
@@ -268,7 +440,8 @@ class Recorder:
             "modules": self.modules,
             "requests": [
                 {"kind": "call", "name": r.name, "module": r.module, "function": r.function,
-                 "args": list(r.args), "args_from": r.args_from, "project_root": str(self.project_root)}
+                 "args": list(r.args), "args_from": r.args_from, "over": r.over,
+                 "project_root": str(self.project_root)}
                 for r in requests
             ],
         }

@@ -1,0 +1,798 @@
+"""Inventories read from the code and from running it: every parameter and every config value.
+
+Parameters: ``init_params(cfg, rng)`` (setting ``init_params``) runs in the child
+for the real and the probe config. Each parameter gets its name pattern (the
+per-layer index collapsed: ``b{l}.ln1_g``), the statement that creates it (found
+in init_params and its callees by the string constants of its target), its
+symbolic and concrete shape, its scalar count, its initialisation read from
+that statement (ones, zeros, normal with the std it reads from the config) and
+checked against the values, and whether weight decay applies, decided by
+calling the optimizer's own rule (setting ``decay_rule``) on it in the child.
+
+Config values: every field of the model config (setting ``model_config``) and
+of the config module (setting ``config_module``) with its default and the line
+that defines it, who sets it (calls that construct the model config), the value
+in effect (``config()`` of the model run helper) and every function that reads
+it. A field that nothing reads is flagged.
+
+Blocks: ``trace-params``, ``trace-config`` and ``trace-inventory`` (``of:
+parameters`` or ``of: config``; other inventories may register in
+``builder.inventory_kinds``).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import render as R
+from .codeindex import Function, Statement, did_you_mean
+from .errors import TraceError
+from .record import Made, Request
+from .shapes import CONFIG, Desc, config_made, model_run, recording, register_requests, state
+
+PARAMS = "params"
+PROBE_PARAMS = "probe params"
+DECAYS = "decays"
+
+
+# ----------------------------------------------------------------------------- requests
+
+
+def _split(index, dotted: str | None, setting: str) -> tuple[str, str]:
+    if not dotted:
+        raise TraceError(f"setting {setting} is not set; add it to [tool.docs_hooks] in pyproject.toml")
+    try:
+        fn = index.function(dotted)
+    except TraceError as err:
+        raise TraceError(f"setting {setting}: {err.message}") from None
+    return fn.module, fn.name[len(fn.module) + 1 :]
+
+
+def _inventory_requests(builder) -> dict[str, Request | TraceError]:
+    s = builder.settings
+    out: dict[str, Request | TraceError] = {}
+    try:
+        module, function = _split(builder.index, s.init_params, "init_params")
+        rng = Made("numpy.random", "default_rng", (0,))
+        real = Made(module, function, (config_made(s), rng))
+        out[PARAMS] = Request(f"{s.init_params}(config(), default_rng(0))", module, function, (config_made(s), rng))
+        out[PROBE_PARAMS] = Request(
+            f"{s.init_params}(probe(config()), default_rng(0))", module, function, (config_made(s, probe=True), rng)
+        )
+    except TraceError as err:
+        out[PARAMS] = out[PROBE_PARAMS] = out[DECAYS] = err
+        return out
+    try:
+        rule_module, rule = _split(builder.index, s.decay_rule, "decay_rule")
+        out[DECAYS] = Request(f"{s.decay_rule}(name, array) for each parameter", rule_module, rule, over=real)
+    except TraceError as err:
+        out[DECAYS] = err
+    return out
+
+
+# ----------------------------------------------------------------------------- source helpers
+
+
+def _tree(builder, path: Path) -> ast.Module:
+    trees = state(builder).setdefault("trees", {})
+    if path not in trees:
+        trees[path] = ast.parse(path.read_text(encoding="utf-8"))
+    return trees[path]
+
+
+def _def_node(builder, fn: Function) -> ast.FunctionDef:
+    for node in ast.walk(_tree(builder, fn.file)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name and fn.start <= node.lineno <= fn.end:
+            return node
+    raise TraceError(f"cannot find the definition of {fn.name} in {fn.display_path}")
+
+
+def _display(builder, repo_path: str) -> str:
+    for fn in builder.index.functions.values():
+        if fn.repo_path == repo_path:
+            return fn.display_path
+    s = builder.settings
+    try:
+        return (s.project_root / repo_path).relative_to(s.source_root).as_posix()
+    except ValueError:
+        return repo_path
+
+
+def _line_link(builder, repo_path: str, start: int, end: int | None = None, title: str = "") -> str:
+    end = end or start
+    label = R.code(R.span_label(_display(builder, repo_path), start, end))
+    return R.link(label, builder.settings.github_url(repo_path, start, end), title)
+
+
+def _stmt_link(builder, fn: Function, stmt: Statement) -> str:
+    return builder.line_link(fn, stmt.start, stmt.end)
+
+
+def _comment(line: str) -> str:
+    """The ``# comment`` of one source line, without the hash."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
+            if tok.type == tokenize.COMMENT:
+                return tok.string.lstrip("#").strip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return ""
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return format(value, "g")
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+# ----------------------------------------------------------------------------- parameters
+
+
+@dataclass
+class Init:
+    kind: str  # "ones", "zeros", "normal", "code"
+    text: str  # as shown
+    std_field: str | None = None
+    mean: float | None = None
+    std: float | None = None
+
+
+@dataclass
+class Param:
+    pattern: str
+    names: list[str]
+    index_field: str | None  # the config field the per-layer index runs over
+    desc: Desc
+    size: int  # scalars of one
+    symbolic_size: str
+    function: Function
+    statement: Statement
+    init: Init
+    decay: str  # "yes", "no" or a list of exceptions
+
+    @property
+    def total(self) -> int:
+        return self.size * len(self.names)
+
+
+@dataclass
+class Params:
+    params: list[Param] = field(default_factory=list)
+    total: int = 0
+    per_block: int = 0
+    blocks: int = 0
+    index_field: str | None = None
+    rule: str = ""
+
+
+def parameters(builder) -> Params:
+    st = state(builder)
+    if "params" not in st:
+        try:
+            st["params"] = _parameters(builder)
+        except TraceError as err:
+            st["params"] = err
+    value = st["params"]
+    if isinstance(value, TraceError):
+        raise TraceError(value.message)
+    return value
+
+
+_RUN = re.compile(r"\d+")
+
+
+def _parameters(builder) -> Params:
+    s = builder.settings
+    run = model_run(builder)
+    real: dict = recording(builder, PARAMS).result
+    probe: dict = recording(builder, PROBE_PARAMS).result
+    for what, value in (("config", real), ("probe config", probe)):
+        if not isinstance(value, dict) or not all(isinstance(v, np.ndarray) for v in value.values()):
+            raise TraceError(f"{s.init_params} must return a dict of named arrays; for the {what} it returned {type(value).__name__}")
+    decays = recording(builder, DECAYS).result
+    init_fn = builder.index.function(s.init_params)
+    creators = _creators(builder, init_fn)
+    placeholder_names = _placeholders(builder, creators)
+
+    groups: dict[str, list[str]] = {}
+    index_of: dict[str, tuple[str, str | None]] = {}
+    for name in real:
+        pattern, key = _pattern(name, real, probe, run.dims, placeholder_names)
+        groups.setdefault(pattern, []).append(name)
+        index_of[pattern] = (name, key)
+    out = Params(rule=s.decay_rule or "")
+    blocks_field = None
+    for pattern, names in groups.items():
+        key = index_of[pattern][1]
+        first = names[0]
+        twin = _twin(first, pattern, probe)
+        desc = run.dims.describe(real[first], probe[twin])
+        fn, stmt, value_node = _creating_statement(builder, creators, pattern, first)
+        init = _init_kind(builder, fn, value_node, run.dims.real)
+        _check_init(init, pattern, [real[n] for n in names], fn, stmt)
+        answers = {bool(decays[n]) for n in names}
+        decay = ("yes" if answers == {True} else "no") if len(answers) == 1 else "mixed: " + ", ".join(
+            f"{n}: {'yes' if decays[n] else 'no'}" for n in names)
+        param = Param(pattern, names, key, desc, int(real[first].size), _symbolic_size(desc), fn, stmt, init, decay)
+        out.params.append(param)
+        out.total += param.total
+        if key:
+            blocks_field = key
+            out.per_block += param.size
+    out.index_field = blocks_field
+    out.blocks = run.dims.real.get(blocks_field, 0) if blocks_field else 0
+    if out.total != sum(int(v.size) for v in real.values()):  # pragma: no cover - a bug of this module
+        raise TraceError("the parameter inventory does not add up to the parameters init_params returned")
+    return out
+
+
+def _creators(builder, init_fn: Function) -> list[Function]:
+    """init_params and every source function it calls, directly or not."""
+    out, todo = [init_fn], [init_fn.name]
+    while todo:
+        name = todo.pop()
+        for site in builder.index.calls:
+            if site.caller == name and site.callee in builder.index.functions:
+                callee = builder.index.functions[site.callee]
+                if not callee.is_test and callee not in out:
+                    out.append(callee)
+                    todo.append(callee.name)
+    return out
+
+
+def _placeholders(builder, creators: list[Function]) -> list[tuple[str, str, str]]:
+    """(text before, variable, text after) of every f-string in the creators, e.g. ('b', 'l', '.')."""
+    out = []
+    for fn in creators:
+        for node in ast.walk(_def_node(builder, fn)):
+            if isinstance(node, ast.JoinedStr):
+                parts = node.values
+                for i, part in enumerate(parts):
+                    if isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name):
+                        before = parts[i - 1].value if i > 0 and isinstance(parts[i - 1], ast.Constant) else ""
+                        after = parts[i + 1].value if i + 1 < len(parts) and isinstance(parts[i + 1], ast.Constant) else ""
+                        out.append((str(before), part.value.id, str(after)))
+    return out
+
+
+def _pattern(name: str, real: dict, probe: dict, dims, placeholders) -> tuple[str, str | None]:
+    """``b0.ln1_g`` -> ``b{l}.ln1_g`` when its digits run over a config field (n_layers) in both runs."""
+    for m in _RUN.finditer(name):
+        before, after = name[: m.start()], name[m.end() :]
+        values_real = {int(mm.group(0)) for n in real for mm in [_match_at(n, before, after)] if mm}
+        values_probe = {int(mm.group(0)) for n in probe for mm in [_match_at(n, before, after)] if mm}
+        for key, (r, p) in dims.candidates.items():
+            if "*" in key or "/" in key or r is None or p is None or r == p:
+                continue
+            if values_real == set(range(r)) and values_probe == set(range(p)):
+                var = next((v for b, v, a in placeholders if before.endswith(b) and after.startswith(a) and (b or a)), "i")
+                return f"{before}{{{var}}}{after}", key
+    return name, None
+
+
+def _match_at(name: str, before: str, after: str):
+    if name.startswith(before) and name.endswith(after) and len(name) > len(before) + len(after):
+        return re.fullmatch(r"\d+", name[len(before) : len(name) - len(after)])
+    return None
+
+
+def _twin(name: str, pattern: str, probe: dict) -> str:
+    if name in probe:
+        return name
+    raise TraceError(f"the probe config's parameters have no '{name}' (pattern {pattern}); init_params must create "
+                     "the same parameters whatever the sizes")
+
+
+def _symbolic_size(desc: Desc) -> str:
+    if desc.kind != "array":
+        return "1"
+    counts: dict[str, int] = {}
+    for d in desc.dims:
+        label = d.symbol or str(d.value)
+        counts[label] = counts.get(label, 0) + 1
+    sup = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return "·".join(k if n == 1 else k + str(n).translate(sup) for k, n in counts.items())
+
+
+def _suffix(pattern: str) -> str:
+    """What the code's string constant says: the name after its last placeholder (``ln1_g``)."""
+    tail = pattern.rsplit("}", 1)[-1]
+    return tail.lstrip(".:/_-") or pattern
+
+
+def _constants(node: ast.AST) -> set[str]:
+    out = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            out.add(sub.value)
+    return out
+
+
+def _creating_statement(builder, creators: list[Function], pattern: str, name: str):
+    """The statement of init_params (or a callee) that creates ``pattern``, and the value it assigns to it."""
+    suffix = _suffix(pattern)
+    found = []
+    for fn in creators:
+        for node in ast.walk(_def_node(builder, fn)):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                values = node.value.elts if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) else None
+                for i, elt in enumerate(elts):
+                    if isinstance(elt, ast.Subscript) and ({suffix, name} & _constants(elt.slice)):
+                        value = values[i] if values is not None and i < len(values) else node.value
+                        found.append((fn, node, value))
+    if not found:
+        names = ", ".join(f.name for f in creators)
+        raise TraceError(f"parameter {pattern}: no statement of {names} assigns to a key that mentions '{suffix}'; "
+                         "create each parameter with its name written in the code, e.g. params[\"" + suffix + "\"] = ...")
+    if len({(f.name, n.lineno) for f, n, _ in found}) > 1:
+        where = ", ".join(f"{f.display_path}:{n.lineno}" for f, n, _ in found)
+        raise TraceError(f"parameter {pattern}: more than one statement assigns to '{suffix}' ({where}); "
+                         "the inventory cannot tell which creates it")
+    fn, node, value = found[0]
+    stmt = next((s for s in fn.statements if s.start == node.lineno), None)
+    if stmt is None:  # pragma: no cover - every simple statement is indexed
+        raise TraceError(f"parameter {pattern}: the statement at {fn.display_path}:{node.lineno} is not in the index")
+    return fn, stmt, value
+
+
+def _call_name(node: ast.expr) -> str:
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def _resolve_name(builder, fn: Function, name: str) -> ast.expr | None:
+    """What a local name was assigned from in ``fn`` (``std`` -> ``cfg.init_std``), pairing tuples."""
+    for node in ast.walk(_def_node(builder, fn)):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    return node.value
+                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    for t, v in zip(target.elts, node.value.elts):
+                        if isinstance(t, ast.Name) and t.id == name:
+                            return v
+    return None
+
+
+def _init_kind(builder, fn: Function, value: ast.expr, config: dict) -> Init:
+    name = _call_name(value)
+    if name in ("ones", "ones_like"):
+        return Init("ones", "ones")
+    if name in ("zeros", "zeros_like"):
+        return Init("zeros", "zeros")
+    if name == "normal" and isinstance(value, ast.Call):
+        args = {i: a for i, a in enumerate(value.args)}
+        kws = {k.arg: k.value for k in value.keywords if k.arg}
+        loc, scale = kws.get("loc", args.get(0)), kws.get("scale", args.get(1))
+        mean = _number(builder, fn, loc, config) if loc is not None else (0.0, None)
+        std = _number(builder, fn, scale, config) if scale is not None else (1.0, None)
+        if mean is not None and std is not None:
+            std_text = f"{std[1]} = {_fmt(std[0])}" if std[1] else _fmt(std[0])
+            return Init("normal", f"normal, mean {_fmt(mean[0])}, std {std_text}", std[1], mean[0], std[0])
+    return Init("code", ast.unparse(value))
+
+
+def _number(builder, fn: Function, node: ast.expr, config: dict) -> tuple[float, str | None] | None:
+    """A number the code gives: a literal, or a config field read directly or through a local."""
+    for _ in range(5):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value), None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            return -float(node.operand.value), None
+        if isinstance(node, ast.Attribute) and node.attr in config and isinstance(config[node.attr], (int, float)):
+            return float(config[node.attr]), node.attr
+        if isinstance(node, ast.Name):
+            node = _resolve_name(builder, fn, node.id)
+            if node is None:
+                return None
+            continue
+        return None
+    return None
+
+
+def _check_init(init: Init, pattern: str, arrays: list[np.ndarray], fn: Function, stmt: Statement) -> None:
+    where = f"{fn.display_path}:{stmt.start}"
+    values = np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
+    if init.kind == "ones" and not np.all(values == 1):
+        raise TraceError(f"parameter {pattern}: {where} creates it with ones, but init_params returned other values")
+    if init.kind == "zeros" and not np.all(values == 0):
+        raise TraceError(f"parameter {pattern}: {where} creates it with zeros, but init_params returned other values")
+    if init.kind == "normal" and values.size >= 100 and init.std:
+        sd, mu = float(values.std()), float(values.mean())
+        if not (0.7 * init.std <= sd <= 1.3 * init.std) or abs(mu - init.mean) > 6 * init.std / np.sqrt(values.size):
+            raise TraceError(
+                f"parameter {pattern}: {where} reads as {init.text}, but the values init_params returned have "
+                f"mean {mu:.3g} and std {sd:.3g}; check which config field the statement reads"
+            )
+
+
+# ----------------------------------------------------------------------------- parameters: rendering
+
+
+def _param_rows(builder, params: list[Param], roles: dict[str, str] | None, dims) -> list[list[str]]:
+    rows = []
+    for p in params:
+        name = R.code(p.pattern) + "<br>" + _stmt_link(builder, p.function, p.statement)
+        if p.index_field:
+            count = (f"{R.code(p.symbolic_size)} {p.size} per block, × {R.esc(p.index_field)} = {len(p.names)}: "
+                     f"{p.total}")
+        else:
+            count = f"{R.code(p.symbolic_size)} {p.size}"
+        symbolic = p.desc.symbolic() if p.desc.kind != "scalar" else "scalar"
+        concrete = p.desc.concrete() if p.desc.kind != "scalar" else "scalar"
+        row = [name, R.code(symbolic), R.code(concrete), count, R.esc(p.init.text), p.decay]
+        if roles is not None:
+            row.append(R.esc(roles.get(p.pattern, "")))
+        rows.append(row)
+    return rows
+
+
+def _param_table(builder, params: list[Param], roles, dims, rule: str) -> str:
+    headers = ["Name", "Shape", "With config", "Scalars", "Initialisation", f"Weight decay ({rule})"]
+    if roles is not None:
+        headers.append("Role")
+    keys: list[str] = []
+    for p in params:
+        for k in p.desc.keys():
+            if k not in keys:
+                keys.append(k)
+    legend = dims.legend(keys)
+    out = R.table(headers, _param_rows(builder, params, roles, dims), "trace-table trace-params")
+    if legend:
+        out += f'\n<p class="trace-shapes-legend">{R.esc(legend)}</p>'
+    return out + "\n"
+
+
+def params_block(ctx, block) -> str:
+    b = ctx.builder
+    inv = parameters(b)
+    wanted = block.data["match"]
+    chosen, unmatched = [], []
+    for text in wanted:
+        hits = [p for p in inv.params if text in p.pattern]
+        if not hits:
+            unmatched.append(text)
+        chosen.extend(p for p in hits if p not in chosen)
+    if unmatched:
+        names = [p.pattern for p in inv.params]
+        raise TraceError(
+            f"no parameter name contains '{unmatched[0]}'{did_you_mean(unmatched[0], names)}; "
+            f"the parameters are: {', '.join(names)}"
+        )
+    roles = None
+    if block.data.get("roles") is not None:
+        roles = {}
+        for key, text in block.data["roles"].items():
+            hits = [p.pattern for p in chosen if p.pattern == key] or [p.pattern for p in chosen if str(key) in p.pattern]
+            if not hits:
+                raise TraceError(
+                    f"role '{key}' matches none of the parameters shown ({', '.join(p.pattern for p in chosen)}); "
+                    "key roles by a name pattern from the table"
+                )
+            for h in hits:
+                roles[h] = str(text)
+    return _param_table(b, chosen, roles, model_run(b).dims, inv.rule)
+
+
+def _parameters_inventory(ctx, block) -> str:
+    b = ctx.builder
+    inv = parameters(b)
+    out = _param_table(b, inv.params, None, model_run(b).dims, inv.rule)
+    parts = []
+    if inv.index_field:
+        parts.append(f"One block: {inv.per_block:,} scalars; {inv.index_field} = {inv.blocks} blocks.")
+    parts.append(f"The whole model: {inv.total:,} scalars in {sum(len(p.names) for p in inv.params)} arrays.")
+    return out + f'<p class="trace-params-total">{R.esc(" ".join(parts))}</p>\n'
+
+
+# ----------------------------------------------------------------------------- config values
+
+
+@dataclass
+class ConfigField:
+    owner: str  # dotted class (or module) name, e.g. transformer.ModelConfig
+    name: str
+    default: str | None  # source text, None when required
+    meaning: str  # the comment on its line
+    repo_path: str
+    line: int
+    in_effect: Any = None
+    has_effect: bool = False
+    set_by: list[str] = field(default_factory=list)  # HTML
+    readers: list[tuple[Function, int]] = field(default_factory=list)
+
+
+@dataclass
+class ConfigInventory:
+    groups: list[tuple[str, str, list[ConfigField]]] = field(default_factory=list)  # (owner, HTML link, fields)
+
+    def lookup(self, name: str) -> list[ConfigField]:
+        return [f for _, _, fields in self.groups for f in fields if f.name == name]
+
+    def names(self) -> list[str]:
+        return [f.name for _, _, fields in self.groups for f in fields]
+
+
+def config_inventory(builder) -> ConfigInventory:
+    st = state(builder)
+    if "config" not in st:
+        try:
+            st["config"] = _config_inventory(builder)
+        except TraceError as err:
+            st["config"] = err
+    value = st["config"]
+    if isinstance(value, TraceError):
+        raise TraceError(value.message)
+    return value
+
+
+def _class_fields(builder, dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str]) -> list[ConfigField]:
+    out = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if "ClassVar" in ast.unparse(stmt.annotation):
+                continue
+            src = "\n".join(lines)
+            default = ast.get_source_segment(src, stmt.value) if stmt.value is not None else None
+            out.append(ConfigField(dotted, stmt.target.id, default, _comment(lines[stmt.lineno - 1]), repo_path, stmt.lineno))
+    return out
+
+
+def _module_path(builder, module: str) -> Path:
+    base = builder.settings.source_root / Path(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    raise TraceError(f"setting config_module names '{module}', but there is no {builder.settings.rel(base.with_suffix('.py'))}; "
+                     "fix config_module in [tool.docs_hooks]")
+
+
+def _config_inventory(builder) -> ConfigInventory:
+    s = builder.settings
+    index = builder.index
+    inv = ConfigInventory()
+    methods: dict[str, set[str]] = {}
+    classes: list[tuple[str, str, list[ConfigField]]] = []
+
+    if s.model_config:
+        if s.model_config not in index.classes:
+            raise TraceError(f"setting model_config names '{s.model_config}', which is not a class of the source"
+                             f"{did_you_mean(s.model_config, index.classes)}; fix model_config in [tool.docs_hooks]")
+        repo_path, start, end = index.classes[s.model_config]
+        path = s.project_root / repo_path
+        lines = path.read_text(encoding="utf-8").splitlines()
+        short = s.model_config.rsplit(".", 1)[-1]
+        node = next((n for n in ast.walk(_tree(builder, path)) if isinstance(n, ast.ClassDef) and n.name == short
+                     and start <= n.lineno <= end), None)
+        if node is None:  # pragma: no cover - the index found it there
+            raise TraceError(f"cannot find class {short} in {repo_path}")
+        start = node.lineno
+        fields = _class_fields(builder, s.model_config, node, repo_path, lines)
+        in_effect = recording(builder, CONFIG).result
+        values = in_effect.fields if hasattr(in_effect, "fields") else dict(in_effect)
+        for f in fields:
+            if f.name in values:
+                f.in_effect, f.has_effect = values[f.name], True
+        _setters(builder, s.model_config, fields)
+        classes.append((s.model_config, _line_link(builder, repo_path, start, start, s.model_config), fields))
+
+    if s.config_module:
+        path = _module_path(builder, s.config_module)
+        repo_path = s.rel(path)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        loose = []
+        for node in _tree(builder, path).body:
+            if isinstance(node, ast.ClassDef):
+                dotted = f"{s.config_module}.{node.name}"
+                fields = _class_fields(builder, dotted, node, repo_path, lines)
+                if fields:
+                    _setters(builder, dotted, fields)
+                    classes.append((dotted, _line_link(builder, repo_path, node.lineno, node.lineno, dotted), fields))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                src = "\n".join(lines)
+                for t in targets:
+                    if isinstance(t, ast.Name) and not t.id.startswith("_") and node.value is not None:
+                        loose.append(ConfigField(s.config_module, t.id, ast.get_source_segment(src, node.value),
+                                                 _comment(lines[node.lineno - 1]), repo_path, node.lineno))
+        if loose:
+            classes.append((s.config_module, R.code(_display(builder, repo_path)), loose))
+
+    for owner, _, fields in classes:
+        methods[owner] = {f.name for f in fields} | {
+            n.rsplit(".", 1)[-1] for n in index.functions if n.startswith(owner + ".")}
+    assigned = _classify_bases(builder, methods, s.config_module)
+    for owner, _, fields in classes:
+        by_name = {f.name: f for f in fields}
+        for read in index.attribute_reads:
+            fn = index.functions.get(read.reader)
+            if fn is None or fn.is_test or read.attr not in by_name:
+                continue
+            if owner in assigned.get((read.reader, read.base), ()):
+                by_name[read.attr].readers.append((fn, read.line))
+    for _, _, fields in classes:
+        for f in fields:
+            unique = {(fn.name, line): (fn, line) for fn, line in f.readers}
+            f.readers = sorted(unique.values(), key=lambda r: (r[0].repo_path, r[1], r[0].name))
+    inv.groups = classes
+    return inv
+
+
+def _classify_bases(builder, attrs_of: dict[str, set[str]], config_module: str | None) -> dict[tuple[str, str], list[str]]:
+    """Which config class each (function, name) reads through: ``cfg`` in block_forward -> ModelConfig.
+
+    A name is taken to hold a class when every attribute the function reads through
+    it belongs to that class; when several classes fit, the reads through the same
+    name in every function decide; when still several fit, all of them are kept
+    (a reader is never dropped). ``self`` in a config class's methods is that class;
+    the config module's own name reads its module-level values.
+    """
+    index = builder.index
+    groups: dict[tuple[str, str], set[str]] = {}
+    by_base: dict[str, set[str]] = {}
+    for read in index.attribute_reads:
+        fn = index.functions.get(read.reader)
+        if fn is None or fn.is_test:
+            continue
+        groups.setdefault((read.reader, read.base), set()).add(read.attr)
+        by_base.setdefault(read.base, set()).add(read.attr)
+    out: dict[tuple[str, str], list[str]] = {}
+    module_short = config_module.rsplit(".", 1)[-1] if config_module else None
+    for (reader, base), attrs in groups.items():
+        if base in ("self", "cls"):
+            owner = reader.rsplit(".", 1)[0]
+            out[(reader, base)] = [owner] if owner in attrs_of else []
+            continue
+        if config_module and base == module_short and config_module in attrs_of:
+            out[(reader, base)] = [config_module]
+            continue
+        fits = [o for o, names in attrs_of.items() if attrs <= names and o != config_module]
+        if len(fits) > 1:
+            narrowed = [o for o in fits if by_base[base] <= attrs_of[o]]
+            fits = narrowed if len(narrowed) == 1 else fits
+        out[(reader, base)] = fits
+    return out
+
+
+def _setters(builder, dotted: str, fields: list[ConfigField]) -> None:
+    """Who sets each field: every call that constructs the class (``ModelConfig(...)``, ``ModelConfig.from_dict(...)``)."""
+    index = builder.index
+    short = dotted.rsplit(".", 1)[-1]
+    own = {n.rsplit(".", 1)[-1] for n in index.functions if n.startswith(dotted + ".")}
+    by_name = {f.name: f for f in fields}
+    for fn in sorted(index.functions.values(), key=lambda f: (f.repo_path, f.start)):
+        if fn.is_test or fn.name.startswith(dotted + "."):
+            continue
+        for node in ast.walk(_def_node(builder, fn)):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            direct = (isinstance(func, ast.Name) and func.id == short) or (isinstance(func, ast.Attribute) and func.attr == short)
+            via = (isinstance(func, ast.Attribute) and func.attr in own and func.attr not in by_name
+                   and ((isinstance(func.value, ast.Name) and func.value.id == short)
+                        or (isinstance(func.value, ast.Attribute) and func.value.attr == short)))
+            if not (direct or via):
+                continue
+            stmt = next((s for s in sorted(fn.statements, key=lambda s: s.end - s.start)
+                         if s.start <= node.lineno <= s.end), None)
+            link = builder.line_link(fn, stmt.start, stmt.end) if stmt else builder.line_link(fn, node.lineno, node.lineno)
+            who = f"{R.code(fn.name)} {link}"
+            if via:
+                what = R.code(ast.unparse(node))
+                for f in fields:
+                    f.set_by.append(f"{who}: every key present in {what}")
+                continue
+            passed = set()
+            for kw in node.keywords:
+                if kw.arg is None:
+                    passed = None
+                    for f in fields:
+                        f.set_by.append(f"{who}: from {R.code('**' + ast.unparse(kw.value))} when it holds the key")
+                    break
+                if kw.arg in by_name:
+                    passed.add(kw.arg)
+                    by_name[kw.arg].set_by.append(f"{who} passes {R.code(f'{kw.arg}={ast.unparse(kw.value)}')}")
+            if passed is None:
+                continue
+            for i, arg in enumerate(node.args):
+                if i < len(fields):
+                    passed.add(fields[i].name)
+                    fields[i].set_by.append(f"{who} passes {R.code(ast.unparse(arg))} (argument {i + 1})")
+            for f in fields:
+                if f.name not in passed:
+                    f.set_by.append(f"{who} does not pass it: the default applies")
+
+
+def _field_rows(builder, fields: list[ConfigField], show_owner: bool) -> list[list[str]]:
+    rows = []
+    for f in fields:
+        name = R.code(f"{f.owner.rsplit('.', 1)[-1]}.{f.name}" if show_owner else f.name)
+        if f.meaning:
+            name += f"<br>{R.esc(f.meaning)}"
+        defined = _line_link(builder, f.repo_path, f.line, f.line, f"{f.owner}.{f.name}")
+        default = R.code(f.default) if f.default is not None else "none: every caller must pass it"
+        set_by = "<br>".join(f.set_by) or "nothing in the source constructs it: the default applies"
+        effect = R.code(_fmt(f.in_effect)) if f.has_effect else "not recorded"
+        if f.readers:
+            by_fn: dict[str, list[tuple[Function, int]]] = {}
+            for fn, line in f.readers:
+                by_fn.setdefault(fn.name, []).append((fn, line))
+            read = "<br>".join(
+                f"{R.code(name)} " + ", ".join(builder.line_link(fn, line, line) for fn, line in reads)
+                for name, reads in by_fn.items())
+        else:
+            read = '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>'
+        rows.append([name, defined, default, set_by, effect, read])
+    return rows
+
+
+CONFIG_HEADERS = ["Field", "Defined at", "Default", "Set by", "In effect", "Read by"]
+
+
+def config_block(ctx, block) -> str:
+    b = ctx.builder
+    inv = config_inventory(b)
+    names = block.data.get("fields")
+    if not names:
+        return _config_tables(b, inv)
+    chosen: list[ConfigField] = []
+    for name in names:
+        hits = inv.lookup(name)
+        if not hits:
+            raise TraceError(f"no config field '{name}'{did_you_mean(name, inv.names())}; "
+                             f"the fields are: {', '.join(dict.fromkeys(inv.names()))}")
+        chosen.extend(hits)
+    return R.table(CONFIG_HEADERS, _field_rows(b, chosen, True), "trace-table trace-config") + "\n"
+
+
+def _config_tables(builder, inv: ConfigInventory) -> str:
+    out = []
+    for owner, link, fields in inv.groups:
+        out.append(f'<p class="trace-config-owner">{R.code(owner)} {link}</p>')
+        out.append(R.table(CONFIG_HEADERS, _field_rows(builder, fields, False), "trace-table trace-config"))
+    return "\n".join(out) + "\n"
+
+
+def _config_inventory_block(ctx, block) -> str:
+    return _config_tables(ctx.builder, config_inventory(ctx.builder))
+
+
+# ----------------------------------------------------------------------------- trace-inventory
+
+
+def inventory_block(ctx, block) -> str:
+    kind = block.data["of"]
+    handler = ctx.builder.inventory_kinds.get(kind)
+    if handler is None:
+        raise TraceError(f"trace-inventory of: {kind} has no generator in this build; "
+                         f"available: {', '.join(sorted(ctx.builder.inventory_kinds))}")
+    return handler(ctx, block)
+
+
+def attach(builder) -> None:
+    register_requests(builder, _inventory_requests)
+    if not hasattr(builder, "inventory_kinds"):
+        builder.inventory_kinds = {}
+    builder.inventory_kinds["parameters"] = _parameters_inventory
+    builder.inventory_kinds["config"] = _config_inventory_block
+    builder.handlers["params"] = params_block
+    builder.handlers["config"] = config_block
+    builder.handlers["inventory"] = inventory_block

@@ -1,0 +1,234 @@
+"""Tests of docs_hooks.inventory: the parameter inventory and the config inventory.
+
+The tiny project is the one of test_trace_shapes: its init_params makes
+``emb``, per-layer ``b{l}.ln_g``, ``b{l}.ln_b``, ``b{l}.w1``, ``b{l}.b1`` and
+``head_w``, and its optimizer rule decays exactly the names that contain a
+'w', whatever their shape, so that a table that followed the shape instead of
+the rule would show.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docs_hooks.project import make_builder
+from docs_hooks.settings import load_settings
+
+from .test_trace_shapes import MODEL, REPO, SETTINGS, TRAIN, build, dedent, line_of, link, table_rows, tiny_project
+
+ROLES = '{ln_g: LayerNorm scale, "b{l}.w1": Hidden layer}'
+
+
+def params_page(match: str, roles: str | None = None) -> str:
+    return "```trace-params\n" + f"match: {match}\n" + (f"roles: {roles}\n" if roles else "") + "```\n"
+
+
+def test_params_of_a_page(tmp_path):
+    root = tiny_project(tmp_path, params_page("[ln_, w1]", ROLES))
+    markdown, problems, _ = build(root)
+    assert problems == []
+    ln = line_of(MODEL, 'block[p + "ln_g"], block[p + "ln_b"] =')
+    w1 = line_of(MODEL, 'block[p + "w1"] =')
+    per_block = "per block, × n_layers = 2"
+    assert table_rows(markdown, "trace-params") == [
+        [f"<code>b{{l}}.ln_g</code><br>{link('src/model.py', ln, 'model.init_block')}", "<code>(d,)</code>",
+         "<code>(4,)</code>", f"<code>d</code> 4 {per_block}: 8", "ones", "no", "LayerNorm scale"],
+        [f"<code>b{{l}}.ln_b</code><br>{link('src/model.py', ln, 'model.init_block')}", "<code>(d,)</code>",
+         "<code>(4,)</code>", f"<code>d</code> 4 {per_block}: 8", "zeros", "no", ""],
+        [f"<code>b{{l}}.w1</code><br>{link('src/model.py', w1, 'model.init_block')}", "<code>(d, F)</code>",
+         "<code>(4, 6)</code>", f"<code>d·F</code> 24 {per_block}: 48",
+         "normal, mean 0, std init_std = 0.5", "yes", "Hidden layer"],
+    ]
+    assert "<th>Weight decay (optim.decays)</th>" in markdown
+    assert '<p class="trace-shapes-legend">d = width = 4. F = hidden = 6.</p>' in markdown
+
+
+def test_every_parameter_and_the_total(tmp_path):
+    root = tiny_project(tmp_path, """
+        ```trace-inventory
+        of: parameters
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    rows = table_rows(markdown, "trace-params")
+    names = [re.match(r"<code>(.*?)</code>", r[0]).group(1) for r in rows]
+    assert names == ["emb", "b{l}.ln_g", "b{l}.ln_b", "b{l}.w1", "b{l}.b1", "head_w"]
+    # The rule, not the shape: emb is a matrix without a 'w', head_w a vector with one.
+    assert {n: r[5] for n, r in zip(names, rows)} == {
+        "emb": "no", "b{l}.ln_g": "no", "b{l}.ln_b": "no", "b{l}.w1": "yes", "b{l}.b1": "no", "head_w": "yes",
+    }
+    assert {n: r[4] for n, r in zip(names, rows)} == {
+        "emb": "normal, mean 0, std init_std = 0.5",  # std read through `d, std = cfg.width, cfg.init_std`
+        "b{l}.ln_g": "ones", "b{l}.ln_b": "zeros",
+        "b{l}.w1": "normal, mean 0, std init_std = 0.5",
+        "b{l}.b1": "zeros", "head_w": "ones",
+    }
+    assert rows[0][1:4] == ["<code>(T, d)</code>", "<code>(4, 4)</code>", "<code>T·d</code> 16"]
+    assert rows[4][1:4] == ["<code>(F,)</code>", "<code>(6,)</code>", "<code>F</code> 6 per block, × n_layers = 2: 12"]
+    # 16 + 2 * (4 + 4 + 24 + 6) + 4
+    assert ('<p class="trace-params-total">One block: 38 scalars; n_layers = 2 blocks. '
+            "The whole model: 96 scalars in 10 arrays.</p>") in markdown
+
+
+def test_the_decay_column_follows_the_rule_when_the_rule_changes(tmp_path):
+    rule = 'def decays(name, array):\n    return array.ndim >= 2\n'
+    root = tiny_project(tmp_path, """
+        ```trace-inventory
+        of: parameters
+        ```
+        """, src__optim_py=rule)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    assert [r[5] for r in table_rows(markdown, "trace-params")] == ["yes", "no", "no", "yes", "no", "no"]
+
+
+def test_an_init_the_values_contradict_fails(tmp_path):
+    # The code reads as ones, but a later statement changes the values: the cross-check catches it.
+    model = MODEL.replace('    params["head_w"] = np.ones(d)\n',
+                          '    params["head_w"] = np.ones(d)\n    params.update(head_w=np.full(d, 2.0))\n')
+    root = tiny_project(tmp_path, params_page("[head_w]"), src__model_py=model)
+    _, problems, _ = build(root)
+    head = line_of(model, 'params["head_w"] = np.ones(d)')
+    assert problems == [
+        f"docs/page.md:1: parameter head_w: model.py:{head} creates it with ones, but init_params returned other values"
+    ]
+
+
+def test_params_match_nothing_fails(tmp_path):
+    root = tiny_project(tmp_path, params_page("[ln1_]"))
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:1: no parameter name contains 'ln1_'; the parameters are: "
+        "emb, b{l}.ln_g, b{l}.ln_b, b{l}.w1, b{l}.b1, head_w"
+    ]
+
+
+def test_a_role_for_a_parameter_not_shown_fails(tmp_path):
+    root = tiny_project(tmp_path, params_page("[ln_, w1]", "{ln_g: LayerNorm scale, head: The head}"))
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:1: role 'head' matches none of the parameters shown (b{l}.ln_g, b{l}.ln_b, b{l}.w1); "
+        "key roles by a name pattern from the table"
+    ]
+
+
+# ----------------------------------------------------------------------------- config
+
+
+def config_rows(markdown: str) -> dict[str, list[str]]:
+    return {re.match(r"<code>(.*?)</code>", r[0]).group(1): r for r in table_rows(markdown, "trace-config")}
+
+
+def test_config_fields_of_a_page(tmp_path):
+    root = tiny_project(tmp_path, """
+        ```trace-config
+        fields: [eps, width, unused]
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    rows = config_rows(markdown)
+    assert list(rows) == ["Config.eps", "Config.width", "TrainSettings.width", "Config.unused"]
+    block_ln = line_of(MODEL, "Xn, c_ln = layer_norm_forward(")
+    final_ln = line_of(MODEL, "Xf, _ = layer_norm_forward(")
+    ctor = (line_of(TRAIN, "cfg = Config("), line_of(TRAIN, "    )"))
+    ctor_link = (f'<a href="https://example.com/repo/blob/abc123/src/train.py#L{ctor[0]}-L{ctor[1]}" '
+                 f'title="train.build_config"><code>train.py:{ctor[0]}-{ctor[1]}</code></a>')
+    assert rows["Config.eps"] == [
+        "<code>Config.eps</code><br>LayerNorm epsilon",
+        link("src/model.py", line_of(MODEL, "eps: float"), "model.Config.eps"),
+        "<code>1e-5</code>",
+        f"<code>train.build_config</code> {ctor_link} does not pass it: the default applies",
+        "<code>1e-05</code>",
+        f"<code>model.block</code> {link('src/model.py', block_ln, 'model.block')}<br>"
+        f"<code>model.forward</code> {link('src/model.py', final_ln, 'model.forward')}",
+    ]
+    assert rows["Config.width"][3] == f"<code>train.build_config</code> {ctor_link} passes <code>width=s.width</code>"
+    assert rows["Config.width"][4] == "<code>4</code>"
+    # `s` in build_config reads seq_len and width, which both classes have; step_size's `s.lr` decides.
+    assert rows["TrainSettings.width"][5] == (
+        f"<code>train.build_config</code> {link('src/train.py', line_of(TRAIN, 'width=s.width'), 'train.build_config')}"
+    )
+    assert rows["TrainSettings.width"][4] == "not recorded"
+    assert rows["Config.unused"][5] == (
+        '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>'
+    )
+
+
+def test_config_inventory_lists_every_field_and_flags_the_unread(tmp_path):
+    root = tiny_project(tmp_path, """
+        ```trace-inventory
+        of: config
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    owners = re.findall(r'<p class="trace-config-owner"><code>(.*?)</code>', markdown)
+    assert owners == ["model.Config", "settings.TrainSettings"]
+    names = [re.match(r"<code>(.*?)</code>", r[0]).group(1) for r in table_rows(markdown, "trace-config")]
+    assert names == ["seq_len", "width", "hidden", "heads", "n_layers", "eps", "init_std", "unused",
+                     "seq_len", "width", "lr", "ghost"]
+    unread = [n for n, r in zip(names, table_rows(markdown, "trace-config")) if "nothing reads it" in r[5]]
+    assert unread == ["unused", "ghost"]
+    rows = table_rows(markdown, "trace-config")
+    assert rows[6][4] == "<code>0.5</code>"  # init_std in effect, from config() of the model run
+    assert rows[10][5] == f"<code>train.step_size</code> {link('src/train.py', line_of(TRAIN, 'return s.lr'), 'train.step_size')}"
+    assert rows[8][2] == "<code>4</code>"  # a default as written in settings.py
+    assert rows[8][1] == link("src/settings.py", line_of(SETTINGS, "seq_len: int = 4"), "settings.TrainSettings.seq_len")
+
+
+def test_an_unknown_config_field_fails_with_a_suggestion(tmp_path):
+    root = tiny_project(tmp_path, """
+        ```trace-config
+        fields: [epss]
+        ```
+        """)
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:1: no config field 'epss'; did you mean 'eps'?; the fields are: seq_len, width, hidden, "
+        "heads, n_layers, eps, init_std, unused, lr, ghost"
+    ]
+
+
+def test_an_inventory_nobody_generates_fails(tmp_path):
+    root = tiny_project(tmp_path, """
+        ```trace-inventory
+        of: spec
+        ```
+        """)
+    builder = make_builder(load_settings(root))
+    builder.inventory_kinds.pop("spec", None)  # in case another module provides it
+    _, problems, _ = build(root, builder)
+    assert problems == [
+        "docs/page.md:1: trace-inventory of: spec has no generator in this build; available: "
+        + ", ".join(sorted(builder.inventory_kinds))
+    ]
+
+
+# ----------------------------------------------------------------------------- the real project
+
+
+def test_smoke_on_the_real_project(tmp_path):
+    settings = load_settings(REPO, {"cache_dir": str(tmp_path / "cache")})
+    builder = make_builder(settings)
+    page = dedent("""
+        ```trace-params
+        match: [ln]
+        ```
+
+        ```trace-config
+        fields: [ln_eps]
+        ```
+        """)
+    result = builder.expand("docs/smoke.md", page)
+    assert [str(p) for p in result.problems] == []
+    rows = table_rows(result.markdown, "trace-params")
+    assert [re.match(r"<code>(.*?)</code>", r[0]).group(1) for r in rows] == [
+        "b{l}.ln1_g", "b{l}.ln1_b", "b{l}.ln2_g", "b{l}.ln2_b", "lnf_g", "lnf_b"]
+    assert {r[1] for r in rows} == {"<code>(d,)</code>"}
+    assert [r[4] for r in rows] == ["ones", "zeros"] * 3
+    assert {r[5] for r in rows} == {"no"}
+    (eps,) = table_rows(result.markdown, "trace-config")
+    assert eps[0].startswith("<code>ModelConfig.ln_eps</code>")
+    assert "layer_norm_forward" not in eps[5] and "transformer.block_forward" in eps[5]

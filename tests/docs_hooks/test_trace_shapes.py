@@ -1,0 +1,631 @@
+"""Tests of docs_hooks.shapes: the model run, symbolic dimensions, trace-symbols and trace-shapes.
+
+Each test writes a tiny project into ``tmp_path`` (code, settings, a model run
+helper and one page) and expands the page. The tiny model's real config has
+``seq_len == width == 4`` on purpose: only the probe run can tell T from d.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docs_hooks.errors import TraceError
+from docs_hooks.project import make_builder
+from docs_hooks.settings import load_settings
+from docs_hooks.shapes import Dims
+
+from .conftest import write_tree
+
+PYPROJECT = """\
+[project]
+name = "tiny"
+version = "0.0.0"
+
+[tool.docs_hooks]
+repo_url = "https://example.com/repo"
+ref = "abc123"
+model_config = "model.Config"
+config_module = "settings"
+model_run = "docs/examples/model_run.py"
+init_params = "model.init_params"
+decay_rule = "optim.decays"
+
+[tool.docs_hooks.symbols]
+seq_len = "T"
+width = "d"
+hidden = "F"
+"width/heads" = "d_h"
+"""
+
+OPS = '''\
+"""Tiny ops."""
+
+import numpy as np
+
+
+def layer_norm_forward(X, gamma, beta, epsilon=1e-5):
+    mu = X.mean(axis=-1, keepdims=True)
+    var = ((X - mu) ** 2).mean(axis=-1, keepdims=True)
+    s = 1.0 / np.sqrt(var + epsilon)
+    Xhat = (X - mu) * s
+    return gamma * Xhat + beta, (Xhat, s)
+
+
+def linear_forward(X, W, b):
+    Y = X @ W + b
+    return Y, X
+
+
+def split_heads(X, heads):
+    T, d = X.shape
+    parts = X.reshape(T, heads, d // heads)
+    return parts
+'''
+
+MODEL = '''\
+"""Tiny model: blocks of LayerNorm and a linear map."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ops import layer_norm_forward, linear_forward, split_heads
+
+
+@dataclass(frozen=True)
+class Config:
+    seq_len: int = 4  # rows of the input
+    width: int = 4  # width of every row
+    hidden: int = 6  # hidden width
+    heads: int = 2  # heads
+    n_layers: int = 2  # blocks
+    eps: float = 1e-5  # LayerNorm epsilon
+    init_std: float = 0.5  # std of the matrices
+    unused: int = 3  # nothing reads this
+
+
+def init_params(cfg, rng):
+    d, std = cfg.width, cfg.init_std
+    params = {}
+    params["emb"] = rng.normal(0.0, std, (cfg.seq_len, d))
+    for l in range(cfg.n_layers):
+        params.update(init_block(cfg, rng, l))
+    params["head_w"] = np.ones(d)
+    return params
+
+
+def init_block(cfg, rng, l):
+    p = f"b{l}."
+    block = {}
+    block[p + "ln_g"], block[p + "ln_b"] = np.ones(cfg.width), np.zeros(cfg.width)
+    block[p + "w1"] = rng.normal(0.0, cfg.init_std, (cfg.width, cfg.hidden))
+    block[p + "b1"] = np.zeros(cfg.hidden)
+    return block
+
+
+def block(X, params, l, cfg):
+    p = f"b{l}."
+    Xn, c_ln = layer_norm_forward(X, params[p + "ln_g"], params[p + "ln_b"], cfg.eps)
+    H, _ = linear_forward(Xn, params[p + "w1"], params[p + "b1"])
+    return X + Xn
+
+
+def forward(X, params, cfg):
+    for l in range(cfg.n_layers):
+        X = block(X, params, l, cfg)
+    heads = split_heads(X, cfg.heads)
+    Xf, _ = layer_norm_forward(X, params["b0.ln_g"], params["b0.ln_b"], cfg.eps)
+    return Xf, heads
+
+
+def never_run(X, params, cfg):
+    Y, cache = layer_norm_forward(X, params["b0.ln_g"], params["b0.ln_b"])
+    return Y
+'''
+
+OPTIM = '''\
+def decays(name, array):
+    """Fixture rule: only names with a 'w' decay, whatever their shape."""
+    return "w" in name
+'''
+
+SETTINGS = '''\
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    seq_len: int = 4  # rows
+    width: int = 4  # width
+    lr: float = 0.1  # learning rate
+    ghost: int = 1  # nothing reads this either
+'''
+
+TRAIN = '''\
+from model import Config
+from settings import TrainSettings
+
+
+def build_config(s=None):
+    s = s or TrainSettings()
+    cfg = Config(
+        seq_len=s.seq_len,
+        width=s.width,
+    )
+    return cfg
+
+
+def step_size(s):
+    return s.lr
+'''
+
+MODEL_RUN = '''\
+import dataclasses
+
+import numpy as np
+
+import train
+from model import forward, init_params
+
+
+def config():
+    return train.build_config()
+
+
+def probe(cfg):
+    return dataclasses.replace(cfg, seq_len=5, width=21, heads=3, hidden=11, n_layers=13, unused=17)
+
+
+def run(cfg):
+    params = init_params(cfg, np.random.default_rng(0))
+    X = np.arange(cfg.seq_len * cfg.width, dtype=float).reshape(cfg.seq_len, cfg.width)
+    forward(X, params, cfg)
+'''
+
+TESTS = '''\
+import numpy as np
+
+from ops import layer_norm_forward, linear_forward, split_heads
+
+
+def test_rows_are_normalised():
+    Y, _ = layer_norm_forward(np.arange(8.0).reshape(2, 4), np.ones(4), np.zeros(4))
+    assert np.allclose(Y.mean(axis=-1), 0.0)
+    assert linear_forward(Y, np.eye(4), np.zeros(4))[0].shape == (2, 4)
+    assert split_heads(Y, 2).shape == (2, 2, 2)
+'''
+
+TINY = {
+    "pyproject.toml": PYPROJECT,
+    "src/ops.py": OPS,
+    "src/model.py": MODEL,
+    "src/optim.py": OPTIM,
+    "src/settings.py": SETTINGS,
+    "src/train.py": TRAIN,
+    "docs/examples/model_run.py": MODEL_RUN,
+    "tests/__init__.py": "",
+    "tests/test_ops.py": TESTS,
+}
+
+URL = "https://example.com/repo/blob/abc123/"
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def tiny_project(tmp_path: Path, *page: str, **changes: str) -> Path:
+    """The tiny project with the ``page`` parts (each dedented) as docs/page.md.
+
+    ``changes`` replace files; the key is the path with '/' written '__' and '.' written '_' before 'py'.
+    """
+    files = dict(TINY)
+    for key, text in changes.items():
+        files[key.replace("__", "/").replace("_py", ".py")] = text
+    files["docs/page.md"] = "\n".join(dedent(part) for part in page)
+    return write_tree(tmp_path / "proj", files)
+
+
+def page_line(root: Path, needle: str) -> int:
+    return line_of((root / "docs/page.md").read_text(encoding="utf-8"), needle)
+
+
+class StubMath:
+    """Stands in for KaTeX (which the throwaway projects do not install): shows the TeX it was given."""
+
+    def render_many(self, items):
+        return [(f"<m>{html.escape(tex)}</m>", None) for tex, _ in items]
+
+
+def build(root: Path, builder=None):
+    """(markdown, problems as text, builder) of docs/page.md."""
+    if builder is None:
+        builder = make_builder(load_settings(root))
+        builder.math = StubMath()
+    result = builder.expand("docs/page.md", (root / "docs/page.md").read_text(encoding="utf-8"))
+    return result.markdown, [str(p) for p in result.problems], builder
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based line of the first line of ``text`` that contains ``needle``."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in the fixture")
+
+
+def link(path: str, line: int, title: str) -> str:
+    display = path.split("/", 1)[1]
+    return f'<a href="{URL}{path}#L{line}" title="{title}"><code>{display}:{line}</code></a>'
+
+
+def table_rows(html: str, cls: str) -> list[list[str]]:
+    """The body rows of every table of class ``cls`` (cells as HTML), in order."""
+    rows = []
+    for table in re.findall(rf'<table class="trace-table {cls}">(.*?)</table>', html, re.S):
+        for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1], re.S):
+            rows.append(re.findall(r"<td>(.*?)</td>", row, re.S))
+    return rows
+
+
+ENTRY = """
+```trace-entry
+title: LayerNorm forward
+function: ops.layer_norm_forward
+status: implemented
+```
+"""
+
+
+# ----------------------------------------------------------------------------- symbolic inference
+
+
+def dims(real=None, probe=None, symbols=None) -> Dims:
+    real = real or {"seq_len": 4, "width": 4, "hidden": 6, "heads": 2, "eps": 1e-5}
+    probe = probe or {"seq_len": 5, "width": 21, "hidden": 11, "heads": 3, "eps": 1e-5}
+    symbols = symbols if symbols is not None else {"seq_len": "T", "width": "d", "hidden": "F", "width/heads": "d_h"}
+    return Dims(real, probe, symbols, "docs/examples/model_run.py")
+
+
+def test_equal_real_values_are_told_apart_by_the_probe():
+    d = dims()
+    # seq_len == width == 4 in the real config: the probe run says which axis is which.
+    rows_first = d.describe(np.zeros((4, 4)), np.zeros((5, 21)))
+    cols_first = d.describe(np.zeros((4, 4)), np.zeros((21, 5)))
+    assert (rows_first.symbolic(), rows_first.concrete()) == ("(T, d)", "(4, 4)")
+    assert (cols_first.symbolic(), cols_first.concrete()) == ("(d, T)", "(4, 4)")
+    assert d.legend(rows_first.keys()) == "T = seq_len = 4. d = width = 4."
+
+
+def test_quotients_fields_without_symbols_and_unexplained_dimensions():
+    d = dims()
+    heads = d.describe(np.zeros((4, 2, 2)), np.zeros((5, 3, 7)))
+    assert heads.symbolic() == "(T, heads, d_h)"  # heads has no symbol: its field name is shown
+    assert heads.concrete() == "(4, 2, 2)"
+    assert d.legend(heads.keys()) == "T = seq_len = 4. heads = 2. d_h = width/heads = 2."
+    kept = d.describe(np.zeros((4, 1)), np.zeros((5, 1)))
+    assert kept.symbolic() == "(T, 1)"  # a keepdims axis: nothing explains it, it stays a number
+    assert d.describe(np.float64(1.5), np.float64(2.5)).symbolic() == "scalar"
+    both = d.describe((np.zeros((4, 4)), np.zeros((4, 1))), (np.zeros((5, 21)), np.zeros((5, 1))))
+    assert both.symbolic() == "((T, d), (T, 1))"
+
+
+def test_a_probe_that_cannot_separate_two_fields_is_an_error_naming_both():
+    with pytest.raises(TraceError) as caught:
+        dims(probe={"seq_len": 7, "width": 7, "hidden": 11, "heads": 1, "eps": 1e-5}, symbols={})
+    assert str(caught.value) == (
+        "the probe config cannot tell seq_len from width: probe() in docs/examples/model_run.py gives both the "
+        "value 7. Give every size field its own prime (or a product of primes where the model needs one, e.g. a "
+        "width divisible by a head count), so that each dimension names one field"
+    )
+
+
+def test_a_quotient_equal_to_a_field_in_the_probe_is_caught():
+    with pytest.raises(TraceError) as caught:
+        dims(probe={"seq_len": 5, "width": 21, "hidden": 7, "heads": 3, "eps": 1e-5})
+    assert "cannot tell hidden from width/heads" in str(caught.value)
+
+
+def test_a_symbol_setting_naming_no_field_is_an_error():
+    with pytest.raises(TraceError) as caught:
+        dims(symbols={"width/head": "d_h"})
+    assert str(caught.value) == (
+        "setting symbols names 'width/head', but 'head' is not a whole-number field of the model config; "
+        "did you mean 'heads'? (fields: seq_len, width, hidden, heads); fix [tool.docs_hooks.symbols]"
+    )
+
+
+def test_a_probe_that_cannot_separate_fields_fails_the_page(tmp_path):
+    helper = MODEL_RUN.replace("seq_len=5, width=21", "seq_len=15, width=15")
+    root = tiny_project(tmp_path, ENTRY, """
+        ```trace-symbols
+        rows:
+          - {symbol: X, meaning: Input, code: X}
+        ```
+        """, docs__examples__model_run_py=helper)
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:7: the probe config cannot tell seq_len from width: probe() in docs/examples/model_run.py "
+        "gives both the value 15. Give every size field its own prime (or a product of primes where the model "
+        "needs one, e.g. a width divisible by a head count), so that each dimension names one field"
+    ]
+
+
+# ----------------------------------------------------------------------------- trace-symbols
+
+
+def test_symbols_table_shows_recorded_shapes(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, r"""
+        ```trace-symbols
+        rows:
+          - {symbol: X, meaning: Input, code: X}
+          - {symbol: \gamma, meaning: Scale, code: gamma}
+          - {symbol: \epsilon, meaning: Keeps s finite, code: epsilon}
+          - {symbol: \mu, meaning: Mean of each row, code: mu}
+          - {symbol: '\hat{X},\, s', meaning: The cache, code: "Xhat, s"}
+          - {symbol: '\operatorname{mean}_i', meaning: Mean over the last axis, code: ".mean(axis=-1, keepdims=True)"}
+          - {symbol: Y, meaning: Output, code: none, shape: gamma * Xhat + beta}
+          - {symbol: "i", meaning: A feature index, code: none, shape: scalar}
+          - {symbol: "<b>", meaning: "a & b", code: none}
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    rows = table_rows(markdown, "trace-symbols")
+    assert [r[1:] for r in rows] == [
+        ["Input", "<code>X</code>", "<code>(T, d)</code> <code>(4, 4)</code>"],
+        ["Scale", "<code>gamma</code>", "<code>(d,)</code> <code>(4,)</code>"],
+        ["Keeps s finite", "<code>epsilon</code>", "scalar"],
+        ["Mean of each row", "<code>mu</code>", "<code>(T, 1)</code> <code>(4, 1)</code>"],
+        ["The cache", "<code>Xhat, s</code>", "<code>(T, d) and (T, 1)</code> <code>(4, 4) and (4, 1)</code>"],
+        ["Mean over the last axis", "<code>.mean(axis=-1, keepdims=True)</code>",
+         "<code>(T, 1)</code> <code>(4, 1)</code>"],
+        ["Output", "not named in the code", "<code>(T, d)</code> <code>(4, 4)</code>"],
+        ["A feature index", "not named in the code", "scalar"],
+        ["a &amp; b", "not named in the code", "not recorded"],
+    ]
+    assert [r[0] for r in rows[:2]] == ["<m>X</m>", "<m>\\gamma</m>"]
+    assert rows[-1][0] == "<m>&lt;b&gt;</m>"  # the TeX goes to the math renderer as written
+
+
+def test_symbols_in_another_function_and_one_the_run_never_reaches(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, """
+        ```trace-symbols
+        function: [model.block, model.never_run]
+        rows:
+          - {symbol: H, meaning: Hidden, code: H}
+          - {symbol: Y, meaning: Never computed by the run, code: Y}
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    assert [r[3] for r in table_rows(markdown, "trace-symbols")] == [
+        "<code>(T, F)</code> <code>(4, 6)</code>",
+        "not reached by the model run",
+    ]
+
+
+def test_a_symbol_whose_name_is_not_a_local_fails(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, r"""
+        ```trace-symbols
+        rows:
+          - {symbol: \gamma, meaning: Scale, code: gama}
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:7: symbol '\\gamma': 'gama' is not a local name of ops.layer_norm_forward; did you mean "
+        "'gamma'?; its locals are: X, Xhat, beta, epsilon, gamma, mu, s, var. Write the name the code uses, or "
+        "'none' when the code does not name it"
+    ]
+    assert "trace-error" in markdown
+
+
+def test_an_expression_not_in_the_code_fails(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, """
+        ```trace-symbols
+        rows:
+          - {symbol: m, meaning: A sum, code: ".sum(axis=0)"}
+        ```
+        """)
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:7: symbol 'm': '.sum(axis=0)' is neither a local name nor an expression in the code of "
+        "ops.layer_norm_forward; write a local name, an expression copied from the function, or 'none'"
+    ]
+
+
+def test_a_row_without_code_fails(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, """
+        ```trace-symbols
+        rows:
+          - {symbol: X, meaning: Input}
+        ```
+        """)
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:7: row 1 of trace-symbols has no 'code' (a local name of the function, or 'none' when "
+        "the code does not name it)"
+    ]
+
+
+# ----------------------------------------------------------------------------- trace-shapes
+
+
+def test_shapes_at_every_call_site(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, """
+        ```trace-shapes
+        names:
+          - {ref: "model.block: Xn, c_ln = layer_norm_forward(", label: Inside a block}
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    in_block = line_of(MODEL, "Xn, c_ln = layer_norm_forward(")
+    final = line_of(MODEL, "Xf, _ = layer_norm_forward(")
+    unreached = line_of(MODEL, "Y, cache = layer_norm_forward(")
+    heads = re.findall(r'<p class="trace-shapes-site">(.*?)</p>', markdown)
+    assert heads == [
+        f"<strong>Inside a block</strong> {link('src/model.py', in_block, 'model.block')} in <code>model.block</code>",
+        f"<strong><code>model.forward</code></strong> {link('src/model.py', final, 'model.forward')}",
+        f"<strong><code>model.never_run</code></strong> {link('src/model.py', unreached, 'model.never_run')}",
+    ]
+    rows = table_rows(markdown, "trace-shapes")
+    assert rows == [
+        # model.block: the input X, the outputs Xn and c_ln
+        ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>Xn</code>", "output", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>c_ln</code>", "output", "<code>((T, d), (T, 1))</code>", "<code>((4, 4), (4, 1))</code>"],
+        # model.forward
+        ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>Xf</code>", "output", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>_</code>", "output", "<code>((T, d), (T, 1))</code>", "<code>((4, 4), (4, 1))</code>"],
+    ]
+    legends = re.findall(r'<p class="trace-shapes-legend">(.*?)</p>', markdown)
+    assert legends == ["T = seq_len = 4. d = width = 4."] * 2
+    assert (
+        "<p>The model run (<code>run(config())</code> in <code>docs/examples/model_run.py</code>) never reaches "
+        "this call of <code>ops.layer_norm_forward</code>, so no shapes were recorded here.</p>"
+    ) in markdown
+
+
+def test_shapes_with_a_quotient_and_a_field_without_symbol(tmp_path):
+    root = tiny_project(tmp_path, """
+        ```trace-entry
+        title: Split heads
+        function: ops.split_heads
+        status: implemented
+        ```
+
+        ```trace-shapes
+        ```
+        """)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    assert table_rows(markdown, "trace-shapes") == [
+        ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>heads</code>", "output", "<code>(T, heads, d_h)</code>", "<code>(4, 2, 2)</code>"],
+    ]
+    assert re.findall(r'<p class="trace-shapes-legend">(.*?)</p>', markdown) == [
+        "T = seq_len = 4. d = width = 4. heads = 2. d_h = width/heads = 2."
+    ]
+
+
+def test_a_label_that_points_at_no_call_site_fails(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, """
+        ```trace-shapes
+        names:
+          - {ref: "model.block: H, _ = linear_forward(", label: Not a call of layer norm}
+        ```
+        """)
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:7: the label 'Not a call of layer norm' names a statement of model.block that calls none of "
+        "ops.layer_norm_forward; point its ref at a call site"
+    ]
+
+
+def test_a_missing_model_run_helper_is_explained(tmp_path):
+    root = tiny_project(tmp_path, ENTRY, """
+        ```trace-shapes
+        ```
+        """)
+    (root / "docs/examples/model_run.py").unlink()
+    _, problems, _ = build(root)
+    assert problems == [
+        "docs/page.md:7: the model run helper 'docs/examples/model_run.py' (setting model_run) does not exist; "
+        "create it with config(), probe(cfg) and run(cfg)"
+    ]
+
+
+# ----------------------------------------------------------------------------- caching
+
+
+CACHE_PAGE = ENTRY + """
+```trace-symbols
+rows:
+  - {symbol: X, meaning: Input, code: X}
+```
+
+```trace-shapes
+```
+
+```trace-params
+match: [ln_]
+```
+"""
+
+
+def test_the_model_run_is_recorded_once_per_build_and_cached_between_builds(tmp_path):
+    root = tiny_project(tmp_path, CACHE_PAGE + CACHE_PAGE.replace("trace-entry", "trace-entry", 1))
+    first, problems, builder = build(root)
+    assert problems == []
+    assert builder.recorder.runs == 1  # every block of every page: one child process
+
+    again, problems, builder = build(root)  # a new build, same code
+    assert problems == []
+    assert builder.recorder.runs == 0
+    assert again == first
+
+    ops = root / "src/ops.py"
+    ops.write_text(ops.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    edited, problems, builder = build(root)
+    assert problems == []
+    assert builder.recorder.runs == 1  # the edited file was part of the run: it runs again
+
+    helper = root / "docs/examples/model_run.py"
+    helper.write_text(helper.read_text(encoding="utf-8") + "\n# an edit to the helper\n", encoding="utf-8")
+    _, problems, builder = build(root)
+    assert builder.recorder.runs == 1  # the helper is outside the code roots, but it ran too
+
+
+def test_editing_a_module_without_functions_re_runs(tmp_path):
+    root = tiny_project(tmp_path, CACHE_PAGE)
+    build(root)
+    settings = root / "src/settings.py"
+    settings.write_text(settings.read_text(encoding="utf-8").replace("width: int = 4", "width: int = 6"), encoding="utf-8")
+    markdown, problems, builder = build(root)
+    assert builder.recorder.runs == 1
+    assert "<code>(T, d)</code> <code>(4, 6)</code>" in markdown  # the new width, through config()
+
+
+# ----------------------------------------------------------------------------- the real project
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_smoke_on_the_real_project(tmp_path):
+    settings = load_settings(REPO, {"cache_dir": str(tmp_path / "cache")})
+    builder = make_builder(settings)
+    page = dedent("""
+        ```trace-entry
+        title: LayerNorm backward
+        function: ops.layer_norm_backward
+        status: implemented
+        ```
+
+        ```trace-symbols
+        rows:
+          - {symbol: dY, meaning: Gradient on the output, code: dY}
+          - {symbol: "\\\\hat{X},\\\\, s", meaning: The cache, code: "Xhat, s"}
+          - {symbol: "\\\\operatorname{mean}_i", meaning: Row mean, code: ".mean(axis=-1, keepdims=True)"}
+        ```
+
+        ```trace-shapes
+        ```
+        """)
+    result = builder.expand("docs/smoke.md", page)
+    assert [str(p) for p in result.problems] == []
+    rows = table_rows(result.markdown, "trace-symbols")
+    assert rows[0][3].startswith("<code>(T, d)</code>")
+    assert rows[1][3].startswith("<code>(T, d) and (T, 1)</code>")
+    assert rows[2][3].startswith("<code>(T, 1)</code>")
+    legends = re.findall(r'<p class="trace-shapes-legend">(.*?)</p>', result.markdown)
+    assert legends and all(re.fullmatch(r"T = seq_len = \d+\. d = emb_dim = \d+\.", legend) for legend in legends)
