@@ -163,6 +163,9 @@ def collect(ctx, block: Block) -> Example:
             "function": fn.name,
             "inputs": dict(call.args),
             "outputs": call.result,
+            # what the browser recomputes: each shown row (in table order) and the check line
+            "rows": [{"code": r.code, "name": r.name, "value": r.value} for r in rows],
+            "check": d.get("check"),
         }
     return ex
 

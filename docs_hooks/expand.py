@@ -117,6 +117,8 @@ class Builder:
         self.math = MathRenderer(settings.project_root)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
         self.all_entries: dict[str, list[EntryData]] = {}
+        self._expanded: dict[tuple[str, str], Expanded] = {}  # (page, text) -> result, once per build
+        self._expanding: set[str] = set()
         self._recorder = None
 
     @property
@@ -144,6 +146,29 @@ class Builder:
     # ------------------------------------------------------------------ pages
 
     def expand(self, page: str, text: str) -> Expanded:
+        """The page expanded; the same page text is expanded once per build."""
+        key = (page, text)
+        if key not in self._expanded:
+            self._expanding.add(page)
+            try:
+                self._expanded[key] = self._expand(page, text)
+            finally:
+                self._expanding.discard(page)
+        return self._expanded[key]
+
+    def site_entries(self) -> dict[str, list[EntryData]]:
+        """The entries of every page of the site, expanding pages not seen yet.
+
+        Site-wide tables (the traceability matrix) need them; a page that is
+        being expanded right now (the one holding the table) is left out.
+        """
+        for file in self.settings.pages():
+            rel = self.settings.rel(file)
+            if rel not in self._expanding and rel not in self.all_entries:
+                self.expand(rel, file.read_text(encoding="utf-8"))
+        return {p: e for p, e in sorted(self.all_entries.items()) if p not in self._expanding}
+
+    def _expand(self, page: str, text: str) -> Expanded:
         parsed = parse_page(text, page)
         ctx = Context(self, page, None, list(parsed.problems), [], {})
         out: list[str] = []
@@ -443,16 +468,25 @@ class Builder:
         text = R.esc(format_refs(refs))
         return R.link(text, f"{pdf_url}#page={pages[0]}", "the specification, " + ", ".join(labels))
 
-    def relative_url(self, page: str, target: str) -> str:
-        """A link from ``page`` to a file of the site, as the browser resolves it."""
+    def page_url(self, page: str) -> str:
+        """The URL of a page inside the site: from the adapter, else MkDocs' directory URLs."""
         import posixpath
 
-        here = self.page_urls.get(page)
-        if here is None:  # outside MkDocs: directory URLs, docs/a/b.md -> a/b/
-            rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
-            here = "" if rel == "index.md" else rel[: -len(".md")] + "/"
-        base = here if here.endswith("/") else posixpath.dirname(here)
-        return posixpath.relpath(target, base or ".")
+        if page in self.page_urls:
+            return self.page_urls[page]
+        rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
+        if rel == "index.md" or rel.endswith("/index.md"):
+            return rel[: -len("index.md")]
+        return rel[: -len(".md")] + "/"
+
+    def relative_url(self, page: str, target: str) -> str:
+        """A link from ``page`` to a path of the site, as the browser resolves it."""
+        import posixpath
+
+        here = self.page_url(page)
+        base = here if here.endswith("/") or not here else posixpath.dirname(here)
+        rel = posixpath.relpath(target or ".", base or ".")
+        return rel + "/" if target.endswith("/") and not rel.endswith("/") else rel
 
     def section_implemented_in(self, entry: EntryData) -> str:
         rows = []

@@ -32,6 +32,8 @@ def on_files(files, config, **kwargs):
     from mkdocs.structure.files import File
 
     settings, builder = _state["settings"], _state["builder"]
+    for f in files.documentation_pages():
+        builder.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
     if builder.spec is not None and settings.spec_pdf:
         files.append(File.generated(config, settings.spec_pdf, content=builder.spec.pdf))
     # KaTeX's stylesheet and fonts: the math is HTML already, these make it look right offline.
@@ -44,7 +46,6 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     settings, builder = _state["settings"], _state["builder"]
     source_path = Path(page.file.abs_src_path)
     rel = settings.rel(source_path)
-    builder.page_urls[rel] = page.url
     # MkDocs hands over the page without its front matter; keep line numbers true to the file.
     source = source_path.read_text(encoding="utf-8")
     offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0

@@ -45,11 +45,6 @@ def _attach_extensions(builder: Builder) -> None:
     evidence.attach(builder)
 
 
-def page_files(settings: Settings) -> list[Path]:
-    docs = settings.docs_dir
-    return sorted(p for p in docs.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(docs).parts))
-
-
 @dataclass
 class SiteResult:
     pages: dict[str, Expanded] = field(default_factory=dict)
@@ -63,7 +58,7 @@ class SiteResult:
 def expand_site(settings: Settings, builder: Builder | None = None) -> SiteResult:
     builder = builder or make_builder(settings)
     result = SiteResult()
-    for file in page_files(settings):
+    for file in settings.pages():
         rel = settings.rel(file)
         expanded = builder.expand(rel, file.read_text(encoding="utf-8"))
         result.pages[rel] = expanded

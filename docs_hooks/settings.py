@@ -61,6 +61,11 @@ class Settings:
         except ValueError:
             return str(path)
 
+    def pages(self) -> list[Path]:
+        """Every Markdown page of the site (hidden folders inside the docs folder left out)."""
+        docs = self.docs_dir
+        return sorted(p for p in docs.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(docs).parts))
+
     def github_url(self, repo_path: str, start: int | None = None, end: int | None = None) -> str:
         if not self.repo_url:
             return ""

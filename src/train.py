@@ -262,14 +262,9 @@ def log_eval(step, params, cfg, eval_set, tc, history):
     return result
 
 
-def main(argv=None):
-    """Train with the settings of config.TrainConfig (overridable by flags); returns the history dict."""
-    tc = parse_args(argv)
-    if tc.steps < 1:
-        raise ValueError(f"steps must be at least 1, got {tc.steps}")
-    if 2 * tc.n_digits > tc.seq_len:
-        raise ValueError(f"n_digits = {tc.n_digits} needs seq_len >= {2 * tc.n_digits}, got {tc.seq_len}")
-    cfg = ModelConfig(
+def model_config(tc):
+    """The ModelConfig of a training run: the model fields of tc, and the task's vocabulary size."""
+    return ModelConfig(
         vocab_size=len(VOCAB),
         seq_len=tc.seq_len,
         emb_dim=tc.emb_dim,
@@ -278,6 +273,16 @@ def main(argv=None):
         ff_dim=tc.ff_dim,
         init_std=tc.init_std,
     )
+
+
+def main(argv=None):
+    """Train with the settings of config.TrainConfig (overridable by flags); returns the history dict."""
+    tc = parse_args(argv)
+    if tc.steps < 1:
+        raise ValueError(f"steps must be at least 1, got {tc.steps}")
+    if 2 * tc.n_digits > tc.seq_len:
+        raise ValueError(f"n_digits = {tc.n_digits} needs seq_len >= {2 * tc.n_digits}, got {tc.seq_len}")
+    cfg = model_config(tc)
     rng = np.random.default_rng(tc.seed)
     params = init_params(cfg, rng)
     eval_set = make_eval_set(np.random.default_rng([tc.seed, 1]), tc.n_eval, tc.n_digits)

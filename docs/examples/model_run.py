@@ -2,7 +2,7 @@
 
 The generator calls ``run(config())`` and ``run(probe(config()))`` under its
 recorder (settings: ``model_run``). ``config()`` is the ModelConfig that
-``train.main`` builds, taken from ``train.main`` itself, so the site shows the
+``train.main`` builds (through ``train.model_config``), so the site shows the
 sizes training really uses. ``probe(cfg)`` gives every size field a distinct
 prime (emb_dim a multiple of n_heads, as the model requires), so that each
 dimension seen in the probe run names exactly one config field or product or
@@ -20,29 +20,9 @@ import train
 from transformer import init_params, loss_and_grads
 
 
-class _Built(Exception):
-    """Raised from inside train.main as soon as it has built its ModelConfig."""
-
-    def __init__(self, cfg):
-        super().__init__("ModelConfig built")
-        self.cfg = cfg
-
-
 def config():
-    """The ModelConfig train.main builds with its default settings (no flags), read from train.main."""
-    real = train.ModelConfig
-
-    def capture(*args, **kwargs):
-        raise _Built(real(*args, **kwargs))
-
-    train.ModelConfig = capture
-    try:
-        train.main([])
-    except _Built as built:
-        return built.cfg
-    finally:
-        train.ModelConfig = real
-    raise RuntimeError("train.main returned without building a ModelConfig")
+    """The ModelConfig a default training run uses (``python src/train.py`` with no flags)."""
+    return train.model_config(train.parse_args([]))
 
 
 def probe(cfg):
