@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve test build check relock impact train bench clean
+.PHONY: setup serve test build check relock impact train results bench clean
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ impact: setup
 
 train: setup
 	$(BIN)/python src/train.py
+
+# Train, then record the run for the site's Training results page.
+results: setup
+	$(BIN)/python src/train.py --out runs/sort.npz
+	$(BIN)/python -m docs_hooks results runs/sort.history.json docs/data/training-run.json \
+		--command "python src/train.py --out runs/sort.npz"
 
 bench: setup
 	$(BIN)/python bench/bench_model.py

@@ -106,8 +106,12 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
         "config values: default, who sets them, who reads them",
     ),
     "inventory": BlockSpec(
-        {"of": FieldSpec("enum", True, ("parameters", "config", "matrix", "pages", "spec"))},
+        {"of": FieldSpec("enum", True, ("parameters", "config", "matrix", "uncovered", "undocumented", "spec", "pages"))},
         "a site-wide table",
+    ),
+    "results": BlockSpec(
+        {"file": FieldSpec("str", True, help="the stamped training run, from the project root (make results writes it)")},
+        "training results from a real, cached run",
     ),
 }
 

@@ -3,6 +3,7 @@
 check   exit 1 on any unresolved, ambiguous, changed or literal reference (what CI runs)
 relock  record what every reference points at now, after a person reviewed the pages
 impact  list the pages and equations whose referenced code changed since REV
+results record a training run's history (with the source it ran) for the site
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("relock", help="record the reviewed state of every reference")
     imp = sub.add_parser("impact", help="pages whose referenced code changed since REV")
     imp.add_argument("rev", help="git revision to compare with, e.g. origin/main")
+    res = sub.add_parser("results", help="record a training run's history for the site")
+    res.add_argument("history", help="the history JSON the training wrote")
+    res.add_argument("out", help="where the site reads it, e.g. docs/data/training-run.json")
+    res.add_argument("--command", dest="command_line", required=True, help="the command that made the run, shown on the page")
     args = parser.parse_args(argv)
     try:
         settings = load_settings(Path(args.root))
@@ -38,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
             return _check(settings)
         if args.command == "relock":
             return _relock(settings)
+        if args.command == "results":
+            return _results(settings, Path(args.history), Path(args.out), args.command_line)
         return _impact(settings, args.rev)
     except TraceError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -74,6 +81,15 @@ def _relock(settings) -> int:
     dropped = sum(1 for k in before if k not in uses)
     print(f"relock: {len(uses)} reference(s) recorded in {settings.rel(settings.lock_path)} "
           f"({changed} new or changed, {dropped} dropped)")
+    return 0
+
+
+def _results(settings, history: Path, out: Path, command: str) -> int:
+    from .results import stamp
+
+    index = index_for(settings)
+    data = stamp(history, out, command, index.file_digests, settings.rel(settings.source_root) + "/")
+    print(f"results: {len(data['history']['step'])} steps recorded in {out} for the source as it is now")
     return 0
 
 

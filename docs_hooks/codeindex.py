@@ -235,8 +235,9 @@ def build_index(roots: list[Root], project_root: Path) -> CodeIndex:
                 continue
             _index_file(index, file, root, project_root, pending_calls)
 
-    # Resolve call targets once every module is known.
-    known = set(index.functions)
+    # Resolve call targets once every module is known. A class called like a
+    # function (a dataclass has no __init__ in the source) is a call of the class.
+    known = set(index.functions) | set(index.classes)
     for caller, module, call, stmt, aliases, cls in pending_calls:
         target = _resolve_callee(call.func, module, aliases, known, cls)
         if target is None:
@@ -375,9 +376,8 @@ def _resolve_callee(func: ast.expr, module: str, aliases: dict[str, str], known:
     candidates.append(".".join([module, *parts]))
     candidates.append(".".join(parts))
     for name in candidates:
+        if name + ".__init__" in known:
+            return name + ".__init__"  # a class with a constructor of its own
         if name in known:
             return name
-        # a class called like a function: its constructor
-        if name + ".__init__" in known:
-            return name + ".__init__"
     return None

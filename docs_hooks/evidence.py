@@ -3,7 +3,8 @@
 Each module below owns one concern and exposes ``attach(builder)``:
 ``examples`` (tiny worked examples, central-difference tables), ``shapes``
 (the model run, symbolic shapes, symbols and call-site shapes) and
-``inventory`` (parameters and config values).
+``inventory`` (parameters and config values), ``matrix`` (site-wide
+traceability tables) and ``results`` (a recorded training run).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 
 
 def attach(builder) -> None:
-    for name in ("examples", "shapes", "inventory"):
+    for name in ("examples", "shapes", "inventory", "matrix", "results"):
         try:
             module = importlib.import_module(f"docs_hooks.{name}")
         except ModuleNotFoundError as exc:

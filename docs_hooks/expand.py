@@ -113,6 +113,7 @@ class Builder:
         self.handlers: dict[str, Handler] = {
             "excerpt": _excerpt,
         }
+        self.inventory_kinds: dict[str, Handler] = {}  # trace-inventory 'of:' value -> handler
         self.spec = None  # a spec.SpecIndex when the settings name a specification
         self.math = MathRenderer(settings.project_root)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)

@@ -789,8 +789,6 @@ def inventory_block(ctx, block) -> str:
 
 def attach(builder) -> None:
     register_requests(builder, _inventory_requests)
-    if not hasattr(builder, "inventory_kinds"):
-        builder.inventory_kinds = {}
     builder.inventory_kinds["parameters"] = _parameters_inventory
     builder.inventory_kinds["config"] = _config_inventory_block
     builder.handlers["params"] = params_block

@@ -1,0 +1,140 @@
+"""Site-wide traceability: every equation against its code, tests and spec, and what no page covers.
+
+Built from the entries of every page (the Builder expands each page once per
+build), so these tables always agree with the pages themselves. Both
+directions are checked: every equation has code, and every function and
+specification equation is either documented or listed here as not covered.
+"""
+
+from __future__ import annotations
+
+from . import render as R
+from .codeindex import Function
+from .expand import Builder, EntryData
+
+
+def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str) -> str:
+    url = builder.page_url(page)
+    return f'<a href="{R.esc(builder.relative_url(here, url))}#{R.esc(anchor)}">{label_html}</a>'
+
+
+def matrix(builder: Builder, here: str) -> str:
+    """Equations x code x tests x spec, one row per referenced statement."""
+    rows = []
+    for page, entries in builder.site_entries().items():
+        for entry in entries:
+            tests = builder.tested_by(entry.functions) + builder.reached_by_tests(entry.functions)
+            tests_html = ", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none"
+            spec = builder.spec_refs(here, entry.spec)
+            for eq in entry.equations:
+                code = "<br>".join(
+                    f"{builder.line_link(r.function, r.start, r.end)} {R.code(r.function.short_name)}"
+                    for r in eq.resolved
+                ) or "unresolved"
+                rows.append([
+                    _page_link(builder, here, page, f"eq-{eq.id}", R.esc(eq.title)),
+                    R.badge(entry.status),
+                    code,
+                    tests_html,
+                    spec,
+                ])
+    return R.table(["Equation", "Status", "Code", "Tests", "Specification"], rows) + "\n"
+
+
+def documented_functions(entries: dict[str, list[EntryData]]) -> dict[str, list[tuple[str, EntryData]]]:
+    out: dict[str, list[tuple[str, EntryData]]] = {}
+    for page, page_entries in entries.items():
+        for entry in page_entries:
+            for fn in entry.functions:
+                out.setdefault(fn.name, []).append((page, entry))
+    return out
+
+
+def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for n in sorted(set(numbers)):
+        if out and n == out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def uncovered_lines(builder: Builder, here: str) -> str:
+    """Statements of documented functions that no equation references."""
+    entries = builder.site_entries()
+    covered: dict[str, set[int]] = {}
+    for page_entries in entries.values():
+        for entry in page_entries:
+            for eq in entry.equations:
+                for r in eq.resolved:
+                    covered.setdefault(r.function.name, set()).update(range(r.start, r.end + 1))
+    rows = []
+    for name, uses in sorted(documented_functions(entries).items()):
+        fn = builder.index.functions[name]
+        if all(entry.status == "illustrative" for _, entry in uses):
+            continue
+        lines = [n for st in fn.statements for n in range(st.start, st.end + 1)
+                 if n not in covered.get(name, set()) and fn.source_lines[n - fn.start].strip()]
+        if not lines:
+            continue
+        spans = ", ".join(builder.line_link(fn, a, b) for a, b in _ranges(lines))
+        page, entry = uses[0]
+        rows.append([_page_link(builder, here, page, entry.id, R.code(name)), spans])
+    if not rows:
+        return "<p>Every statement of every documented function is referenced by an equation.</p>\n"
+    return R.table(["Function", "Lines no equation references"], rows) + "\n"
+
+
+def undocumented_functions(builder: Builder, here: str) -> str:
+    """Functions of the source root that no entry documents."""
+    documented = documented_functions(builder.site_entries())
+    missing: list[Function] = [
+        fn for name, fn in sorted(builder.index.functions.items())
+        if not fn.is_test and name not in documented
+    ]
+    if not missing:
+        return "<p>Every function of the source is documented on some page.</p>\n"
+    rows = [[builder.function_link(fn), builder.line_link(fn, fn.start, fn.end),
+             R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else "")] for fn in missing]
+    return R.table(["Function", "Lines", "What its docstring says"], rows) + "\n"
+
+
+def uncited_spec(builder: Builder, here: str) -> str:
+    """Equations of the specification that no entry cites."""
+    if builder.spec is None:
+        return "<p>No specification is configured.</p>\n"
+    cited = {label for entries in builder.site_entries().values() for e in entries for label in e.spec}
+    missing = [label for label in builder.spec.labels() if label not in cited]
+    if not missing:
+        return "<p>Every equation of the specification is cited by some page.</p>\n"
+    rows = [[R.code(label), builder.spec_refs(here, [label])] for label in missing]
+    return R.table(["Label", "Where in the specification"], rows) + "\n"
+
+
+def pages_table(builder: Builder, here: str) -> str:
+    """Every page with its entries and their status."""
+    rows = []
+    for page, entries in builder.site_entries().items():
+        for entry in entries:
+            rows.append([
+                _page_link(builder, here, page, entry.id, R.esc(entry.title)),
+                R.badge(entry.status, builder.status_evidence(entry)),
+                ", ".join(builder.function_link(f) for f in entry.functions),
+                str(len(entry.equations)),
+            ])
+    return R.table(["Entry", "Status", "Functions", "Equations"], rows) + "\n"
+
+
+TABLES = {
+    "matrix": matrix,
+    "uncovered": uncovered_lines,
+    "undocumented": undocumented_functions,
+    "spec": uncited_spec,
+    "pages": pages_table,
+}
+
+
+def attach(builder: Builder) -> None:
+    for kind, table in TABLES.items():
+        builder.inventory_kinds[kind] = lambda ctx, block, table=table: table(ctx.builder, ctx.page)

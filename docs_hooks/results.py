@@ -1,0 +1,156 @@
+"""Training results from a real, cached run: the loss curve, the evaluations and samples.
+
+A training run takes minutes, so the build does not train. ``python -m
+docs_hooks results HISTORY OUT`` stamps a run's history (the JSON the training
+script writes) with the command that made it and a digest of every source file,
+and the page shows it. When the source has changed since the run, the page says
+which files differ, so a reader knows the figures come from older code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from . import render as R
+from .errors import TraceError
+
+
+def stamp(history_path: Path, out: Path, command: str, file_digests: dict[str, str], source_prefix: str) -> dict:
+    """Write ``out``: the history, the command and the source digests, atomically."""
+    try:
+        history = json.loads(history_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TraceError(f"cannot read the training history: {exc}; run the training first", str(history_path)) from None
+    for key in ("step", "loss", "eval"):
+        if key not in history:
+            raise TraceError(f"the training history has no '{key}'; is it the file the training script wrote?",
+                             str(history_path))
+    source = {p: d for p, d in sorted(file_digests.items()) if p.startswith(source_prefix)}
+    data = {"command": command, "source_sha256": source, "history": history}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, out)
+    return data
+
+
+def load(path: Path, shown_as: str) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TraceError(f"no training results at {shown_as}; run 'make results' to train and record them") from None
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{shown_as} is not valid JSON ({exc.msg}); run 'make results' again") from None
+
+
+def stale_files(data: dict, file_digests: dict[str, str], source_prefix: str) -> list[str]:
+    """Source files whose text differs from the run's (added, removed or changed)."""
+    then = data.get("source_sha256", {})
+    now = {p: d for p, d in file_digests.items() if p.startswith(source_prefix)}
+    return sorted(p for p in set(then) | set(now) if then.get(p) != now.get(p))
+
+
+def loss_curve_svg(steps: list[int], losses: list[float], floor: float | None = None,
+                   width: int = 640, height: int = 260) -> str:
+    """An inline SVG of the training loss against the step (deterministic text)."""
+    if not steps:
+        return ""
+    left, right, top, bottom = 48, 12, 12, 32
+    w, h = width - left - right, height - top - bottom
+    lo = min(min(losses), floor if floor is not None else min(losses))
+    hi = max(losses)
+    span = (hi - lo) or 1.0
+    x_max = max(steps)
+
+    def x(step: float) -> float:
+        return left + w * step / x_max
+
+    def y(value: float) -> float:
+        return top + h * (1 - (value - lo) / span)
+
+    # At most ~400 points keeps the page light; each point is the mean of its stretch of steps.
+    stride = max(1, len(steps) // 400)
+    points = []
+    for i in range(0, len(steps), stride):
+        chunk = losses[i : i + stride]
+        points.append(f"{x(steps[i]):.1f},{y(sum(chunk) / len(chunk)):.1f}")
+    ticks = []
+    for k in range(5):
+        value = lo + span * k / 4
+        ticks.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value:.2f}</text>')
+        ticks.append(f'<line x1="{left}" x2="{left + w}" y1="{y(value):.1f}" y2="{y(value):.1f}" class="grid"/>')
+    for k in range(5):
+        step = round(x_max * k / 4)
+        ticks.append(f'<text x="{x(step):.1f}" y="{height - 12}" text-anchor="middle">{step}</text>')
+    floor_line = ""
+    if floor is not None:
+        floor_line = (f'<line x1="{left}" x2="{left + w}" y1="{y(floor):.1f}" y2="{y(floor):.1f}" class="floor"/>'
+                      f'<text x="{left + w - 4}" y="{y(floor) - 4:.1f}" text-anchor="end">lowest possible loss</text>')
+    return (
+        f'<svg class="trace-curve" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="Training loss against step">'
+        + "".join(ticks)
+        + floor_line
+        + f'<polyline points="{" ".join(points)}" class="loss"/>'
+        + f'<text x="{left + w / 2:.0f}" y="{height}" text-anchor="middle">step</text>'
+        + "</svg>"
+    )
+
+
+def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
+    """The results section: provenance, curve, evaluations and samples."""
+    h = data["history"]
+    out = []
+    command = data.get("command", "")
+    out.append(f"<p>From a real run of {R.code(command)}, recorded in {R.code(shown_as)}.</p>")
+    if stale:
+        out.append('<div class="admonition warning"><p class="admonition-title">Older code</p><p>'
+                   "The run was made before the last change to "
+                   + ", ".join(code_link(p) for p in stale)
+                   + ". Run <code>make results</code> to record a run of this code.</p></div>")
+    out.append(loss_curve_svg(h["step"], h["loss"], h.get("loss_floor")))
+    rows = [[str(e["step"]), f"{e['exact_match']:.1%}", f"{e['token_accuracy']:.1%}"] for e in h["eval"]]
+    out.append(R.table(["Step", "Exact match (held out)", "Answer-token accuracy"], rows))
+    last = h["eval"][-1] if h["eval"] else {}
+    samples = last.get("samples", [])
+    if samples:
+        srows = [[R.code(s["prompt"]), R.code(s["output"]), R.code(s["target"]),
+                  "yes" if s["output"] == s["target"] else "no"] for s in samples]
+        out.append(f"<p>Samples at step {last['step']}, greedy decoding of held-out prompts:</p>")
+        out.append(R.table(["Prompt", "Model's answer", "Expected", "Right"], srows))
+    facts = []
+    if "train_seconds" in h:
+        facts.append(["Training time (seconds, on the machine that ran it)", R.esc(h["train_seconds"])])
+    facts.append(["Steps", R.esc(len(h["step"]))])
+    facts.append(["Final training loss", R.esc(f"{h['loss'][-1]:.4f}")])
+    if h.get("loss_floor") is not None:
+        facts.append(["Lowest possible loss on this task", R.esc(f"{h['loss_floor']:.4f}")])
+    out.append(R.table(["", ""], facts, "trace-table trace-facts"))
+    return "\n".join(out) + "\n"
+
+
+def digest_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def results_block(ctx, block) -> str:
+    b = ctx.builder
+    shown_as = block.data["file"]
+    data = load(b.settings.project_root / shown_as, shown_as)
+    prefix = b.settings.rel(b.settings.source_root) + "/"
+    stale = stale_files(data, b.index.file_digests, prefix)
+
+    def code_link(repo_path: str) -> str:
+        return R.link(R.code(repo_path), b.settings.github_url(repo_path))
+
+    return render(data, shown_as, stale, code_link)
+
+
+def attach(builder) -> None:
+    builder.handlers["results"] = results_block
