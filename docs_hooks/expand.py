@@ -136,6 +136,28 @@ class Builder:
             self._recorder = Recorder(s.project_root, path, modules, self.index.file_digests, s.cache_dir)
         return self._recorder
 
+    @property
+    def coverage(self):
+        """Which test ran which line (coverage.py), measured once per change of the code; None if not set up."""
+        if not hasattr(self, "_coverage"):
+            self._coverage = None
+            s = self.settings
+            if s.coverage_tests:
+                from .coverage_map import measure
+
+                self._coverage = measure(s.project_root, s.source_root, s.coverage_tests,
+                                         self.index.file_digests, s.cache_dir)
+        return self._coverage
+
+    def tests_running(self, resolved_list) -> list[str]:
+        """Tests that executed any of these statements, by line coverage (indexed tests only)."""
+        if self.coverage is None:
+            return []
+        found: set[str] = set()
+        for r in resolved_list:
+            found.update(self.coverage.tests_running(r.function.repo_path, r.start, r.end))
+        return sorted(t for t in found if t in self.index.functions and self.index.functions[t].is_test)
+
     # ------------------------------------------------------------------ helpers
 
     def url(self, fn: Function, start: int | None = None, end: int | None = None) -> str:
@@ -453,6 +475,10 @@ class Builder:
         ]
         if reached:
             rows.append(["Reached by tests through other functions", reached])
+        ran = self.tests_running([r for eq in entry.equations for r in eq.resolved])
+        if ran:
+            rows.append(["Tests that run these equations' lines (line coverage)",
+                         ", ".join(self.function_link(self.index.functions[t]) for t in ran)])
         rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
         out.append(R.table(["", ""], rows, "trace-table trace-facts"))
         return "\n".join(out) + "\n"

@@ -23,10 +23,12 @@ def matrix(builder: Builder, here: str) -> str:
     rows = []
     for page, entries in builder.site_entries().items():
         for entry in entries:
-            tests = builder.tested_by(entry.functions) + builder.reached_by_tests(entry.functions)
-            tests_html = ", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none"
+            static = builder.tested_by(entry.functions) + builder.reached_by_tests(entry.functions)
             spec = builder.spec_refs(here, entry.spec)
             for eq in entry.equations:
+                # The tests that ran the equation's own lines, where coverage was measured.
+                tests = builder.tests_running(eq.resolved) if builder.coverage is not None else static
+                tests_html = ", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none"
                 code = "<br>".join(
                     f"{builder.line_link(r.function, r.start, r.end)} {R.code(r.function.short_name)}"
                     for r in eq.resolved
@@ -38,7 +40,8 @@ def matrix(builder: Builder, here: str) -> str:
                     tests_html,
                     spec,
                 ])
-    return R.table(["Equation", "Status", "Code", "Tests", "Specification"], rows) + "\n"
+    tests_head = "Tests that run its lines" if builder.coverage is not None else "Tests"
+    return R.table(["Equation", "Status", "Code", tests_head, "Specification"], rows) + "\n"
 
 
 def documented_functions(entries: dict[str, list[EntryData]]) -> dict[str, list[tuple[str, EntryData]]]:

@@ -29,6 +29,7 @@ KNOWN_KEYS = {
     "init_params": "dotted name of the function that creates the parameters: init_params(cfg, rng)",
     "decay_rule": "dotted name of the optimizer's rule: decays(name, array) -> bool",
     "numerical_grad": "dotted name of the central-difference function: numerical_grad(f, x)",
+    "coverage_tests": "pytest arguments of the tests whose line coverage shows which test runs which line",
     "symbols": "table: config field (or product 'a*b', quotient 'a/b') -> symbol shown in shapes",
 }
 
@@ -52,6 +53,7 @@ class Settings:
     decay_rule: str | None = None
     numerical_grad: str | None = None
     symbols: dict = field(default_factory=dict)
+    coverage_tests: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
 
     def rel(self, path: Path) -> str:
@@ -128,4 +130,5 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         decay_rule=raw.get("decay_rule"),
         numerical_grad=raw.get("numerical_grad"),
         symbols=dict(raw.get("symbols", {})),
+        coverage_tests=list(raw.get("coverage_tests", [])),
     )

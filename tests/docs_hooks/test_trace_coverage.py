@@ -1,0 +1,79 @@
+"""Line coverage per test: which tests actually ran the lines an equation references."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docs_hooks.coverage_map import measure
+from docs_hooks.project import index_for, make_builder
+from docs_hooks.settings import load_settings
+
+BRANCHY = '''\
+def clip(x, limit):
+    if x > limit:
+        return limit
+    return x
+'''
+
+TESTS = '''\
+from branchy import clip
+
+
+def test_small_values_pass_through():
+    assert clip(1, 5) == 1
+
+
+def test_large_values_are_clipped():
+    assert clip(9, 5) == 5
+'''
+
+
+def project(make_project) -> Path:
+    return make_project({
+        "src/branchy.py": BRANCHY,
+        "tests/test_branchy.py": TESTS,
+        "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+        'coverage_tests = ["tests/test_branchy.py"]\n',
+    })
+
+
+def test_each_line_knows_the_tests_that_ran_it(make_project, tmp_path):
+    root = project(make_project)
+    settings = load_settings(root)
+    index = index_for(settings)
+
+    cov = measure(root, settings.source_root, settings.coverage_tests, index.file_digests, tmp_path / "cache")
+
+    clipped = cov.tests_running("src/branchy.py", 3, 3)
+    passed = cov.tests_running("src/branchy.py", 4, 4)
+    assert clipped == ["tests.test_branchy.test_large_values_are_clipped"]
+    assert passed == ["tests.test_branchy.test_small_values_pass_through"]
+
+
+def test_the_result_is_cached_until_the_code_changes(make_project, tmp_path):
+    root = project(make_project)
+    settings = load_settings(root)
+    cache = tmp_path / "cache"
+    measure(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, cache)
+    stored = list((cache / "coverage").glob("*.json"))
+    assert len(stored) == 1
+
+    measure(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, cache)
+    assert list((cache / "coverage").glob("*.json")) == stored  # same code: read back, nothing new
+
+    (root / "src/branchy.py").write_text(BRANCHY.replace("return limit", "return limit  # the cap"))
+    measure(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, cache)
+    assert len(list((cache / "coverage").glob("*.json"))) == 2  # edited code: measured again
+
+
+def test_the_builder_lists_only_indexed_tests(make_project):
+    root = project(make_project)
+    builder = make_builder(load_settings(root))
+    fn = builder.index.functions["branchy.clip"]
+
+    from docs_hooks.anchors import Ref, Resolved
+
+    stmt = next(s for s in fn.statements if s.text == "return limit")
+    assert builder.tests_running([Resolved(Ref(fn.name, "return limit"), fn, stmt)]) == [
+        "tests.test_branchy.test_large_values_are_clipped"
+    ]
