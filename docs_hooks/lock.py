@@ -64,6 +64,7 @@ def write_lock(path: Path, entries: list[LockEntry]) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the lock is an ordinary project file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -36,6 +36,7 @@ def stamp(history_path: Path, out: Path, command: str, file_digests: dict[str, s
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
+    os.chmod(tmp, 0o644)
     os.replace(tmp, out)
     return data
 
