@@ -75,7 +75,8 @@ def measure(project_root: Path, source_root: Path, pytest_args: list[str], file_
             lines[repo_path] = {n: sorted(c for c in ctxs if c) for n, ctxs in by_line.items() if any(ctxs)}
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmpname = cached.with_suffix(".tmp")
-        tmpname.write_text(json.dumps(lines, sort_keys=True))
+        fd, tmpname = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(lines, sort_keys=True))
         os.replace(tmpname, cached)
     return CoverageMap(lines)

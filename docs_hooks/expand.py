@@ -78,11 +78,19 @@ class Context:
         self.math.append((tex.strip(), display, line))
         return f"\x02trace-math-{len(self.math) - 1}\x03"
 
-    def inline_math(self, text: str, line: int) -> str:
-        """Replace $...$ outside code with placeholders for KaTeX."""
+    def inline_math(self, text: str, line: int, prose: bool = False) -> str:
+        """Replace $...$ outside code with placeholders for KaTeX.
+
+        In prose (``prose=True``, one source line) a ``$`` left over means a
+        formula that does not close on its line: an error, not raw TeX on the page.
+        """
         parts = CODE_SPAN.split(text)
         for j in range(0, len(parts), 2):
             parts[j] = INLINE_MATH.sub(lambda m: self.math_placeholder(m.group("tex"), False, line), parts[j])
+            if prose and re.search(r"(?<!\\)\$", parts[j]):
+                self.problems.append(TraceError(
+                    "a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
+                    "(escape a literal dollar as \\$)", self.page, line))
         return "".join(parts)
 
     def resolve(self, text: str, line: int, where: str) -> Resolved | None:
@@ -266,7 +274,7 @@ class Builder:
             if in_fence:
                 continue
             if "$" in line:
-                line = lines[i] = ctx.inline_math(line, first_line + i)
+                line = lines[i] = ctx.inline_math(line, first_line + i, prose=True)
             if "[[" not in line:
                 continue
             parts = re.split(r"(`+[^`]*`+)", line)  # leave inline code alone

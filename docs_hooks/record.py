@@ -397,8 +397,9 @@ class Recorder:
         path.parent.mkdir(parents=True, exist_ok=True)
         touched = set(rec.files)
         digests = {f: self._digest(f) for f in touched}
-        tmp = path.with_suffix(".tmp")
-        with tmp.open("wb") as f:
+        # A name of its own for each writer: two builds may store the same recording at once.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
             pickle.dump({"digests": digests, "recording": rec}, f)
         os.replace(tmp, path)
 

@@ -872,3 +872,14 @@ def test_tests_in_a_nested_tests_root_are_named_from_the_project_root(make_proje
     tests = {f.name: f.display_path for f in index_for(load_settings(root)).functions.values() if f.is_test}
 
     assert tests == {"tests.unit.test_x.test_x": "tests/unit/test_x.py"}
+
+
+def test_inline_math_that_does_not_close_on_its_line_is_an_error(make_project):
+    root = make_project({"docs/page.md": "The mean $\\mu =\n\\frac{1}{d}$ of a row.\n"})
+
+    assert page_problems(root) == [
+        "docs/page.md:1: a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
+        "(escape a literal dollar as \\$)",
+        "docs/page.md:2: a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
+        "(escape a literal dollar as \\$)",
+    ]
