@@ -226,7 +226,7 @@ class Root:
 
 def build_index(roots: list[Root], project_root: Path) -> CodeIndex:
     index = CodeIndex()
-    pending_calls: list[tuple[str, str, ast.Call, Statement, dict[str, str], str | None]] = []
+    pending_calls: list[tuple] = []
     for root in roots:
         if not root.path.is_dir():
             raise TraceError(f"code root '{root.path}' does not exist; check the docs_hooks settings")
@@ -238,8 +238,10 @@ def build_index(roots: list[Root], project_root: Path) -> CodeIndex:
     # Resolve call targets once every module is known. A class called like a
     # function (a dataclass has no __init__ in the source) is a call of the class.
     known = set(index.functions) | set(index.classes)
-    for caller, module, call, stmt, aliases, cls in pending_calls:
+    for caller, module, call, stmt, aliases, cls, instances in pending_calls:
         target = _resolve_callee(call.func, module, aliases, known, cls)
+        if target is None:
+            target = _resolve_method_of_instance(call.func, module, aliases, known, index.classes, instances)
         if target is None:
             continue
         site = CallSite(caller, target, stmt, call.lineno)
@@ -306,6 +308,13 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
         }
         fn.local_names = frozenset([*fn.params, *extra, *assigned])
         index.functions[fn.name] = fn
+        # Locals made by calling a class (``optimizer = AdamW(...)``): calls of their methods count.
+        instances = {
+            sub.targets[0].id: sub.value.func
+            for sub in ast.walk(node)
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)
+            and isinstance(sub.value, ast.Call)
+        }
         local_aliases = dict(aliases)
         for sub in ast.walk(node):  # imports inside the function shadow the module's
             if isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
@@ -319,7 +328,7 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
             if isinstance(sub, ast.Call):
                 stmt = _innermost(by_start, sub.lineno)
                 if stmt is not None:
-                    pending.append((fn.name, module_name, sub, stmt, local_aliases, cls))
+                    pending.append((fn.name, module_name, sub, stmt, local_aliases, cls, instances))
             elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load) and isinstance(sub.value, ast.Name):
                 stmt = _innermost(by_start, sub.lineno)
                 if stmt is not None:
@@ -354,6 +363,18 @@ def _innermost(statements: list[Statement], line: int) -> Statement | None:
             if best is None or (stmt.end - stmt.start) <= (best.end - best.start):
                 best = stmt
     return best
+
+
+def _resolve_method_of_instance(func, module, aliases, known, classes, instances) -> str | None:
+    """``obj.method(...)`` where the caller made ``obj = SomeClass(...)``."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in instances):
+        return None
+    made_by = _resolve_callee(instances[func.value.id], module, aliases, known | set(classes), None)
+    if made_by is None:
+        return None
+    cls = made_by[: -len(".__init__")] if made_by.endswith(".__init__") else made_by
+    name = f"{cls}.{func.attr}"
+    return name if cls in classes and name in known else None
 
 
 def _resolve_callee(func: ast.expr, module: str, aliases: dict[str, str], known: set[str], cls: str | None) -> str | None:

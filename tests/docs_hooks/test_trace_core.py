@@ -883,3 +883,26 @@ def test_inline_math_that_does_not_close_on_its_line_is_an_error(make_project):
         "docs/page.md:2: a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
         "(escape a literal dollar as \\$)",
     ]
+
+
+def test_method_called_through_an_instance_is_a_call_site(make_project):
+    root = make_project({"src/opt.py": (
+        "class Stepper:\n"
+        "    def __init__(self, lr):\n"
+        "        self.lr = lr\n"
+        "\n"
+        "    def step(self, x):\n"
+        "        return x - self.lr\n"
+        "\n"
+        "\n"
+        "def train(x):\n"
+        "    stepper = Stepper(0.1)\n"
+        "    return stepper.step(x)  # one update\n"
+    )})
+
+    index = index_for(load_settings(root))
+
+    assert [(s.caller, s.line, s.statement.text) for s in index.calls_to("opt.Stepper.step")] == [
+        ("opt.train", 11, "return stepper.step(x)  # one update")
+    ]
+    assert [(s.caller, s.line) for s in index.calls_to("opt.Stepper.__init__")] == [("opt.train", 10)]
