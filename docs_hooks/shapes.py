@@ -378,6 +378,12 @@ def symbols_block(ctx, block) -> str:
                 descs = [_evaluate(run, fn, expr, symbol)]
             shape_html = _shape_html(descs)
         rows.append([_math(ctx, symbol, block.field_line("rows")), R.esc(meaning), code_html, shape_html])
+    if run is not None and all(run.first_calls(fn.name) is None for fn in functions):
+        # Nothing to show in a Shape column: say why once, instead of on every row.
+        names = " or ".join(R.code(fn.name) for fn in functions)
+        note = (f'<p class="trace-note">The model run does not call {names}, so no shape is recorded '
+                "for these symbols; the worked example shows their values.</p>")
+        return R.table(["Symbol", "Meaning", "In code"], [r[:3] for r in rows], "trace-table trace-symbols") + "\n" + note + "\n"
     return R.table(["Symbol", "Meaning", "In code", "Shape"], rows, "trace-table trace-symbols") + "\n"
 
 
