@@ -459,15 +459,13 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
 
     outputs = _returned_names(bwd)
     if outputs is None:
-        raise fail(f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'")
+        raise fail(f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'"
+                   " (tuples of names may nest)")
     if not bwd.params:
         raise fail(f"gradcheck: {bwd.name} takes no arguments; its first argument must be the gradient on the output")
     dY = np.asarray(bwd_call.args.get(bwd.params[0]))
-    result = bwd_call.result if isinstance(bwd_call.result, tuple) else (bwd_call.result,)
-    if len(result) != len(outputs):
-        raise fail(f"gradcheck: {bwd.name} returned {len(result)} value(s), but its return names {len(outputs)}")
     wanted = {}
-    for name, value in zip(outputs, result):
+    for name, value in _flatten(outputs, bwd_call.result, fail, bwd.name):
         param = name[1:] if name.startswith("d") else None
         if param not in fwd.params:
             raise fail(f"gradcheck: {bwd.name} returns '{name}', which is not d<parameter> of {fwd.name} "
@@ -520,18 +518,34 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
     return GradCheck(fwd.name, bwd.name, ng.name, b.url(ng, ng.start, ng.end), extra, rows)
 
 
-def _returned_names(fn: Function) -> list[str] | None:
+def _returned_names(fn: Function):
     node = _function_node(fn)
     if node is None:
         return None
     returns = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]
     if len(returns) != 1 or returns[0].value is None:
         return None
-    value = returns[0].value
-    items = value.elts if isinstance(value, ast.Tuple) else [value]
-    if not all(isinstance(e, ast.Name) for e in items):
-        return None
-    return [e.id for e in items]
+    return _names_of(returns[0].value)
+
+
+def _names_of(node: ast.AST):
+    """The names a return is made of, keeping nested tuples: ``dX, (dW, db)`` -> ['dX', ['dW', 'db']]."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Tuple):
+        items = [_names_of(e) for e in node.elts]
+        return None if any(i is None for i in items) else items
+    return None
+
+
+def _flatten(names, values, fail, fn_name: str) -> list[tuple[str, object]]:
+    """Pair each returned name with its value, through nested tuples."""
+    if isinstance(names, str):
+        return [(names, values)]
+    if not isinstance(values, (tuple, list)) or len(values) != len(names):
+        count = len(values) if isinstance(values, (tuple, list)) else 1
+        raise fail(f"gradcheck: {fn_name} returned {count} value(s), but its return names {len(names)}")
+    return [pair for n, v in zip(names, values) for pair in _flatten(n, v, fail, fn_name)]
 
 
 def _own_nodes(fn_node: ast.AST):

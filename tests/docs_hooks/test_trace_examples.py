@@ -685,3 +685,54 @@ def test_the_real_layer_norm_backward_example(tmp_path):
         "[1.0000, 0.0000, 0.0000, 1.0000]",
     ]
     assert "0.5345 × (1 - 0.75 - (-1.069) × 0.5345) = 0.4391" in result.markdown
+
+
+SCALE_OPS = '''\
+import numpy as np
+
+
+def scale_forward(X, W, b):
+    Y = X * W + b
+    return Y, X
+
+
+def scale_backward(dY, cache, W):
+    X = cache
+    dX = dY * W
+    dW = (dY * X).sum(axis=0)
+    db = dY.sum(axis=0)
+    return dX, (dW, db)
+'''
+
+SCALE_TEST = '''\
+import numpy as np
+from scale import scale_backward, scale_forward
+
+
+def test_scale():
+    X = np.array([[1., 2.], [3., 4.]])
+    W = np.array([0.5, -1.])
+    b = np.array([0.1, 0.2])
+    Y, cache = scale_forward(X, W, b)
+    dX, (dW, db) = scale_backward(np.array([[1., 0.], [0., 1.]]), cache, W)
+'''
+
+
+def test_gradcheck_follows_a_nested_tuple_of_returned_gradients(tmp_path):
+    """A backward may return its parameter gradients as a tuple inside the tuple: dX, (dW, db)."""
+    root = write_project(tmp_path / "proj", {"src/scale.py": SCALE_OPS, "tests/test_scale.py": SCALE_TEST})
+    example = """\
+    test: tests/test_scale.py::test_scale
+    title: Nested
+    show:
+      - label: Gradient on the input
+        code: dX
+    gradcheck: scale.scale_forward
+    """
+    result = expand(root, page(example, function="scale.scale_backward"))
+    assert messages(result) == []
+    table = re.search(r'<table class="trace-table trace-gradcheck-table">.*?</table>', result.markdown).group(0)
+    names = re.findall(r"<tr><td><code>(\w+)</code></td>", table)
+    assert names == ["dX", "dW", "db"]
+    gaps = [float(g) for g in re.findall(r"<td><code>([0-9.e-]+)</code></td></tr>", table)]
+    assert len(gaps) == 3 and max(gaps) < 1e-8
