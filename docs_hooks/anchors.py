@@ -104,8 +104,10 @@ def resolve(index: CodeIndex, ref: Ref, scope: list[str] | None = None) -> Resol
     needle = normalise_tokens(ref.text)
     if not needle:
         raise TraceError("has no code after the ':'; write a statement from the function")
-    exact = [(fn, s) for fn in functions for s in fn.statements if s.tokens == needle]
-    found = exact or [(fn, s) for fn in functions for s in fn.statements if tokens_contain(s.tokens, needle)]
+    # The def line counts as a statement too, so that a default value can be referenced.
+    statements = [(fn, s) for fn in functions for s in [fn.header, *fn.statements] if s is not None]
+    exact = [(fn, s) for fn, s in statements if s.tokens == needle]
+    found = exact or [(fn, s) for fn, s in statements if tokens_contain(s.tokens, needle)]
     names = ", ".join(fn.name for fn in functions)
     if len(found) == 1:
         fn, stmt = found[0]

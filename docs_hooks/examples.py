@@ -708,7 +708,7 @@ def _value_table(name: str, value: Any) -> list[str]:
 
 def render_example(ex: Example) -> str:
     """The example as HTML lines with no blank line inside (one raw HTML block for Markdown)."""
-    source = f"Hand-picked numbers from {R.link(R.code(ex.test_name), ex.test_url, ex.test)}."
+    source = f"Recorded while {R.link(R.code(ex.test_name), ex.test_url, ex.test)} runs."
     if ex.caption:
         source += " " + _inline(ex.caption)
     out = [

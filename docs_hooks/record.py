@@ -51,6 +51,13 @@ class Opaque:
     text: str  # its repr
     fields: dict = field(default_factory=dict)  # dataclass fields or instance attributes
 
+    def __getattr__(self, name: str):
+        """``cfg.n_layers`` reads a recorded field, so expressions of the code evaluate on recordings."""
+        fields = self.__dict__.get("fields", {})
+        if name in fields:
+            return fields[name]
+        raise AttributeError(f"recorded {self.__dict__.get('type', 'object')} has no field {name!r}")
+
 
 @dataclass
 class Call:

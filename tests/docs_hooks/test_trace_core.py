@@ -906,3 +906,7 @@ def test_method_called_through_an_instance_is_a_call_site(make_project):
         ("opt.train", 11, "return stepper.step(x)  # one update")
     ]
     assert [(s.caller, s.line) for s in index.calls_to("opt.Stepper.__init__")] == [("opt.train", 10)]
+
+
+def test_the_def_line_can_be_referenced_for_a_default_value(make_project):
+    assert resolved_label(make_project(), "ops.layer_norm_forward: def layer_norm_forward(X, gamma, beta, epsilon=1e-5):") == "ops.py:6"

@@ -307,9 +307,9 @@ def test_heading_badge_and_source_of_the_numbers(project):
             '<span class="trace-badge trace-badge--illustrative" title="recorded from '
             'tests/test_ops.py::test_worked_example: the first call of ops.layer_norm_backward">'
             "Illustrative Example</span></p>") in md
-    assert ('<p class="trace-example-source">Hand-picked numbers from '
+    assert ('<p class="trace-example-source">Recorded while '
             '<a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L11-L14" '
-            'title="tests/test_ops.py::test_worked_example"><code>test_worked_example</code></a>. '
+            'title="tests/test_ops.py::test_worked_example"><code>test_worked_example</code></a> runs. '
             "dY is chosen by hand, not computed from a loss.</p>") in md
     # one raw HTML block: no blank line inside it
     block = md[md.index('<div class="trace-example"'):]
