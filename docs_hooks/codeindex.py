@@ -28,6 +28,7 @@ class Statement:
     end: int  # last line of the statement (of the header, for if/for/with/...)
     lines: tuple[str, ...]  # the source lines start..end, as written (comments kept)
     tokens: str  # the code as normalised tokens, comments and layout dropped
+    kind: str = ""  # what the statement does, in words: "returns", "unpacks", "assigns", "checks", ...
 
     @property
     def text(self) -> str:
@@ -144,7 +145,7 @@ def tokens_contain(haystack: str, needle: str) -> bool:
 # --------------------------------------------------------------------------- statements
 
 
-def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, int]]]:
+def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, int], str]]:
     """Line spans of every statement in a function body, nested ones included.
 
     Each span also has the exact extent (line, column, end line, end column) of
@@ -152,12 +153,12 @@ def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, i
     For a compound statement (``for``, ``if``, ``with``, ...) that is its header
     only; the statements of its body are spans of their own.
     """
-    spans: list[tuple[int, int, tuple[int, int, int, int]]] = []
+    spans: list[tuple[int, int, tuple[int, int, int, int], str]] = []
 
     def header(node: ast.AST, start_line: int, start_col: int, body: list[ast.stmt]) -> None:
         end = _header_end(node)
         end_col = body[0].col_offset if body and body[0].lineno == end else -1
-        spans.append((start_line, end, (start_line, start_col, end, end_col)))
+        spans.append((start_line, end, (start_line, start_col, end, end_col), _kind(node)))
 
     def visit(body: list[ast.stmt]) -> None:
         for node in body:
@@ -166,7 +167,8 @@ def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, i
             cases = getattr(node, "cases", None) or []
             if not (blocks or handlers or cases):
                 end = node.end_lineno or node.lineno
-                spans.append((node.lineno, end, (node.lineno, node.col_offset, end, node.end_col_offset or -1)))
+                spans.append((node.lineno, end, (node.lineno, node.col_offset, end, node.end_col_offset or -1),
+                              _kind(node)))
                 continue
             header(node, node.lineno, node.col_offset, blocks[0] if blocks else [])
             for block in blocks:
@@ -197,10 +199,36 @@ def _header_end(node: ast.AST) -> int:
     return last
 
 
-def _make_statement(lines: list[str], start: int, end: int, extent: tuple[int, int, int, int] | None = None) -> Statement:
+def _make_statement(lines: list[str], start: int, end: int, extent: tuple[int, int, int, int] | None = None,
+                    kind: str = "") -> Statement:
     chunk = lines[start - 1 : end]
     code = "\n".join(line.strip() for line in chunk) if extent is None else _segment(lines, *extent)
-    return Statement(start, end, tuple(chunk), normalise_tokens(code))
+    return Statement(start, end, tuple(chunk), normalise_tokens(code), kind)
+
+
+def _kind(node: ast.AST) -> str:
+    """What a statement does, in a word or two (for the lists of lines no equation covers)."""
+    if isinstance(node, ast.Return):
+        return "returns"
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, (ast.Name, ast.Subscript)):
+        return "unpacks"
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return "assigns"
+    if isinstance(node, (ast.Raise, ast.Assert)):
+        return "checks"
+    if isinstance(node, (ast.If, ast.Match)):
+        return "branches"
+    if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+        return "loops"
+    if isinstance(node, (ast.With, ast.AsyncWith, ast.Try, ast.ExceptHandler)):
+        return "handles errors" if isinstance(node, (ast.Try, ast.ExceptHandler)) else "opens a context"
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        return "calls"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return "imports"
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return "defines"
+    return type(node).__name__.lower()
 
 
 def _segment(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str:
@@ -297,7 +325,7 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
             source_lines=tuple(lines[obj.lineno - 1 : obj.endlineno]),
             docstring=obj.docstring.value if obj.docstring else None,
         )
-        fn.statements = [_make_statement(lines, a, b, extent) for a, b, extent in _statement_spans(node)]
+        fn.statements = [_make_statement(lines, a, b, extent, kind) for a, b, extent, kind in _statement_spans(node)]
         fn.header = _make_statement(lines, node.lineno, _header_end(node))
         fn.whole = Statement(fn.start, fn.end, fn.source_lines, normalise_tokens("\n".join(fn.source_lines)))
         args = node.args

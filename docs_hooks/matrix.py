@@ -75,18 +75,20 @@ def uncovered_lines(builder: Builder, here: str) -> str:
     rows = []
     for name, uses in sorted(documented_functions(entries).items()):
         fn = builder.index.functions[name]
-        if all(entry.status == "illustrative" for _, entry in uses):
+        if fn.is_test or all(entry.status == "illustrative" for _, entry in uses):
             continue
-        lines = [n for st in fn.statements for n in range(st.start, st.end + 1)
-                 if n not in covered.get(name, set()) and fn.source_lines[n - fn.start].strip()]
-        if not lines:
+        left = [st for st in fn.statements
+                if not any(n in covered.get(name, set()) for n in range(st.start, st.end + 1))]
+        if not left:
             continue
+        lines = [n for st in left for n in range(st.start, st.end + 1) if fn.source_lines[n - fn.start].strip()]
         spans = ", ".join(builder.line_link(fn, a, b) for a, b in _ranges(lines))
+        kinds = ", ".join(dict.fromkeys(st.kind for st in left))
         page, entry = uses[0]
-        rows.append([_page_link(builder, here, page, entry.id, R.code(name)), spans])
+        rows.append([_page_link(builder, here, page, entry.id, R.code(name)), spans, R.esc(kinds)])
     if not rows:
         return "<p>Every statement of every documented function is referenced by an equation.</p>\n"
-    return R.table(["Function", "Lines no equation references"], rows) + "\n"
+    return R.table(["Function", "Lines no equation references", "What those lines do"], rows) + "\n"
 
 
 def undocumented_functions(builder: Builder, here: str) -> str:
