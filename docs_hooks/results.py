@@ -93,9 +93,14 @@ def loss_curve_svg(steps: list[int], losses: list[float], floor: float | None = 
     if floor is not None:
         floor_line = (f'<line x1="{left}" x2="{left + w}" y1="{y(floor):.1f}" y2="{y(floor):.1f}" class="floor"/>'
                       f'<text x="{left + w - 4}" y="{y(floor) - 4:.1f}" text-anchor="end">lowest possible loss</text>')
+    style = ("<style>.trace-curve text{font:11px sans-serif;fill:currentColor}"
+             ".trace-curve .grid{stroke:currentColor;stroke-opacity:.15}"
+             ".trace-curve .floor{stroke:currentColor;stroke-opacity:.6;stroke-dasharray:4 3}"
+             ".trace-curve .loss{fill:none;stroke:var(--md-primary-fg-color,#3f51b5);stroke-width:1.5}</style>")
     return (
         f'<svg class="trace-curve" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="Training loss against step">'
+        + style
         + "".join(ticks)
         + floor_line
         + f'<polyline points="{" ".join(points)}" class="loss"/>'
