@@ -547,6 +547,12 @@ def test_widget_data_and_input_tables(project):
     assert data["inputs"]["dY"] == {"shape": [1, 4], "dtype": "float64", "values": DY.tolist()}
     np.testing.assert_allclose(data["inputs"]["cache"][0]["values"], XHAT, rtol=1e-15)
     np.testing.assert_allclose(data["outputs"][0]["values"], DX, rtol=1e-12)
+    # what the browser recomputes (docs/assets/trace-widgets.js): each shown row in table order, the check line
+    assert [(r["code"], r["name"]) for r in data["rows"]][3:6] == [
+        ("dXhat = dY * gamma", None), ("dXhat.mean(axis=-1, keepdims=True)", "m1"),
+        ("(dXhat * Xhat).mean(axis=-1, keepdims=True)", "m2")]
+    np.testing.assert_allclose(data["rows"][6]["value"]["values"], DX, rtol=1e-12)
+    assert data["check"] is None
     assert ('<table class="trace-table trace-example-input"><caption><code>gamma</code>, shape (4,)</caption>'
             "<thead><tr><th></th><th>0</th><th>1</th><th>2</th><th>3</th></tr></thead><tbody><tr><th>gamma</th>"
             '<td data-name="gamma" data-index="0">1</td><td data-name="gamma" data-index="1">1</td>'

@@ -1,0 +1,215 @@
+"""Fixtures of the browser tests: the site built once, served on 127.0.0.1, and Debian's chromium.
+
+The whole suite is skipped, with the reason, when /usr/bin/chromium is missing
+(``CHROMIUM`` in the environment names another binary). Playwright's own browser
+download is not used: Playwright drives the system's chromium.
+
+The site is built once per session with ``mkdocs build`` (not ``--strict``: the
+strict build is ``make build``'s job, and a page that is still waiting for review
+in docs/trace.lock should not hide what a reader's browser sees). Build warnings
+are reported as one pytest warning.
+
+Every page is opened in a browser context that resolves no host but 127.0.0.1 and
+aborts any request to another host, so a test can never reach the network, and the
+watcher records what was attempted: a request to another host is a failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs"
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-domain-reliability",
+    # no host resolves but the test server's, so nothing can leave the machine
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def page_paths() -> list[str]:
+    """Every Markdown page of the site, relative to docs/ (hidden folders left out)."""
+    return sorted(
+        p.relative_to(DOCS).as_posix()
+        for p in DOCS.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(DOCS).parts)
+    )
+
+
+def page_url(md_path: str) -> str:
+    """The URL path of a page inside the site (MkDocs' directory URLs): layer-norm.md -> layer-norm/."""
+    stem = md_path[: -len(".md")]
+    if stem == "index" or stem.endswith("/index") or stem.upper().endswith("README"):
+        stem = stem.rpartition("/")[0] if "/" in stem else ""
+    return f"{stem}/" if stem else ""
+
+
+def build_site(dest: Path, *extra: str, config: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    cmd = [sys.executable, "-m", "mkdocs", "build", *extra, "-f", str(config or REPO / "mkdocs.yml"), "-d", str(dest)]
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+
+
+# ---------------------------------------------------------------------------- the browser
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"browser tests need chromium: {CHROMIUM} not found; apt-get install chromium")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium):
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="browser tests need Playwright for Python: pip install -e '.[test]'"
+    )
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+# ---------------------------------------------------------------------------- the site
+
+
+@dataclass
+class Site:
+    root: Path  # the built files
+    base: str  # http://127.0.0.1:PORT/
+    log: str  # the build's output
+
+    def file_for(self, url: str) -> Path | None:
+        """The built file a same-site URL serves, or None."""
+        path = urlsplit(url).path
+        rel = path.lstrip("/")
+        target = self.root / rel
+        if path.endswith("/") or target.is_dir():
+            target = target / "index.html"
+        return target if target.is_file() else None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="session")
+def site(chromium, tmp_path_factory) -> Site:
+    root = tmp_path_factory.mktemp("site") / "site"
+    proc = build_site(root)
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        pytest.fail(f"mkdocs build failed (exit {proc.returncode}):\n{log[-6000:]}", pytrace=False)
+    warned = [line for line in log.splitlines() if line.startswith("WARNING")]
+    if warned:
+        warnings.warn(
+            f"the site builds with {len(warned)} warning(s), so 'make build' (--strict) fails; the browser tests "
+            f"ran on the non-strict build. First: {warned[0]}",
+            stacklevel=1,
+        )
+    from . import fixture_page
+
+    fixture_page.write(root)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Site(root, f"http://127.0.0.1:{server.server_port}/", log)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ---------------------------------------------------------------------------- watching a page
+
+
+@dataclass
+class Watch:
+    """What a page did while it loaded: errors, failed requests, requests elsewhere, bytes received."""
+
+    base: str
+    problems: list[str] = field(default_factory=list)
+    responses: list = field(default_factory=list)
+
+    def attach(self, page) -> None:
+        page.on("console", self._console)
+        page.on("pageerror", lambda err: self.problems.append(f"uncaught error: {err}"))
+        page.on("requestfailed", lambda r: self.problems.append(f"failed request: {r.url} ({r.failure})"))
+        page.on("response", self._response)
+
+    def _console(self, msg) -> None:
+        if msg.type in ("error", "assert"):
+            self.problems.append(f"console {msg.type}: {msg.text}")
+
+    def _response(self, response) -> None:
+        self.responses.append(response)
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+    def route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(self.base) or url.startswith(("data:", "blob:", "about:")):
+            route.continue_()
+        else:
+            self.problems.append(f"request to another host: {url}")
+            route.abort("blockedbyclient")
+
+
+@pytest.fixture
+def open_page(browser, site):
+    """open_page(path, viewport=DESKTOP, color_scheme='light') -> (page, watch), loaded and quiet."""
+    contexts = []
+
+    def _open(path: str, viewport: dict | None = None, color_scheme: str = "light"):
+        context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme,
+                                      service_workers="block")
+        contexts.append(context)
+        watch = Watch(site.base)
+        context.route("**/*", watch.route)
+        page = context.new_page()
+        watch.attach(page)
+        page.goto(site.base + path, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        return page, watch
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+def numbers_and_skeleton(text: str) -> tuple[list[float], str]:
+    """The numbers in a shown value, and the text around them (to compare shown values loosely)."""
+    pattern = r"-?(?:\d+\.?\d*(?:e[+-]?\d+)?|inf)|nan"
+    text = text.replace("\n", "")  # the page writes a line break as <br>, which has no text
+    nums = [float(m) for m in re.findall(pattern, text)]
+    return nums, re.sub(pattern, "#", text)
+
+
+def have_node_and_katex() -> bool:
+    return shutil.which("node") is not None and (REPO / "node_modules" / "katex").is_dir()

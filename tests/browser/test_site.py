@@ -1,0 +1,213 @@
+"""The built site in chromium, as a reader sees it.
+
+Every page: loads with no console error, no failed request and no request to
+another host; its math is KaTeX HTML with no raw TeX left visible; at phone width
+the page itself does not scroll sideways; every link inside the site reaches an
+existing page and an existing id. Search finds a function by name. The LayerNorm
+page is photographed at desktop and phone width (tests/browser/screenshots/,
+ignored by git) and its weight is measured.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from docs_hooks.math import INLINE_MATH
+
+from .conftest import DESKTOP, DOCS, PHONE, SCREENSHOTS, page_paths, page_url
+
+PAGES = page_paths()
+LAYER_NORM = "layer-norm.md"
+WEIGHT_BUDGET = 2_000_000  # bytes the LayerNorm page may transfer (HTML, CSS, JS, fonts, data)
+
+# TeX a reader should never see as text: a command, $$, or $...$ left over.
+RAW_TEX = re.compile(r"\$\$|\\(?:frac|sum|left|right|hat|sqrt|mu|sigma|gamma|beta|epsilon|partial|operatorname|mathrm|cdot)\b")
+
+
+def test_the_site_has_pages(chromium):
+    assert LAYER_NORM in PAGES, f"docs/{LAYER_NORM} is missing; the browser tests photograph it"
+
+
+@pytest.mark.parametrize("md", PAGES)
+def test_page_loads_cleanly_and_shows_rendered_math(open_page, site, md):
+    path = page_url(md)
+    assert site.file_for(site.base + path), f"docs/{md} was not built to {path}"
+    page, watch = open_page(path)
+    found = page.evaluate(
+        """() => {
+          const article = document.querySelector("article") || document.body;
+          const copy = article.cloneNode(true);
+          copy.querySelectorAll(".katex, code, pre, script, style").forEach(e => e.remove());
+          return {
+            katex: article.querySelectorAll(".katex").length,
+            katexErrors: article.querySelectorAll(".katex-error").length,
+            traceErrors: Array.from(article.querySelectorAll(".trace-error"), e => e.textContent.trim().slice(0, 300)),
+            text: copy.textContent,
+            title: document.title,
+            noPermalink: Array.from(article.querySelectorAll("h2[id], h3[id], h4[id], h5[id], h6[id]"))
+              .filter(h => !h.querySelector("a.headerlink")).map(h => h.id),
+          };
+        }"""
+    )
+    problems = list(watch.problems)
+    source = (DOCS / md).read_text(encoding="utf-8")
+    if "trace-equation" in source or INLINE_MATH.search(re.sub(r"`[^`]*`", "", source)):
+        if not found["katex"]:
+            problems.append("the page has math, but no .katex element: KaTeX did not render it")
+    if found["katexErrors"]:
+        problems.append(f"{found['katexErrors']} KaTeX error(s) on the page")
+    problems += [f"an error box on the page: {t}" for t in found["traceErrors"]]
+    problems += [f"heading #{h} has no permalink" for h in found["noPermalink"]]
+    for m in RAW_TEX.finditer(found["text"]):
+        problems.append(f"raw TeX visible: ...{found['text'][max(0, m.start() - 40):m.end() + 40]!r}...")
+    for m in INLINE_MATH.finditer(found["text"]):
+        problems.append(f"unrendered $...$ visible: {m.group(0)!r}")
+    assert not problems, f"{path}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("md", PAGES)
+def test_page_does_not_scroll_sideways_on_a_phone(open_page, md):
+    page, watch = open_page(page_url(md), viewport=PHONE)
+    widths = page.evaluate(
+        "() => ({page: document.documentElement.scrollWidth, body: document.body.scrollWidth, view: window.innerWidth})"
+    )
+    wide = page.evaluate(
+        """() => Array.from(document.querySelectorAll("article *"))
+              .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1
+                      && !e.closest(".trace-table-wrap, .trace-math, .highlight, .md-typeset__scrollwrap, .trace-example-inputs, .trace-example-check, .katex-mathml"))
+              .slice(0, 5).map(e => e.tagName + "." + e.className)"""
+    )
+    assert widths["page"] <= widths["view"] and widths["body"] <= widths["view"], (
+        f"{page_url(md)} scrolls sideways at {PHONE['width']} px: {widths}; too wide: {wide}"
+    )
+    assert not watch.problems, "\n".join(watch.problems)
+
+
+# ---------------------------------------------------------------------------- links
+
+
+class _Ids(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for k, v in attrs:
+            if k == "id" or (k == "name" and tag == "a"):
+                self.ids.add(v)
+
+
+@lru_cache(maxsize=None)
+def ids_in(file: Path) -> frozenset[str]:
+    parser = _Ids()
+    parser.feed(file.read_text(encoding="utf-8"))
+    return frozenset(parser.ids)
+
+
+def test_every_link_inside_the_site_reaches_a_page_and_an_id(open_page, site):
+    problems, checked = [], 0
+    for md in PAGES:
+        path = page_url(md)
+        page, watch = open_page(path)
+        hrefs = page.evaluate("() => Array.from(document.querySelectorAll('a[href]'), a => [a.getAttribute('href'), a.href])")
+        for raw, url in hrefs:
+            if not url.startswith(site.base):
+                continue  # another site (GitHub): not fetched, the tests make no request outside
+            checked += 1
+            target = site.file_for(url)
+            where = f"{path}: link {raw!r}"
+            if target is None:
+                problems.append(f"{where} -> {urlsplit(url).path} does not exist in the site")
+                continue
+            fragment = unquote(urlsplit(url).fragment)
+            if fragment and target.suffix == ".html" and fragment not in ids_in(target):
+                problems.append(f"{where} -> no id '{fragment}' in {target.relative_to(site.root)}")
+        problems += [f"{path}: {p}" for p in watch.problems]
+    assert checked > 0
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------- search
+
+
+def test_search_finds_a_function_by_its_name(open_page, site):
+    page, watch = open_page("")
+    box = page.locator("input.md-search__input")
+    box.click()
+    # the search worker builds its index in the background: wait until it says it is ready
+    page.wait_for_function(
+        "() => { const m = document.querySelector('.md-search-result__meta');"
+        " return m && m.textContent.trim() && !/initiali/i.test(m.textContent); }", timeout=60_000)
+    box.press_sequentially("layer_norm_backward")  # Material searches on key events, as a reader types
+    try:
+        page.wait_for_selector(".md-search-result__item", timeout=30_000)
+    except Exception:
+        meta = page.locator(".md-search-result__meta").inner_text()
+        raise AssertionError(f"no search result after 30 s; the search box says {meta!r}; "
+                             f"page problems: {watch.problems}") from None
+    hrefs = page.evaluate("() => Array.from(document.querySelectorAll('.md-search-result__item a'), a => a.href)")
+    assert any(urlsplit(h).path.rstrip("/").endswith(page_url(LAYER_NORM).rstrip("/")) for h in hrefs), hrefs
+    assert not watch.problems, "\n".join(watch.problems)
+
+
+# ---------------------------------------------------------------------------- the LayerNorm page
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_of_the_layer_norm_page(open_page, scheme):
+    """Full-page screenshots, for a person to look at: tests/browser/screenshots/layer-norm-*.png."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        page, watch = open_page(page_url(LAYER_NORM), viewport=viewport, color_scheme=scheme)
+        assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == (
+            "slate" if scheme == "dark" else "default"), "the palette does not follow the reader's preference"
+        out = SCREENSHOTS / f"layer-norm-{name}-{scheme}.png"
+        page.screenshot(path=str(out), full_page=True)
+        assert out.stat().st_size > 10_000
+        page.screenshot(path=str(SCREENSHOTS / f"layer-norm-{name}-{scheme}-top.png"))  # the first screen
+        example = page.locator(".trace-example[data-trace-widget]").first
+        if example.count():
+            example.scroll_into_view_if_needed()
+            example.screenshot(path=str(SCREENSHOTS / f"layer-norm-{name}-{scheme}-example.png"))
+        assert not watch.problems, "\n".join(watch.problems)
+
+
+def test_the_layer_norm_page_has_copy_buttons_and_a_palette_toggle(open_page):
+    page, watch = open_page(page_url(LAYER_NORM))
+    listings = page.locator(".highlight").count()
+    assert listings > 0
+    copy_buttons = page.locator(".highlight button[data-md-type=copy], .highlight button.md-clipboard").count()
+    assert copy_buttons >= listings, f"{copy_buttons} copy buttons for {listings} listings"
+    before = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    after = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+    assert {before, after} == {"default", "slate"}, (before, after)
+    assert not watch.problems, "\n".join(watch.problems)
+
+
+def test_weight_of_the_layer_norm_page(open_page, site):
+    """Bytes the browser receives to show the page, by kind; written to screenshots/layer-norm-weight.json."""
+    page, watch = open_page(page_url(LAYER_NORM))
+    page.evaluate("document.fonts.ready")
+    page.wait_for_load_state("networkidle")
+    by_kind: dict[str, int] = {}
+    files = []
+    for response in watch.responses:
+        size = len(response.body())
+        kind = response.request.resource_type
+        by_kind[kind] = by_kind.get(kind, 0) + size
+        files.append({"url": response.url[len(site.base):], "kind": kind, "bytes": size})
+    total = sum(by_kind.values())
+    SCREENSHOTS.mkdir(exist_ok=True)
+    report = {"total": total, "by_kind": by_kind, "files": sorted(files, key=lambda f: -f["bytes"])}
+    (SCREENSHOTS / "layer-norm-weight.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"\nLayerNorm page: {total} bytes; " + ", ".join(f"{k} {v}" for k, v in sorted(by_kind.items())))
+    assert not watch.problems, "\n".join(watch.problems)
+    assert total < WEIGHT_BUDGET, f"the LayerNorm page weighs {total} bytes, over {WEIGHT_BUDGET}: {by_kind}"
