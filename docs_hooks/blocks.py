@@ -146,8 +146,8 @@ class Page:
         return [s for s in self.segments if isinstance(s, Block)]
 
 
-class _LineLoader(yaml.SafeLoader):
-    """A YAML loader that remembers the line of each top-level key."""
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """A YAML loader (libyaml's, where installed) that remembers the line of each top-level key."""
 
 
 def _construct_mapping(loader, node, deep=False):

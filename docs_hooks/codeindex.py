@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
-import tokenize
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,23 +114,32 @@ def did_you_mean(wanted: str, candidates, n: int = 3) -> str:
 # --------------------------------------------------------------------------- tokens
 
 
+# Python's tokens, for comparing code: strings (with prefixes, triple quotes), comments,
+# numbers, names, then operators longest first. ``tokenize`` would do the same, far slower.
+_TOKEN = re.compile(
+    r"""(?P<str>[rRbBuUfF]{0,2}(?:\"\"\"[\s\S]*?\"\"\"|'\'\'[\s\S]*?'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))"""
+    r"|(?P<comment>#[^\n]*)"
+    r"|(?P<num>(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?)"
+    r"|(?P<name>\w+)"
+    r"|(?P<op>\*\*=?|//=?|>>=?|<<=?|->|:=|\.\.\.|[-+*/%&|^@<>=!]=|\S)"
+)
+_CLOSERS = {")", "]", "}"}
+
+
 def normalise_tokens(code: str) -> str:
     """Code as a sequence of tokens joined by single spaces, comments and layout dropped.
 
     Incomplete code (``cfg = ModelConfig(``) is accepted: its tokens up to the end count.
+    A comma just before a closing bracket, as formatters add, is dropped.
     """
     out: list[str] = []
-    closers = {")", "]", "}"}
-    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline):
-            if tok.type in skip:
-                continue
-            if tok.string in closers and out and out[-1] == ",":
-                out.pop()  # a trailing comma, as formatters add, changes nothing
-            out.append(tok.string)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass  # an unfinished bracket at the end: the tokens read so far are the reference
+    for m in _TOKEN.finditer(code):
+        if m.lastgroup == "comment":
+            continue
+        tok = m.group()
+        if tok in _CLOSERS and out and out[-1] == ",":
+            out.pop()
+        out.append(tok)
     return " ".join(out)
 
 
@@ -331,36 +339,42 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
         args = node.args
         fn.params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
         extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-        assigned = {
-            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
-        }
-        fn.local_names = frozenset([*fn.params, *extra, *assigned])
-        index.functions[fn.name] = fn
-        # Locals made by calling a class (``optimizer = AdamW(...)``): calls of their methods count.
-        instances = {
-            sub.targets[0].id: sub.value.func
-            for sub in ast.walk(node)
-            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name)
-            and isinstance(sub.value, ast.Call)
-        }
-        local_aliases = dict(aliases)
-        for sub in ast.walk(node):  # imports inside the function shadow the module's
-            if isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
-                for a in sub.names:
-                    local_aliases[a.asname or a.name] = f"{sub.module}.{a.name}"
+        # One walk over the function collects everything the index keeps about its body.
+        assigned: set[str] = set()
+        instances: dict[str, ast.expr] = {}  # locals made by calling a class: ``optimizer = AdamW(...)``
+        local_aliases = dict(aliases)  # imports inside the function shadow the module's
+        calls: list[ast.Call] = []
+        reads: list[ast.Attribute] = []
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                if isinstance(sub.ctx, (ast.Store, ast.Del)):
+                    assigned.add(sub.id)
+            elif isinstance(sub, ast.Call):
+                calls.append(sub)
+            elif isinstance(sub, ast.Attribute):
+                if isinstance(sub.ctx, ast.Load) and isinstance(sub.value, ast.Name):
+                    reads.append(sub)
+            elif isinstance(sub, ast.Assign):
+                if len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and isinstance(sub.value, ast.Call):
+                    instances[sub.targets[0].id] = sub.value.func
+            elif isinstance(sub, ast.ImportFrom):
+                if sub.module and not sub.level:
+                    for a in sub.names:
+                        local_aliases[a.asname or a.name] = f"{sub.module}.{a.name}"
             elif isinstance(sub, ast.Import):
                 for a in sub.names:
                     local_aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        fn.local_names = frozenset([*fn.params, *extra, *assigned])
+        index.functions[fn.name] = fn
         by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
-                stmt = _innermost(by_start, sub.lineno)
-                if stmt is not None:
-                    pending.append((fn.name, module_name, sub, stmt, local_aliases, cls, instances))
-            elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load) and isinstance(sub.value, ast.Name):
-                stmt = _innermost(by_start, sub.lineno)
-                if stmt is not None:
-                    index.attribute_reads.append(AttributeRead(fn.name, sub.value.id, sub.attr, stmt, sub.lineno))
+        for call in calls:
+            stmt = _innermost(by_start, call.lineno)
+            if stmt is not None:
+                pending.append((fn.name, module_name, call, stmt, local_aliases, cls, instances))
+        for read in reads:
+            stmt = _innermost(by_start, read.lineno)
+            if stmt is not None:
+                index.attribute_reads.append(AttributeRead(fn.name, read.value.id, read.attr, stmt, read.lineno))
 
     for member in module.members.values():
         if member.is_alias:

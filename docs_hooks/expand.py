@@ -123,7 +123,7 @@ class Builder:
         }
         self.inventory_kinds: dict[str, Handler] = {}  # trace-inventory 'of:' value -> handler
         self.spec = None  # a spec.SpecIndex when the settings name a specification
-        self.math = MathRenderer(settings.project_root)
+        self.math = MathRenderer(settings.project_root, settings.cache_dir)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
         self.all_entries: dict[str, list[EntryData]] = {}
         self._expanded: dict[tuple[str, str], Expanded] = {}  # (page, text) -> result, once per build

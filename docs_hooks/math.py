@@ -7,8 +7,11 @@ their TeX, so a warm rebuild starts no process.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import tempfile
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,17 +24,46 @@ INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$
 
 
 class MathRenderer:
-    def __init__(self, project_root: Path):
+    def __init__(self, project_root: Path, cache_dir: Path | None = None):
         self.project_root = project_root
         self.cache: dict[tuple[str, bool], tuple[str | None, str | None]] = {}
         self.node = shutil.which("node")
+        self.cache_dir = cache_dir / "katex" if cache_dir else None
+        self._version: str | None = None
+
+    def _disk_path(self, item: tuple[str, bool]) -> Path | None:
+        """Where a rendered formula is kept between builds, keyed by KaTeX's version and the TeX."""
+        if self.cache_dir is None:
+            return None
+        if self._version is None:
+            pkg = self.project_root / "node_modules" / "katex" / "package.json"
+            self._version = json.loads(pkg.read_text())["version"] if pkg.exists() else "none"
+        key = hashlib.sha256(f"{self._version}\0{item[1]}\0{item[0]}".encode()).hexdigest()
+        return self.cache_dir / key[:2] / f"{key}.html"
+
+    def _from_disk(self, item: tuple[str, bool]) -> bool:
+        path = self._disk_path(item)
+        if path is None or not path.exists():
+            return False
+        self.cache[item] = (path.read_text(encoding="utf-8"), None)
+        return True
+
+    def _to_disk(self, item: tuple[str, bool], html: str) -> None:
+        path = self._disk_path(item)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(html)
+        os.replace(tmp, path)
 
     def available(self) -> bool:
         return self.node is not None and (self.project_root / "node_modules" / "katex").is_dir()
 
     def render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
         """(html, error) for each (tex, display)."""
-        todo = [it for it in dict.fromkeys(items) if it not in self.cache]
+        todo = [it for it in dict.fromkeys(items) if it not in self.cache and not self._from_disk(it)]
         if todo:
             if not self.available():
                 raise TraceError(
@@ -45,6 +77,8 @@ class MathRenderer:
                 raise TraceError(f"KaTeX failed to run: {proc.stderr.strip()[-2000:]}")
             for item, result in zip(todo, json.loads(proc.stdout)):
                 self.cache[item] = (result.get("html"), result.get("error"))
+                if result.get("html") is not None:
+                    self._to_disk(item, result["html"])
         return [self.cache[it] for it in items]
 
     def assets(self, prefix: str) -> list[tuple[str, Path]]:

@@ -234,6 +234,7 @@ class _Recorder:
         self.calls: list[Call] = []
         self.stack: list[tuple[Any, Call]] = []
         self.files: set[str] = set()
+        self.seen: set[tuple[str, str | None, int]] = set()  # (function, caller, line) already recorded
 
     def __call__(self, frame, event, arg):
         if event not in ("call", "return"):
@@ -249,12 +250,18 @@ class _Recorder:
             caller = None
             if back is not None and back.f_code.co_filename in self.modules and "<" not in back.f_code.co_qualname:
                 caller = f"{self.modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
+            self.files.add(frame.f_code.co_filename)
+            # Only the first call from each place is kept: a loop (central differences call the
+            # forward thousands of times) adds nothing the pages show, only weight to the cache.
+            where = (f"{module}.{qual}", caller, back.f_lineno if back else 0)
+            if where in self.seen:
+                return
+            self.seen.add(where)
             code = frame.f_code
             names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
             args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
-            call = Call(f"{module}.{qual}", caller, back.f_lineno if back else 0, args, {}, None)
+            call = Call(where[0], caller, where[2], args, {}, None)
             self.stack.append((frame, call))
-            self.files.add(frame.f_code.co_filename)
         else:
             if not self.stack or self.stack[-1][0] is not frame:
                 return

@@ -213,7 +213,7 @@ def test_malformed_yaml_points_at_the_bad_line_inside_the_block(make_project):
         """)})
 
     assert page_problems(root) == [
-        "docs/page.md:11: block 'trace-equation' is not valid YAML: mapping values are not allowed here. "
+        "docs/page.md:11: block 'trace-equation' is not valid YAML: mapping values are not allowed in this context. "
         "Quote values that contain ': ' or start with '-', '{', '[' or '*'."
     ]
 
