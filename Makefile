@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve test build check relock impact train results bench clean
+.PHONY: setup serve test build check relock impact train results bench properdocs clean
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,14 @@ results: setup
 
 bench: setup
 	$(BIN)/python bench/bench_model.py
+
+# The site also builds with ProperDocs, the maintained fork of MkDocs (in a venv of its own,
+# since Material still depends on MkDocs).
+PD := .venv-properdocs
+properdocs: setup
+	test -x $(PD)/bin/python || $(PYTHON) -m venv $(PD)
+	$(PD)/bin/python -m pip install --quiet -c requirements.lock -e '.[test]' properdocs==1.6.7
+	$(PD)/bin/python -m pytest -q -p no:cacheprovider tests/docs_hooks/test_trace_properdocs.py
 
 clean:
 	rm -rf site .cache
