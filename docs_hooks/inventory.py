@@ -36,7 +36,7 @@ from . import render as R
 from .codeindex import Function, Statement, did_you_mean
 from .errors import TraceError
 from .record import Made, Request
-from .shapes import CONFIG, Desc, config_made, model_run, recording, register_requests, state
+from .shapes import CONFIG, Desc, config_made, model_run, once, recording, register_requests, state
 
 PARAMS = "params"
 PROBE_PARAMS = "probe params"
@@ -176,16 +176,7 @@ class Params:
 
 
 def parameters(builder) -> Params:
-    st = state(builder)
-    if "params" not in st:
-        try:
-            st["params"] = _parameters(builder)
-        except TraceError as err:
-            st["params"] = err
-    value = st["params"]
-    if isinstance(value, TraceError):
-        raise TraceError(value.message)
-    return value
+    return once(builder, "params", lambda: _parameters(builder))
 
 
 _RUN = re.compile(r"\d+")
@@ -532,16 +523,7 @@ class ConfigInventory:
 
 
 def config_inventory(builder) -> ConfigInventory:
-    st = state(builder)
-    if "config" not in st:
-        try:
-            st["config"] = _config_inventory(builder)
-        except TraceError as err:
-            st["config"] = err
-    value = st["config"]
-    if isinstance(value, TraceError):
-        raise TraceError(value.message)
-    return value
+    return once(builder, "config", lambda: _config_inventory(builder))
 
 
 def _class_fields(builder, dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str]) -> list[ConfigField]:

@@ -48,6 +48,20 @@ def state(builder) -> dict:
     return _STATE.setdefault(builder, {"makers": [], "recordings": None})
 
 
+def once(builder, key: str, compute):
+    """``compute()`` once per build; a TraceError it raised is raised again on every later use."""
+    st = state(builder)
+    if key not in st:
+        try:
+            st[key] = compute()
+        except TraceError as err:
+            st[key] = err
+    value = st[key]
+    if isinstance(value, TraceError):
+        raise TraceError(value.message)
+    return value
+
+
 def register_requests(builder, maker: RequestMaker) -> None:
     """Add requests (made from the builder when first needed) to the build's one recording call."""
     state(builder)["makers"].append(maker)
@@ -290,20 +304,14 @@ class ModelRun:
 
 def model_run(builder) -> ModelRun:
     """The model run of this build: both recordings and the symbol namer (computed once per build)."""
-    st = state(builder)
-    if "model_run" not in st:
-        try:
-            helper = model_run_path(builder.settings)
-            real_cfg = _config_fields(recording(builder, CONFIG).result, f"config() in {helper}")
-            probe_cfg = _config_fields(recording(builder, PROBE_CONFIG).result, f"probe(cfg) in {helper}")
-            dims = Dims(real_cfg, probe_cfg, builder.settings.symbols, helper)
-            st["model_run"] = ModelRun(recording(builder, RUN), recording(builder, PROBE_RUN), dims, helper)
-        except TraceError as err:
-            st["model_run"] = err
-    value = st["model_run"]
-    if isinstance(value, TraceError):
-        raise TraceError(value.message)
-    return value
+    def compute() -> ModelRun:
+        helper = model_run_path(builder.settings)
+        real_cfg = _config_fields(recording(builder, CONFIG).result, f"config() in {helper}")
+        probe_cfg = _config_fields(recording(builder, PROBE_CONFIG).result, f"probe(cfg) in {helper}")
+        dims = Dims(real_cfg, probe_cfg, builder.settings.symbols, helper)
+        return ModelRun(recording(builder, RUN), recording(builder, PROBE_RUN), dims, helper)
+
+    return once(builder, "model_run", compute)
 
 
 # ----------------------------------------------------------------------------- trace-symbols
