@@ -1,19 +1,18 @@
-// Renders TeX to HTML with KaTeX, for the build. Reads a JSON list of
-// {tex, display} on stdin and writes a JSON list of {html} or {error}.
-const path = require("path");
+// Renders TeX to HTML with KaTeX, for the build. One process serves a whole build:
+// each line on stdin is a JSON list of {tex, display}; each answer is one line, a
+// JSON list of {html} or {error}, in the same order.
+const readline = require("readline");
 const katex = require(require.resolve("katex", { paths: [process.env.KATEX_ROOT || process.cwd()] }));
 
-let input = "";
-process.stdin.setEncoding("utf8");
-process.stdin.on("data", (chunk) => (input += chunk));
-process.stdin.on("end", () => {
-  const items = JSON.parse(input);
-  const out = items.map(({ tex, display }) => {
-    try {
-      return { html: katex.renderToString(tex, { displayMode: display, throwOnError: true, strict: "error", output: "html" }) };
-    } catch (err) {
-      return { error: String(err.message || err) };
-    }
-  });
-  process.stdout.write(JSON.stringify(out));
+function render({ tex, display }) {
+  try {
+    return { html: katex.renderToString(tex, { displayMode: display, throwOnError: true, strict: "error", output: "html" }) };
+  } catch (err) {
+    return { error: String(err.message || err) };
+  }
+}
+
+const lines = readline.createInterface({ input: process.stdin, terminal: false });
+lines.on("line", (line) => {
+  if (line.trim()) process.stdout.write(JSON.stringify(JSON.parse(line).map(render)) + "\n");
 });

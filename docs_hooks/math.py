@@ -30,6 +30,7 @@ class MathRenderer:
         self.node = shutil.which("node")
         self.cache_dir = cache_dir / "katex" if cache_dir else None
         self._version: str | None = None
+        self._proc: subprocess.Popen | None = None
 
     def _disk_path(self, item: tuple[str, bool]) -> Path | None:
         """Where a rendered formula is kept between builds, keyed by KaTeX's version and the TeX."""
@@ -70,16 +71,44 @@ class MathRenderer:
                     "KaTeX is not installed: run 'npm ci' in the project root (make setup does it); "
                     "the site renders its math at build time"
                 )
-            payload = json.dumps([{"tex": t, "display": d} for t, d in todo])
-            proc = subprocess.run([self.node, str(SCRIPT)], input=payload, capture_output=True, text=True,
-                                  cwd=self.project_root, env={"KATEX_ROOT": str(self.project_root), "PATH": ""})
-            if proc.returncode != 0:
-                raise TraceError(f"KaTeX failed to run: {proc.stderr.strip()[-2000:]}")
-            for item, result in zip(todo, json.loads(proc.stdout)):
+            for item, result in zip(todo, self._ask([{"tex": t, "display": d} for t, d in todo])):
                 self.cache[item] = (result.get("html"), result.get("error"))
                 if result.get("html") is not None:
                     self._to_disk(item, result["html"])
         return [self.cache[it] for it in items]
+
+    def _ask(self, payload: list[dict]) -> list[dict]:
+        """One batch through the build's KaTeX process (started on first use, kept for the build)."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [self.node, str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, encoding="utf-8", cwd=self.project_root,
+                env={"KATEX_ROOT": str(self.project_root), "PATH": ""},
+            )
+        try:
+            self._proc.stdin.write(json.dumps(payload) + "\n")
+            self._proc.stdin.flush()
+            answer = self._proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            answer = ""
+        if not answer:
+            err = self._proc.stderr.read() if self._proc.poll() is not None else ""
+            self.close()
+            raise TraceError(f"KaTeX failed to run: {err.strip()[-2000:]}")
+        return json.loads(answer)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            self._proc.wait(timeout=10)
+            self._proc = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
 
     def assets(self, prefix: str) -> list[tuple[str, Path]]:
         """(site path, file) of KaTeX's stylesheet and fonts, to ship with the site."""

@@ -910,3 +910,31 @@ def test_method_called_through_an_instance_is_a_call_site(make_project):
 
 def test_the_def_line_can_be_referenced_for_a_default_value(make_project):
     assert resolved_label(make_project(), "ops.layer_norm_forward: def layer_norm_forward(X, gamma, beta, epsilon=1e-5):") == "ops.py:6"
+
+
+def test_a_formula_katex_cannot_render_fails_with_page_and_line(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean
+        tex: \\frac{1}{d
+        code: mu = X.mean(axis=-1, keepdims=True)
+        ```
+
+        Inline math that is fine, $\\mu_t$, and some that is not, $\\sqrt{$.
+        """)})
+
+    messages = page_problems(root)
+
+    assert len(messages) == 2
+    assert messages[0].startswith("docs/page.md:10: KaTeX cannot render '\\\\frac{1}{d': ")
+    assert messages[1].startswith("docs/page.md:14: KaTeX cannot render '\\\\sqrt{': ")
+    assert all(m.endswith("; fix the TeX") for m in messages)
+
+
+def test_math_is_rendered_to_html_at_build_time(make_project):
+    root = make_project({"docs/page.md": "The mean $\\mu_t$ of a row.\n"})
+
+    markdown = expand_page(root).markdown
+
+    assert '<span class="katex">' in markdown and "$" not in markdown
