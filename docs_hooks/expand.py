@@ -128,6 +128,7 @@ class Builder:
         self.all_entries: dict[str, list[EntryData]] = {}
         self._expanded: dict[tuple[str, str], Expanded] = {}  # (page, text) -> result, once per build
         self._expanding: set[str] = set()
+        self._site_wide: set[str] = set()  # pages whose tables are made from every page
         self._recorder = None
 
     @property
@@ -179,13 +180,16 @@ class Builder:
     def expand(self, page: str, text: str) -> Expanded:
         """The page expanded; the same page text is expanded once per build."""
         key = (page, text)
-        if key not in self._expanded:
-            self._expanding.add(page)
-            try:
-                self._expanded[key] = self._expand(page, text)
-            finally:
-                self._expanding.discard(page)
-        return self._expanded[key]
+        if key in self._expanded:
+            return self._expanded[key]
+        self._expanding.add(page)
+        try:
+            result = self._expand(page, text)
+        finally:
+            self._expanding.discard(page)
+        if page not in self._site_wide:  # a site-wide table changes with the other pages: never kept
+            self._expanded[key] = result
+        return result
 
     def site_entries(self) -> dict[str, list[EntryData]]:
         """The entries of every page of the site, expanding pages not seen yet.
@@ -193,6 +197,7 @@ class Builder:
         Site-wide tables (the traceability matrix) need them; a page that is
         being expanded right now (the one holding the table) is left out.
         """
+        self._site_wide.update(self._expanding)
         for file in self.settings.pages():
             rel = self.settings.rel(file)
             if rel not in self._expanding and rel not in self.all_entries:

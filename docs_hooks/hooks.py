@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from docs_hooks.lock import compare, read_lock
-from docs_hooks.project import make_builder
+from docs_hooks.project import fingerprint, make_builder
 from docs_hooks.settings import load_settings
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
@@ -21,8 +21,13 @@ _state: dict = {}
 
 def on_config(config, **kwargs):
     settings = load_settings(Path(config.config_file_path).parent)
+    # While serving, a rebuild after a page edit keeps the builder (its index and the pages it
+    # expanded) when no code, test, helper or spec file changed; any change makes a new one.
+    stamp = fingerprint(settings)
+    if _state.get("fingerprint") != stamp:
+        _state["builder"] = make_builder(settings)
+        _state["fingerprint"] = stamp
     _state["settings"] = settings
-    _state["builder"] = make_builder(settings)
     _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     return config
 

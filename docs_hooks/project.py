@@ -26,6 +26,30 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
     return build_index(roots, root)
 
 
+def fingerprint(settings: Settings) -> str:
+    """A digest of everything a builder is made from: the code, the tests, the helpers, the spec.
+
+    Equal fingerprints mean a builder made earlier (and its caches of expanded
+    pages) is still right, which is what makes ``mkdocs serve`` rebuilds cheap.
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    folders = [settings.source_root, settings.tests_root]
+    if settings.model_run is not None:
+        folders.append(settings.model_run.parent)
+    if settings.spec_source is not None:
+        folders.append(settings.spec_source.parent)
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for file in sorted(folder.rglob("*")):
+            if file.is_file() and "__pycache__" not in file.parts:
+                h.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
+    h.update(repr(sorted(vars(settings).items(), key=lambda kv: kv[0])).encode())
+    return h.hexdigest()
+
+
 def make_builder(settings: Settings) -> Builder:
     builder = Builder(settings, index_for(settings))
     if settings.spec_source is not None:
