@@ -261,6 +261,20 @@ class Root:
 
 
 def build_index(roots: list[Root], project_root: Path) -> CodeIndex:
+    """The index of every function under ``roots``. Builds only create objects that live on,
+    so the cyclic garbage collector is paused meanwhile (it would rescan them all, again and again)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_index(roots, project_root)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build_index(roots: list[Root], project_root: Path) -> CodeIndex:
     index = CodeIndex()
     pending_calls: list[tuple] = []
     for root in roots:
@@ -411,7 +425,7 @@ def _resolve_method_of_instance(func, module, aliases, known, classes, instances
     """``obj.method(...)`` where the caller made ``obj = SomeClass(...)``."""
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in instances):
         return None
-    made_by = _resolve_callee(instances[func.value.id], module, aliases, known | set(classes), None)
+    made_by = _resolve_callee(instances[func.value.id], module, aliases, known, None)  # known holds the classes
     if made_by is None:
         return None
     cls = made_by[: -len(".__init__")] if made_by.endswith(".__init__") else made_by

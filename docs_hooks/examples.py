@@ -21,6 +21,7 @@ returns plain data, the second is a pure function of it.
 from __future__ import annotations
 
 import ast
+import functools
 import difflib
 import importlib
 import json
@@ -303,8 +304,13 @@ def _names(tree: ast.AST, loads_only: bool = True) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> ast.AST:
+    return ast.parse(text)
+
+
 def _function_node(fn: Function) -> ast.AST | None:
-    tree = ast.parse(fn.file.read_text(encoding="utf-8"))
+    tree = _parsed(fn.file.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name
                 and node.lineno >= fn.start and node.end_lineno == fn.end):

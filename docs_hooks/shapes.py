@@ -433,10 +433,11 @@ def _expression_in(functions: list[Function], text: str, symbol: str) -> tuple[F
         except SyntaxError:
             continue
         found = []
+        src_lines = [line.encode() for line in src.split("\n")]  # ast columns count UTF-8 bytes
         for node in ast.walk(tree):
             if not isinstance(node, ast.expr):
                 continue
-            seg = ast.get_source_segment(src, node)
+            seg = _source_of(src_lines, node)
             if not seg:
                 continue
             have = normalise_tokens(seg)
@@ -450,6 +451,15 @@ def _expression_in(functions: list[Function], text: str, symbol: str) -> tuple[F
         f"symbol '{symbol}': '{text.strip()}' is neither a local name nor an expression in the code of {where}; "
         "write a local name, an expression copied from the function, or 'none'"
     )
+
+
+def _source_of(lines: list[bytes], node: ast.expr) -> str:
+    """``ast.get_source_segment`` on source already split into lines (it would split it per node)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset : node.end_col_offset].decode()
+    chunk = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
+    return b"\n".join(chunk).decode()
 
 
 def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str) -> Desc | None:

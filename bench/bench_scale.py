@@ -1,0 +1,395 @@
+"""How the documentation generator scales with the size of the code base and of the site.
+
+Why this exists: the real site is small; a project that grows should not see
+its build grow faster than its code. This writes a synthetic project into a
+temporary folder, at 1x (about 2,000 functions in 100 modules, calling each
+other, with tests, and 200 pages) and at 10x (20,000 functions in 1,000
+modules, 2,000 pages). Each page has about ten items of the core blocks only
+(trace-entry, trace-equation, trace-excerpt, inline [[references]] and inline
+math; no evidence blocks). Through the core API (docs_hooks.settings,
+docs_hooks.project) it times, as the median of --runs runs:
+
+index            project.index_for: the code index (griffe + ast)
+builder          project.make_builder: index plus the evidence handlers
+expand, cold cache    project.expand_site with a fresh builder and no cache folder:
+                 every page, every formula rendered by KaTeX
+expand, warm cache    the same with the cache folder the previous build left
+                 (rendered math kept between builds): a second build, or a rebuild
+check, warm cache     project.check_site: index, every page, the lock comparison
+check CLI        ``python -m docs_hooks check`` in a fresh process (with --cli)
+
+and prints the 10x/1x ratio of each (target: at most 12, i.e. close to linear).
+With --mkdocs it also builds the 1x site with ``mkdocs build`` (hooks on; cold
+and warm cache) and its floor (the expanded pages, hooks off). Nothing passes or fails.
+
+Run:   .venv/bin/python bench/bench_scale.py [--runs 3] [--sizes 1,10] [--cli] [--mkdocs] [--profile DIR]
+With --profile DIR it writes cProfile files of one expansion of every page at
+the largest size (fresh builder; cold cache, then warm cache) into DIR and prints
+their top functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import bench_docs as BD  # noqa: E402  (copy, floor and timing helpers)
+
+MODULES_PER_PACKAGE = 10
+FUNCTIONS_PER_MODULE = 18  # plus a class with two methods: 20 per module
+TESTS_PER_MODULE = 4
+PAGES_PER_MODULE = 2
+CORE_PACKAGE = "pkg000"  # shared helpers every package calls now and then (hubs of the call graph)
+
+
+# ----------------------------------------------------------------------------- the synthetic project
+
+
+def _fname(j: int) -> str:
+    return f"f{j:02d}"
+
+
+def module_source(pkg: int, mod: int, rng: random.Random) -> str:
+    """One module: 18 functions calling lower ones (same module, same package, the core) and a class."""
+    lines = [f'"""Synthetic module {pkg:03d}.{mod:02d}: steps that call each other."""', "",
+             "from __future__ import annotations", ""]
+    imported: dict[tuple[int, int, int], str] = {}
+    bodies = []
+    for j in range(FUNCTIONS_PER_MODULE):
+        v = f"{j:02d}"
+        calls = []
+        if j > 0:
+            calls.append(_fname(rng.randrange(j)))
+        if mod > 0 and rng.random() < 0.7:
+            other = (pkg, rng.randrange(mod), rng.randrange(FUNCTIONS_PER_MODULE))
+            imported.setdefault(other, f"m{other[1]:02d}_{_fname(other[2])}")
+            calls.append(imported[other])
+        if pkg > 0 and rng.random() < 0.25:
+            other = (0, rng.randrange(MODULES_PER_PACKAGE), rng.randrange(FUNCTIONS_PER_MODULE))
+            imported.setdefault(other, f"core{other[1]:02d}_{_fname(other[2])}")
+            calls.append(imported[other])
+        k = rng.randrange(2, 9)
+        body = [
+            f"def {_fname(j)}(x, y):",
+            f'    """Step {j} of module {pkg:03d}.{mod:02d}: scales, combines and folds its inputs."""',
+            f"    a{v} = x * {k} + y  # the scaled input",
+        ]
+        prev = f"a{v}"
+        for n, callee in enumerate(calls):
+            body.append(f"    b{v}_{n} = {callee}({prev}, y)")
+            prev = f"b{v}_{n}"
+        body += [
+            f"    c{v} = {prev} - {k} * y",
+            f"    for i in range({k % 3 + 1}):",
+            f"        c{v} = c{v} + i * a{v}",
+            f"    if c{v} > {10 * k}:",
+            f"        c{v} = c{v} / {k}",
+            f"    d{v} = [c{v}, a{v}, {prev}]",
+            f"    return sum(d{v}) + {j}",
+            "",
+        ]
+        bodies.append("\n".join(body))
+    for (p, m, f), alias in sorted(imported.items()):
+        lines.append(f"from pkg{p:03d}.mod{m:02d} import {_fname(f)} as {alias}")
+    lines.append("")
+    lines += bodies
+    lines += [
+        "",
+        "class Accumulator:",
+        '    """Keeps a running total of steps."""',
+        "",
+        "    def __init__(self, start):",
+        "        self.total = start",
+        "",
+        "    def add(self, x):",
+        f"        self.total = self.total + {_fname(FUNCTIONS_PER_MODULE - 1)}(x, self.total)",
+        "        return self.total",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def test_source(pkg: int, mod: int) -> str:
+    names = [_fname(j) for j in range(FUNCTIONS_PER_MODULE)]
+    lines = [f'"""Tests of pkg{pkg:03d}.mod{mod:02d}."""', "",
+             f"from pkg{pkg:03d}.mod{mod:02d} import Accumulator, {', '.join(names)}", ""]
+    per = -(-FUNCTIONS_PER_MODULE // TESTS_PER_MODULE)
+    for t in range(TESTS_PER_MODULE):
+        lines.append(f"def test_steps_{t}():")
+        for name in names[t * per:(t + 1) * per]:
+            lines.append(f"    assert {name}(1, 2) is not None")
+        lines.append("")
+    lines += ["def test_accumulator():", "    acc = Accumulator(0)", "    assert acc.add(1) is not None", ""]
+    return "\n".join(lines)
+
+
+PROSE = (
+    "This paragraph explains what the step does and why, in words a reader can follow without "
+    "the code open beside it. It says which inputs matter, how they are combined, and what the "
+    "result is used for further on."
+)
+
+
+def page_source(page: int, pkg: int, mod: int, rng: random.Random) -> str:
+    """A page of about ten core items: two entries, four equations, two excerpts, inline references and math."""
+    module = f"pkg{pkg:03d}.mod{mod:02d}"
+    chosen = rng.sample(range(FUNCTIONS_PER_MODULE), 3)
+    out = [f"# Page {page}: {module}", "",
+           f"Steps of `{module}`. The first scales its input, as in $a_{{{page}}} = k x + y$, "
+           f"computed at [[{module}.{_fname(chosen[0])}: a{chosen[0]:02d} =]].", "", PROSE, ""]
+    for e, j in enumerate(chosen[:2]):
+        v, fn = f"{j:02d}", f"{module}.{_fname(j)}"
+        out += [
+            f"## Step {_fname(j)}", "", PROSE, "",
+            "```trace-entry", f"id: p{page}-{_fname(j)}", f"title: Step {_fname(j)} of {module}",
+            f"function: {fn}", "status: implemented", "```", "",
+            PROSE, "",
+            "```trace-equation", f"id: p{page}-e{e}-scale", "title: Scale and shift",
+            f"tex: a_{{{j}}} = {page % 7 + 2} x + y + {e}", f"code: a{v} = x * ", "```", "",
+            f"The folded value $c_{{{j}}}$ collects the scaled input once per round, "
+            f"[[{fn}: c{v} = c{v} + i * a{v}]].", "",
+            "```trace-equation", f"id: p{page}-e{e}-fold", "title: Fold",
+            f"tex: c_{{{j}}} \\leftarrow c_{{{j}}} + i\\, a_{{{j}}} \\quad (p = {page})", f"code: c{v} = c{v} + i * a{v}",
+            "```", "",
+            PROSE, "",
+            "```trace-excerpt", f"code: '{fn}: return sum(d{v})'", "context: 1", "```", "",
+        ]
+    j = chosen[2]
+    out += ["## Where it goes next", "", PROSE + f" The last step returns [[{module}.{_fname(j)}: return]], "
+            f"and the total is $\\sum_i d_{{{page},i}}$.", ""]
+    return "\n".join(out)
+
+
+PYPROJECT = """\
+[tool.docs_hooks]
+source_root = "src"
+tests_root = "tests"
+docs_dir = "docs"
+lock_path = "docs/trace.lock"
+repo_url = "https://github.com/example/synthetic"
+ref = "main"
+"""
+
+MKDOCS_YML = """\
+site_name: Synthetic site
+docs_dir: docs
+theme:
+  name: material
+  font: false
+hooks:
+  - docs_hooks/hooks.py
+markdown_extensions:
+  - attr_list
+  - md_in_html
+  - admonition
+  - tables
+  - toc:
+      permalink: true
+  - pymdownx.superfences
+  - pymdownx.highlight:
+      anchor_linenums: true
+      stripnl: false
+      line_spans: __span
+"""
+
+
+def generate(dest: Path, scale: int) -> dict:
+    """Write the synthetic project for ``scale`` (1 = 2,000 functions, 200 pages); returns its counts."""
+    rng = random.Random(scale)
+    packages = 10 * scale
+    (dest / "src").mkdir(parents=True)
+    (dest / "tests").mkdir()
+    (dest / "docs").mkdir()
+    (dest / "tests" / "__init__.py").write_text("")
+    page = 0
+    for pkg in range(packages):
+        pdir = dest / "src" / f"pkg{pkg:03d}"
+        pdir.mkdir()
+        (pdir / "__init__.py").write_text(f'"""Synthetic package {pkg}."""\n')
+        for mod in range(MODULES_PER_PACKAGE):
+            (pdir / f"mod{mod:02d}.py").write_text(module_source(pkg, mod, rng))
+            (dest / "tests" / f"test_pkg{pkg:03d}_mod{mod:02d}.py").write_text(test_source(pkg, mod))
+            for _ in range(PAGES_PER_MODULE):
+                (dest / "docs" / f"page{page:05d}.md").write_text(page_source(page, pkg, mod, rng))
+                page += 1
+    (dest / "docs" / "index.md").write_text("# Synthetic site\n\nEvery page documents steps of one module.\n")
+    (dest / "pyproject.toml").write_text(PYPROJECT)
+    (dest / "mkdocs.yml").write_text(MKDOCS_YML)
+    shutil.copytree(ROOT / "docs_hooks", dest / "docs_hooks", ignore=BD.IGNORE)
+    if (ROOT / "node_modules").exists():
+        os.symlink(ROOT / "node_modules", dest / "node_modules")
+    modules = packages * MODULES_PER_PACKAGE
+    return {"modules": modules, "functions": modules * (FUNCTIONS_PER_MODULE + 2),
+            "tests": modules * (TESTS_PER_MODULE + 1), "pages": page}
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def timed(fn, runs: int, setup=None) -> tuple[list[BD.Timing], object]:
+    """Run fn ``runs`` times (``setup`` before each, untimed); wall and CPU of each run."""
+    out, result = [], None
+    for _ in range(runs):
+        arg = setup() if setup else None
+        cpu0, start = BD.own_cpu(), time.perf_counter()
+        result = fn(arg) if setup else fn()
+        out.append(BD.Timing(time.perf_counter() - start, BD.own_cpu() - cpu0))
+    return out, result
+
+
+def measure(project: Path, runs: int, cli: bool) -> dict:
+    from docs_hooks.lock import write_lock
+    from docs_hooks.project import check_site, expand_site, index_for, make_builder
+    from docs_hooks.settings import load_settings
+
+    settings = load_settings(project)
+    cache = settings.cache_dir
+    # The review lock, as after 'make relock': the check then compares every reference and finds nothing.
+    first = expand_site(settings, make_builder(settings))
+    write_lock(settings.lock_path, list({(u.page, u.key): u for u in first.uses}.values()))
+    n_uses = len(first.uses)
+    del first
+
+    def cold_builder():  # nothing kept between builds: every formula goes to KaTeX
+        if cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
+        return make_builder(settings)
+
+    def warm_builder():  # what the previous build left in the cache folder (rendered math)
+        return make_builder(settings)
+
+    t = {}
+    t["index"], index = timed(lambda: index_for(settings), runs)
+    t["builder"], _ = timed(lambda: make_builder(settings), runs)
+    t["expand, cold cache"], result = timed(lambda b: expand_site(settings, b), runs, cold_builder)
+    t["expand, warm cache"], result = timed(lambda b: expand_site(settings, b), runs, warm_builder)
+    t["check, warm cache"], problems = timed(lambda: check_site(settings), runs)
+    if cli:
+        cli_times = []
+        for _ in range(runs):
+            elapsed, proc = BD.timed_run([BD.PYTHON, "-m", "docs_hooks", "--root", str(project), "check"],
+                                         project, BD.env_for(project), check=False)
+            cli_times.append(elapsed)
+        t["check CLI"] = cli_times
+    info = {
+        "functions indexed": len(index.functions),
+        "call sites": len(index.calls),
+        "pages expanded": len(result.pages),
+        "references (lock entries)": n_uses,
+        "formulas kept in the cache": sum(1 for _ in (cache / "katex").rglob("*.html")) if cache and (cache / "katex").is_dir() else 0,
+        "problems in the pages": len(result.problems),
+        "problems found by check": len(problems),
+    }
+    return {"times": t, "info": info}
+
+
+def profile_expansion(project: Path, out_dir: Path, scale: int) -> None:
+    """cProfile of the expansion of every page with a fresh builder: cold cache, then warm cache."""
+    import cProfile
+
+    from docs_hooks.project import expand_site, make_builder
+    from docs_hooks.settings import load_settings
+
+    settings = load_settings(project)
+    for kind in ("cold", "warm"):
+        if kind == "cold" and settings.cache_dir is not None:
+            shutil.rmtree(settings.cache_dir, ignore_errors=True)
+        builder = make_builder(settings)
+        prof = cProfile.Profile()
+        prof.enable()
+        expand_site(settings, builder)
+        prof.disable()
+        out = out_dir / f"expand_{scale}x_{kind}.prof"
+        prof.dump_stats(str(out))
+        BD.print_profile(out, f"expansion of every page at {scale}x, fresh builder, {kind} cache")
+
+
+def mkdocs_at(project: Path, work: Path, runs: int) -> dict:
+    """``mkdocs build`` of the synthetic site with hooks on, and of its floor (expanded pages, hooks off)."""
+    BD.make_floor(project, work / "floor", work, env_project=project)
+    hooks, warm, floor = [], [], []
+    for _ in range(runs):
+        shutil.rmtree(project / ".cache", ignore_errors=True)
+        hooks.append(BD.mkdocs_build(project, work / "site-hooks", env_project=project))
+        warm.append(BD.mkdocs_build(project, work / "site-hooks", env_project=project))
+        floor.append(BD.mkdocs_build(work / "floor", work / "site-floor"))
+    return {"hooks": hooks, "warm": warm, "floor": floor}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure; the median is printed (default 3)")
+    parser.add_argument("--sizes", default="1,10", help="scales to run, comma-separated (default 1,10)")
+    parser.add_argument("--cli", action="store_true", help="also time 'python -m docs_hooks check' in a fresh process")
+    parser.add_argument("--mkdocs", action="store_true", help="also time 'mkdocs build' of the 1x site and its floor")
+    parser.add_argument("--profile", type=Path, help="folder for a cProfile file of the expansion at the largest size")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print it")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    work = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+    # The core API of the snapshot copied into each synthetic project (the same code as docs_hooks/ now).
+    snapshot = work / "snapshot"
+    shutil.copytree(ROOT / "docs_hooks", snapshot / "docs_hooks", ignore=BD.IGNORE)
+    sys.path.insert(0, str(snapshot))
+    os.environ["NO_MKDOCS_2_WARNING"] = "1"
+    results = {}
+    try:
+        for scale in sizes:
+            project = work / f"x{scale}"
+            start = time.perf_counter()
+            counts = generate(project, scale)
+            print(f"{scale}x: {counts['functions']:,} functions in {counts['modules']:,} modules, "
+                  f"{counts['tests']:,} tests, {counts['pages']:,} pages (written in {time.perf_counter() - start:.1f} s)",
+                  flush=True)
+            results[scale] = measure(project, args.runs, args.cli)
+            for name, values in results[scale]["times"].items():
+                print(f"  {name:22s} {BD.fmt(values)}", flush=True)
+            print("  " + "; ".join(f"{k}: {v:,}" for k, v in results[scale]["info"].items()), flush=True)
+            if args.mkdocs and scale == 1:
+                built = mkdocs_at(project, work / "mkdocs-1x", args.runs)
+                results[scale]["mkdocs"] = built
+                print(f"  mkdocs build, cold cache {BD.fmt(built['hooks'])}")
+                print(f"  mkdocs build, warm cache {BD.fmt(built['warm'])}")
+                print(f"  mkdocs build, floor      {BD.fmt(built['floor'])}")
+                for kind in ("hooks", "warm"):
+                    print(f"  mkdocs {'cold' if kind == 'hooks' else 'warm'}/floor = "
+                          f"{BD.med(built[kind]) / BD.med(built['floor']):.2f}x wall, "
+                          f"{BD.med_cpu(built[kind]) / BD.med_cpu(built['floor']):.2f}x CPU", flush=True)
+
+        if len(sizes) >= 2:
+            lo, hi = min(sizes), max(sizes)
+            factor = hi / lo
+            target = 1.2 * factor
+            print(f"\n== {hi}x / {lo}x ratios (target: at most {target:g}) ==")
+            for name in results[lo]["times"]:
+                a, b = results[lo]["times"][name], results[hi]["times"][name]
+                r, rc = BD.med(b) / BD.med(a), BD.med_cpu(b) / BD.med_cpu(a)
+                print(f"  {name:22s} {r:6.2f}x wall  [{rc:6.2f}x CPU]   {BD.verdict(r, target)}")
+        print(f"load average now: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
+            hi = max(sizes)
+            profile_expansion(work / f"x{hi}", args.profile.resolve(), hi)
+    finally:
+        if args.keep:
+            print(f"\nkept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
