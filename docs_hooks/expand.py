@@ -129,6 +129,7 @@ class Builder:
         self._expanded: dict[tuple[str, str], Expanded] = {}  # (page, text) -> result, once per build
         self._expanding: set[str] = set()
         self._site_wide: set[str] = set()  # pages whose tables are made from every page
+        self._graph_memo: dict[tuple, list[str]] = {}
         self._recorder = None
 
     @property
@@ -436,7 +437,20 @@ class Builder:
                     out.append(site.caller)
         return out
 
+    def _memo(self, kind: str, functions: list[Function], compute) -> list[str]:
+        """Call-graph answers, once per build for each set of functions (entries ask several times)."""
+        key = (kind, tuple(f.name for f in functions))
+        if key not in self._graph_memo:
+            self._graph_memo[key] = compute()
+        return list(self._graph_memo[key])
+
     def tested_by(self, functions: list[Function]) -> list[str]:
+        return self._memo("tested_by", functions, lambda: self._tested_by(functions))
+
+    def reached_by_tests(self, functions: list[Function]) -> list[str]:
+        return self._memo("reached", functions, lambda: self._reached_by_tests(functions))
+
+    def _tested_by(self, functions: list[Function]) -> list[str]:
         """Tests that call one of ``functions`` directly."""
         out = []
         for fn in functions:
@@ -446,7 +460,7 @@ class Builder:
                     out.append(caller.name)
         return out
 
-    def reached_by_tests(self, functions: list[Function]) -> list[str]:
+    def _reached_by_tests(self, functions: list[Function]) -> list[str]:
         """Tests that reach ``functions`` through other functions (static call graph)."""
         direct = set(self.tested_by(functions))
         seen = {f.name for f in functions}
