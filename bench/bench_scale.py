@@ -34,10 +34,8 @@ import argparse
 import os
 import random
 import shutil
-import statistics
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 

@@ -136,9 +136,4 @@ def resolve(index: CodeIndex, ref: Ref, scope: list[str] | None = None) -> Resol
     )
 
 
-def resolve_function(index: CodeIndex, name: str) -> Function:
-    """A function by dotted name, with suggestions when it does not exist."""
-    return index.function(name)
-
-
-__all__ = ["Ref", "Resolved", "parse_ref", "resolve", "resolve_function", "did_you_mean"]
+__all__ = ["Ref", "Resolved", "parse_ref", "resolve", "did_you_mean"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import TraceError
 from .lock import read_lock, write_lock
-from .project import check_site, expand_site, index_for, make_builder
+from .project import check_site, expand_site, index_for
 from .settings import load_settings
 from .expand import Builder
 

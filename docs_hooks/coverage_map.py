@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .atomic import atomic_write
 from .errors import TraceError
 
 
@@ -74,9 +75,5 @@ def measure(project_root: Path, source_root: Path, pytest_args: list[str], file_
             by_line = data.contexts_by_lineno(measured)
             lines[repo_path] = {n: sorted(c for c in ctxs if c) for n, ctxs in by_line.items() if any(ctxs)}
     if cached is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmpname = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(lines, sort_keys=True))
-        os.replace(tmpname, cached)
+        atomic_write(cached, json.dumps(lines, sort_keys=True))
     return CoverageMap(lines)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import render as R
-from .anchors import Ref, Resolved, parse_ref, resolve
+from .anchors import Resolved, parse_ref, resolve
 from .blocks import INLINE_REF, Block, Markdown, parse_page
-from .codeindex import CodeIndex, Function, Statement
+from .codeindex import CodeIndex, Function
 from .errors import TraceError
 from .lock import LockEntry
 from .math import INLINE_MATH, MathRenderer

@@ -9,11 +9,10 @@ comments or spacing change, still passes; code whose tokens change does not.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import atomic_write
 from .errors import TraceError
 
 
@@ -59,16 +58,7 @@ def write_lock(path: Path, entries: list[LockEntry]) -> None:
     for e in sorted(entries, key=lambda e: (e.page, e.key)):
         pages.setdefault(e.page, {})[e.key] = {"code": e.code, "hash": e.digest}
     text = json.dumps({"version": 1, "pages": pages}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trace.lock.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the lock is an ordinary project file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text)
 
 
 def _changed_lines(old: str, new: str) -> tuple[str, str]:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 import shutil
 import subprocess
 from pathlib import Path
 
+from .atomic import atomic_write
 from .errors import TraceError
 
 SCRIPT = Path(__file__).with_name("katex_render.js")
@@ -53,11 +52,7 @@ class MathRenderer:
         path = self._disk_path(item)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(html)
-        os.replace(tmp, path)
+        atomic_write(path, html)
 
     def available(self) -> bool:
         return self.node is not None and (self.project_root / "node_modules" / "katex").is_dir()

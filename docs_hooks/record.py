@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .atomic import atomic_write
 from .errors import TraceError
 
 
@@ -79,7 +80,7 @@ class Recording:
     def calls_of(self, name: str) -> list[Call]:
         return [c for c in self.calls if c.function == name]
 
-    def first(self, name: str, request_hint: str = "") -> Call:
+    def first(self, name: str) -> Call:
         calls = self.calls_of(name)
         if not calls:
             recorded = sorted({c.function for c in self.calls})
@@ -411,11 +412,7 @@ class Recorder:
         path.parent.mkdir(parents=True, exist_ok=True)
         touched = set(rec.files)
         digests = {f: self._digest(f) for f in touched}
-        # A name of its own for each writer: two builds may store the same recording at once.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump({"digests": digests, "recording": rec}, f)
-        os.replace(tmp, path)
+        atomic_write(path, pickle.dumps({"digests": digests, "recording": rec}))
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""

@@ -9,13 +9,11 @@ which files differ, so a reader knows the figures come from older code.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from . import render as R
+from .atomic import atomic_write
 from .errors import TraceError
 
 
@@ -31,13 +29,7 @@ def stamp(history_path: Path, out: Path, command: str, file_digests: dict[str, s
                              str(history_path))
     source = {p: d for p, d in sorted(file_digests.items()) if p.startswith(source_prefix)}
     data = {"command": command, "source_sha256": source, "history": history}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, out)
+    atomic_write(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 
@@ -139,10 +131,6 @@ def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
         facts.append(["Lowest possible loss on this task", R.esc(f"{h['loss_floor']:.4f}")])
     out.append(R.table(["", ""], facts, "trace-table trace-facts"))
     return "\n".join(out) + "\n"
-
-
-def digest_text(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def results_block(ctx, block) -> str:

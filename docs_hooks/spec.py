@@ -20,13 +20,13 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 import typst
 
+from docs_hooks.atomic import atomic_write
 from docs_hooks.errors import TraceError
 
 __all__ = ["SpecRef", "SpecIndex", "compile_spec", "format_refs", "NOT_STATED"]
@@ -377,8 +377,8 @@ def _write_cache(cache_dir: Path, source: Path, index: SpecIndex) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     json_path, pdf_path = _cache_paths(cache_dir, source, index.key)
     # PDF first: an index without its PDF is never read back as a hit.
-    _atomic_write(pdf_path, index.pdf)
-    _atomic_write(json_path, index._to_json().encode("utf-8"))
+    atomic_write(pdf_path, index.pdf)
+    atomic_write(json_path, index._to_json().encode("utf-8"))
     for old in cache_dir.glob(f"{source.stem}-*"):
         if old not in (json_path, pdf_path) and old.suffix in (".json", ".pdf"):
             try:
@@ -394,24 +394,7 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     except OSError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, data)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-# --------------------------------------------------------------- formatting --
+    atomic_write(path, data)
 
 
 def format_refs(refs: Iterable[SpecRef]) -> str:
