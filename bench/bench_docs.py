@@ -366,7 +366,7 @@ def install_timers(timers: Timers) -> None:
     if "math" in mods:
         timers.wrap(mods["math"].MathRenderer, "render_many", "    MathRenderer.render_many")
     if "coverage_map" in mods:
-        timers.wrap(mods["coverage_map"], "measure", "    coverage_map.measure")
+        timers.wrap(mods["coverage_map"].Measurement, "result", "    coverage run (waiting for its result)")
     if "record" in mods:
         rec = mods["record"].Recorder
         timers.wrap(rec, "_cached", "    Recorder._cached (read cache)")
@@ -452,7 +452,7 @@ BREAKDOWN_ORDER = [
     "mkdocs event files (all plugins)",
     "mkdocs event page_markdown (all plugins)",
     "Builder.expand (all pages)", "parse_page (YAML blocks)", "inline_refs", "open_entry", "equation",
-    "entry_footer (generated sections)", "coverage_map.measure",
+    "entry_footer (generated sections)", "coverage run (waiting for its result)",
     "render_math (KaTeX)", "MathRenderer.render_many",
 ]
 BREAKDOWN_TAIL = ["Recorder._cached (read cache)", "Recorder._run_child (child process)", "Recorder._store (write cache)",

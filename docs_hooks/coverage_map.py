@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 
 from .atomic import atomic_write
@@ -44,36 +45,76 @@ def _key(file_digests: dict[str, str], args: list[str]) -> str:
 def measure(project_root: Path, source_root: Path, pytest_args: list[str], file_digests: dict[str, str],
             cache_dir: Path | None) -> CoverageMap:
     """Run the tests under coverage (or read the cached result for this code)."""
-    key = _key(file_digests, pytest_args)
-    cached = cache_dir / "coverage" / f"{key}.json" if cache_dir else None
-    if cached is not None and cached.exists():
-        return CoverageMap({f: {int(n): t for n, t in lines.items()} for f, lines in json.loads(cached.read_text()).items()})
-    with tempfile.TemporaryDirectory() as tmp:
-        data_file = os.path.join(tmp, "coverage.sqlite")
-        rc = os.path.join(tmp, "coveragerc")
+    return Measurement(project_root, source_root, pytest_args, file_digests, cache_dir).result()
+
+
+class Measurement:
+    """A coverage run started now, in the background; ``result()`` waits for it.
+
+    The builder starts it as soon as it is made, so the tests run on another
+    core while the pages are indexed, recorded and rendered.
+    """
+
+    def __init__(self, project_root: Path, source_root: Path, pytest_args: list[str],
+                 file_digests: dict[str, str], cache_dir: Path | None):
+        self.project_root = project_root
+        self._map: CoverageMap | None = None
+        self._cached = cache_dir / "coverage" / f"{_key(file_digests, pytest_args)}.json" if cache_dir else None
+        self._proc: subprocess.Popen | None = None
+        self._error: TraceError | None = None
+        if self._cached is not None and self._cached.exists():
+            raw = json.loads(self._cached.read_text())
+            self._map = CoverageMap({f: {int(n): t for n, t in lines.items()} for f, lines in raw.items()})
+            return
+        self._tmp = tempfile.TemporaryDirectory()
+        self._data_file = os.path.join(self._tmp.name, "coverage.sqlite")
+        rc = os.path.join(self._tmp.name, "coveragerc")
         Path(rc).write_text(f"[run]\ndynamic_context = test_function\nsource = {source_root}\n"
-                            f"data_file = {data_file}\n")
+                            f"data_file = {self._data_file}\n")
         env = dict(os.environ)
         # Modules import as the code index names them: from the source root, tests from the project root.
         env["PYTHONPATH"] = os.pathsep.join([str(source_root), str(project_root), env.get("PYTHONPATH", "")])
-        proc = subprocess.run(
+        self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")
+        self._proc = subprocess.Popen(
             [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "-q",
              "-p", "no:cacheprovider", "-x", *pytest_args],
-            cwd=project_root, capture_output=True, text=True, env=env,
+            cwd=project_root, stdout=self._output, stderr=subprocess.STDOUT, env=env,
         )
-        if proc.returncode != 0:
-            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
-            raise TraceError("the tests failed while measuring which test runs which line; fix them first:\n"
-                             + "\n".join(tail))
-        import coverage
+        self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)
 
-        data = coverage.CoverageData(basename=data_file)
-        data.read()
-        lines: dict[str, dict[int, list[str]]] = {}
-        for measured in data.measured_files():
-            repo_path = Path(measured).resolve().relative_to(project_root.resolve()).as_posix()
-            by_line = data.contexts_by_lineno(measured)
-            lines[repo_path] = {n: sorted(c for c in ctxs if c) for n, ctxs in by_line.items() if any(ctxs)}
-    if cached is not None:
-        atomic_write(cached, json.dumps(lines, sort_keys=True))
-    return CoverageMap(lines)
+    def result(self) -> CoverageMap:
+        if self._map is not None:
+            return self._map
+        if self._error is not None:  # every later use reports the same failure
+            raise TraceError(self._error.message)
+        try:
+            if self._proc.wait() != 0:
+                self._output.seek(0)
+                tail = self._output.read().strip().splitlines()[-15:]
+                self._error = TraceError("the tests failed while measuring which test runs which line; "
+                                         "fix them first:\n" + "\n".join(tail))
+                raise self._error
+            import coverage
+
+            data = coverage.CoverageData(basename=self._data_file)
+            data.read()
+            lines: dict[str, dict[int, list[str]]] = {}
+            for measured in data.measured_files():
+                repo_path = Path(measured).resolve().relative_to(self.project_root.resolve()).as_posix()
+                by_line = data.contexts_by_lineno(measured)
+                lines[repo_path] = {n: sorted(c for c in ctxs if c) for n, ctxs in by_line.items() if any(ctxs)}
+        finally:
+            self._finalizer()
+        if self._cached is not None:
+            atomic_write(self._cached, json.dumps(lines, sort_keys=True))
+        self._map = CoverageMap(lines)
+        return self._map
+
+
+def _discard(proc: subprocess.Popen, output, tmp: tempfile.TemporaryDirectory) -> None:
+    """Stop a run nobody waited for, and remove its files."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    output.close()
+    tmp.cleanup()

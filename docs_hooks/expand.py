@@ -131,6 +131,11 @@ class Builder:
         self._site_wide: set[str] = set()  # pages whose tables are made from every page
         self._graph_memo: dict[tuple, list[str]] = {}
         self._recorder = None
+        self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
+        # Functions run by prefetch() in threads of their own: (builder, {page: parsed page}) -> None.
+        self.prefetchers: list[Callable] = []
+        self._prefetch_threads: list = []
+        self._prefetch_errors: list[BaseException] = []
 
     @property
     def recorder(self):
@@ -146,18 +151,20 @@ class Builder:
             self._recorder = Recorder(s.project_root, path, modules, self.index.file_digests, s.cache_dir)
         return self._recorder
 
+    def start_coverage(self) -> None:
+        """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
+        s = self.settings
+        if s.coverage_tests and self._coverage_run is None:
+            from .coverage_map import Measurement
+
+            self._coverage_run = Measurement(s.project_root, s.source_root, s.coverage_tests,
+                                             self.index.file_digests, s.cache_dir)
+
     @property
     def coverage(self):
         """Which test ran which line (coverage.py), measured once per change of the code; None if not set up."""
-        if not hasattr(self, "_coverage"):
-            self._coverage = None
-            s = self.settings
-            if s.coverage_tests:
-                from .coverage_map import measure
-
-                self._coverage = measure(s.project_root, s.source_root, s.coverage_tests,
-                                         self.index.file_digests, s.cache_dir)
-        return self._coverage
+        self.start_coverage()
+        return self._coverage_run.result() if self._coverage_run is not None else None
 
     def tests_running(self, resolved_list) -> list[str]:
         """Tests that executed any of these statements, by line coverage (indexed tests only)."""
@@ -178,11 +185,82 @@ class Builder:
 
     # ------------------------------------------------------------------ pages
 
+    # ------------------------------------------------------------------ prefetch
+
+    def prefetch(self, pages: dict[str, str]) -> None:
+        """Start the slow work of every page now, in the background: KaTeX and the recordings.
+
+        Each runs in a child process of its own (as does the coverage run), so on
+        a cold build they use every core at once instead of waiting in turn.
+        Problems are not reported here: the expansion meets them again and
+        reports them with page and line. ``expand`` waits for this to finish.
+        """
+        import threading
+
+        parsed = {page: parse_page(text, page) for page, text in pages.items()}
+        jobs = [lambda: self._prefetch_math(parsed)] + [lambda f=f: f(self, parsed) for f in self.prefetchers]
+        self._prefetch_errors: list[BaseException] = []
+
+        def run(job):
+            try:
+                job()
+            except TraceError:
+                pass  # the page's own expansion reports it where it is written
+            except BaseException as exc:  # a bug: raised again in the build's thread
+                self._prefetch_errors.append(exc)
+
+        self._prefetch_threads = [threading.Thread(target=run, args=(job,), daemon=True) for job in jobs]
+        for thread in self._prefetch_threads:
+            thread.start()
+
+    def _prefetch_math(self, parsed: dict) -> None:
+        """Every formula written in the pages (prose and block fields), rendered in one batch."""
+        scratch = Context(self, "", None, [], [], {})
+
+        def strings(value):
+            if isinstance(value, str):
+                yield value
+            elif isinstance(value, dict):
+                for v in value.values():
+                    yield from strings(v)
+            elif isinstance(value, list):
+                for v in value:
+                    yield from strings(v)
+
+        for page in parsed.values():
+            for seg in page.segments:
+                if isinstance(seg, Markdown):
+                    in_fence = None
+                    for line in seg.text.split("\n"):
+                        m = FENCE_LINE.match(line)
+                        if m:
+                            in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
+                        elif not in_fence and "$" in line:
+                            scratch.inline_math(line, 0)
+                elif seg.kind == "equation" and isinstance(seg.data.get("tex"), str):
+                    scratch.math_placeholder(seg.data["tex"], True, 0)
+                else:
+                    for text in strings({k: v for k, v in seg.data.items() if k != "__lines__"}):
+                        if "$" in text:
+                            scratch.inline_math(text, 0)
+        if scratch.math and self.math.available():
+            self.math.render_many([(tex, display) for tex, display, _ in scratch.math])
+
+    def _await_prefetch(self) -> None:
+        threads, self._prefetch_threads = self._prefetch_threads, []
+        for thread in threads:
+            thread.join()
+        if self._prefetch_errors:
+            raise self._prefetch_errors.pop(0)
+
+    # ------------------------------------------------------------------ pages
+
     def expand(self, page: str, text: str) -> Expanded:
         """The page expanded; the same page text is expanded once per build."""
         key = (page, text)
         if key in self._expanded:
             return self._expanded[key]
+        self._await_prefetch()
         self._expanding.add(page)
         try:
             result = self._expand(page, text)

@@ -51,12 +51,26 @@ def fingerprint(settings: Settings) -> str:
 
 
 def make_builder(settings: Settings) -> Builder:
+    """A builder for one build: the index, then the slow work started in the background.
+
+    The coverage run, the recordings and KaTeX each run in a child process of
+    their own, started here, so that they overlap with each other and with the
+    rest of the build instead of running in turn.
+    """
     builder = Builder(settings, index_for(settings))
+    builder.start_coverage()
+    _attach_extensions(builder)
+    pages = {}
+    for file in settings.pages():
+        try:
+            pages[settings.rel(file)] = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # the page's own read reports it
+    builder.prefetch(pages)
     if settings.spec_source is not None:
         from .spec import compile_spec
 
         builder.spec = compile_spec(settings.spec_source, cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None)
-    _attach_extensions(builder)
     return builder
 
 

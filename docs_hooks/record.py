@@ -3,7 +3,7 @@
 A request names what to run: a test (``tests/test_ops.py::test_layer_norm_worked_example``)
 or a function of a helper module with arguments. Requests run in a child
 process (so that edited code is always the code that runs, and nothing a test
-does leaks into the build), all of a build's requests in one child. Each
+does leaks into the build); one child serves every request of a build. Each
 recording is cached under a key made from the text of every file it touched,
 so an edit re-runs only the recordings that depend on the edited file.
 
@@ -22,6 +22,8 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,21 +320,36 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
 
 
 def child_main() -> None:  # pragma: no cover - runs in the child process
-    payload = pickle.load(sys.stdin.buffer)
-    baseline = set(sys.modules)
-    _BASELINE.update(baseline)
-    for p in payload["sys_path"]:
-        sys.path.insert(0, p)
-    _LOCAL_ROOTS[:] = payload["sys_path"]
-    os.chdir(payload["project_root"])
-    out = {}
-    for request in payload["requests"]:
+    """Answer batches of requests until the build closes the pipe.
+
+    One process serves the whole build, so Python, NumPy and the project are
+    imported once. Messages are pickles on stdin and on a copy of the original
+    stdout; what the code under test prints goes to stderr, never into a message.
+    """
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
+    baseline: set[str] | None = None
+    while True:
         try:
-            out[request["name"]] = _run_request(request, payload["modules"], baseline)
-        except TraceError as err:
-            out[request["name"]] = err
-    with open(payload["out"], "wb") as f:
-        _dump(out, f)
+            payload = pickle.load(sys.stdin.buffer)
+        except EOFError:
+            return
+        if baseline is None:
+            baseline = set(sys.modules)
+            _BASELINE.update(baseline)
+            for p in payload["sys_path"]:
+                sys.path.insert(0, p)
+            _LOCAL_ROOTS[:] = payload["sys_path"]
+            os.chdir(payload["project_root"])
+        out = {}
+        for request in payload["requests"]:
+            try:
+                out[request["name"]] = _run_request(request, payload["modules"], baseline)
+            except TraceError as err:
+                out[request["name"]] = err
+        _dump(out, channel)
+        channel.flush()
 
 
 # ---------------------------------------------------------------------------- the build side
@@ -375,6 +392,10 @@ class Recorder:
         self.cache_dir = cache_dir
         self.runs = 0  # how many child processes were started (for tests)
         self._memo: dict[Request, Recording] = {}
+        self._proc: subprocess.Popen | None = None
+        self._stderr = None
+        self._finalizer: weakref.finalize | None = None
+        self._lock = threading.Lock()
 
     def _digest(self, repo_path: str) -> str | None:
         """Digest of a file's text: from the index, else read now (helpers outside the code roots)."""
@@ -424,6 +445,10 @@ class Recorder:
 
     def record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
         """Recordings for ``requests``, all in one child process; a request that failed maps to its error."""
+        with self._lock:  # one child, one conversation at a time (the prefetch runs in threads)
+            return self._record_each(requests)
+
+    def _record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
         out: dict[Request, Recording | TraceError] = {}
         todo = []
         for req in dict.fromkeys(requests):
@@ -444,8 +469,28 @@ class Recorder:
                 out[req] = self._memo[req] = value
         return out
 
-    def _run_child(self, requests: list[Request]) -> dict[str, Any]:
+    def _start(self) -> subprocess.Popen:
+        """The child process that serves this recorder's requests (started on the first miss)."""
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
         self.runs += 1
+        env = dict(os.environ)
+        env.setdefault("PYTHONHASHSEED", "0")
+        self._stderr = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=self.project_root, env=env,
+        )
+        self._finalizer = weakref.finalize(self, _stop_child, self._proc, self._stderr)
+        return self._proc
+
+    def close(self) -> None:
+        """Stop the child process (it also stops by itself when this process exits)."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._proc = None
+
+    def _run_child(self, requests: list[Request]) -> dict[str, Any]:
         payload = {
             "sys_path": self.sys_path,
             "project_root": str(self.project_root),
@@ -457,17 +502,39 @@ class Recorder:
                 for r in requests
             ],
         }
-        env = dict(os.environ)
-        env.setdefault("PYTHONHASHSEED", "0")
-        with tempfile.TemporaryDirectory() as tmp:
-            payload["out"] = os.path.join(tmp, "recordings.pickle")
-            proc = subprocess.run(
-                [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
-                input=pickle.dumps(payload), capture_output=True, cwd=self.project_root, env=env,
-            )
-            if proc.returncode != 0 or not os.path.exists(payload["out"]):
-                raise TraceError(
-                    "the recording process failed:\n" + proc.stderr.decode(errors="replace")[-4000:]
-                )
-            with open(payload["out"], "rb") as f:
-                return pickle.load(f)
+        proc = self._start()
+        try:
+            pickle.dump(payload, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.flush()
+            return pickle.load(proc.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            stderr = b""
+            if self._stderr is not None:
+                if isinstance(exc, EOFError):  # it is exiting: let it finish writing its traceback
+                    try:
+                        proc.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        pass
+                self._stderr.seek(0)
+                stderr = self._stderr.read()
+            self.close()
+            raise TraceError(
+                f"the recording process failed ({type(exc).__name__}):\n"
+                + stderr.decode(errors="replace")[-4000:]
+            ) from None
+
+
+def _stop_child(proc: subprocess.Popen, stderr) -> None:
+    """Close the child's input (it exits at the end of its input), then make sure it has gone."""
+    try:
+        if proc.stdin:
+            proc.stdin.close()
+        proc.wait(timeout=5)
+    except Exception:
+        proc.kill()
+        proc.wait()
+    for f in (proc.stdout, stderr):
+        try:
+            f.close()
+        except Exception:
+            pass

@@ -659,8 +659,16 @@ def _render_site(b, run: ModelRun, data: SiteShapes, callee: Function, label: st
 # ----------------------------------------------------------------------------- attach
 
 
+def _prefetch_model_run(builder, parsed: dict) -> None:
+    """Record the model run early when some page shows what it saw (see Builder.prefetch)."""
+    plain = {"entry", "equation", "excerpt", "example"}
+    if any(block.kind not in plain for page in parsed.values() for block in page.blocks):
+        recordings(builder)
+
+
 def attach(builder) -> None:
     register_requests(builder, _model_requests)
+    builder.prefetchers.append(_prefetch_model_run)
     builder.handlers["symbols"] = symbols_block
     builder.handlers["shapes"] = shapes_block
 

@@ -17,3 +17,70 @@ def test_a_field_that_was_not_recorded_is_named_in_the_error():
 
     with pytest.raises(AttributeError, match="recorded transformer.ModelConfig has no field 'emb_dim'"):
         cfg.emb_dim
+
+
+# ----------------------------------------------------------------------------- the child process
+
+
+from docs_hooks.errors import TraceError  # noqa: E402
+from docs_hooks.record import Recorder, Request  # noqa: E402
+
+NOISY = '''
+import os
+
+
+def shout(n):
+    print("a test that prints", n)  # must not break the messages between the build and its child
+    return n * 2
+
+
+def pid():
+    return os.getpid()
+
+
+def die():
+    os._exit(3)
+'''
+
+
+def make_recorder(tmp_path):
+    (tmp_path / "src").mkdir()
+    module = tmp_path / "src" / "noisy.py"
+    module.write_text(NOISY, encoding="utf-8")
+    return Recorder(tmp_path, [tmp_path / "src"], {str(module): "noisy"}, {}, None)
+
+
+def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_out_of_the_replies(tmp_path):
+    rec = make_recorder(tmp_path)
+    try:
+        first = rec.record([Request("shout 1", "noisy", "shout", (1,)), Request("pid 1", "noisy", "pid")])
+        second = rec.record([Request("shout 2", "noisy", "shout", (2,)), Request("pid 2", "noisy", "pid")])
+    finally:
+        rec.close()
+
+    assert list(first.values())[0].result == 2 and list(second.values())[0].result == 4
+    assert list(first.values())[1].result == list(second.values())[1].result  # the same process
+    assert rec.runs == 1
+    assert [c.function for c in list(second.values())[0].calls] == ["noisy.shout"]
+
+
+def test_a_child_that_dies_is_a_clear_error_and_the_next_batch_gets_a_new_child(tmp_path):
+    rec = make_recorder(tmp_path)
+    try:
+        with pytest.raises(TraceError, match=r"the recording process failed \(EOFError\)"):
+            rec.record([Request("die", "noisy", "die")])
+        after = rec.record([Request("shout 3", "noisy", "shout", (3,))])
+    finally:
+        rec.close()
+
+    assert list(after.values())[0].result == 6
+    assert rec.runs == 2
+
+
+def test_closing_the_recorder_stops_its_child(tmp_path):
+    rec = make_recorder(tmp_path)
+    rec.record([Request("shout 4", "noisy", "shout", (4,))])
+    proc = rec._proc
+    rec.close()
+
+    assert proc.poll() is not None
