@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docs_hooks.coverage_map import measure
+import pytest
+
+from docs_hooks.coverage_map import Measurement, measure
+from docs_hooks.errors import TraceError
 from docs_hooks.project import index_for, make_builder
 from docs_hooks.settings import load_settings
 
@@ -77,3 +80,29 @@ def test_the_builder_lists_only_indexed_tests(make_project):
     assert builder.tests_running([Resolved(Ref(fn.name, "return limit"), fn, stmt)]) == [
         "tests.test_branchy.test_large_values_are_clipped"
     ]
+
+
+def test_failing_tests_are_a_clear_error_every_time_it_is_asked_and_nothing_is_cached(make_project, tmp_path):
+    root = project(make_project)
+    (root / "tests/test_branchy.py").write_text(TESTS.replace("== 5", "== 6"), encoding="utf-8")
+    settings = load_settings(root)
+    cache = tmp_path / "cache"
+    run = Measurement(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, cache)
+
+    for _ in range(2):
+        with pytest.raises(TraceError) as err:
+            run.result()
+        assert err.value.message.startswith(
+            "the tests failed while measuring which test runs which line; fix them first:")
+        assert "test_large_values_are_clipped" in err.value.message
+    assert not (cache / "coverage").exists()
+
+
+def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
+    root = project(make_project)
+    builder = make_builder(load_settings(root))
+
+    run = builder._coverage_run
+    assert run is not None and run._proc is not None  # running in the background already
+    assert builder.coverage.tests_running("src/branchy.py", 3, 3) == [
+        "tests.test_branchy.test_large_values_are_clipped"]

@@ -742,3 +742,89 @@ def test_gradcheck_follows_a_nested_tuple_of_returned_gradients(tmp_path):
     assert names == ["dX", "dW", "db"]
     gaps = [float(g) for g in re.findall(r"<td><code>([0-9.e-]+)</code></td></tr>", table)]
     assert len(gaps) == 3 and max(gaps) < 1e-8
+
+
+# ----------------------------------------------------------------------------- prefetch
+
+
+TWO_EXAMPLES = """\
+# Page
+
+```trace-entry
+title: The entry
+function: ops.layer_norm_backward
+status: implemented
+```
+
+The mean is $\\mu = \\frac{1}{d}\\sum_j x_j$.
+
+```trace-example
+title: First
+test: tests/test_ops.py::test_worked_example
+show:
+  - {label: Gradient on the input, code: dX}
+```
+
+```trace-example
+title: Second
+test: tests/test_ops.py::test_wrong_backward
+function: ops.layer_norm_backward_wrong
+show:
+  - {label: Gradient on the input, code: dX}
+```
+
+```trace-example
+title: Broken
+test: tests/test_ops.py
+show:
+  - {label: Gradient on the input, code: dX}
+```
+"""
+
+
+def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_expanded(tmp_path):
+    root = write_project(tmp_path / "proj")
+    builder = builder_for(root)
+    builder.math.project_root = REPO  # the project's node_modules, for the formula in the prose
+    batches = []
+    run_child = builder.recorder._run_child
+    builder.recorder._run_child = lambda requests: batches.append([r.name for r in requests]) or run_child(requests)
+
+    builder.prefetch({"docs/page.md": TWO_EXAMPLES})
+    builder._await_prefetch()
+    assert batches == [["tests/test_ops.py::test_worked_example", "tests/test_ops.py::test_wrong_backward"]]
+
+    result = builder.expand("docs/page.md", TWO_EXAMPLES)
+    assert batches == [["tests/test_ops.py::test_worked_example", "tests/test_ops.py::test_wrong_backward"]]
+    # the malformed test id was skipped by the prefetch and is reported where it is written
+    assert [str(p) for p in result.problems] == [
+        "docs/page.md:28: example 'Broken': 'tests/test_ops.py' is not a test id; write it as "
+        "tests/test_file.py::test_name"
+    ]
+    assert builder.recorder.runs == 1
+    builder.recorder.close()
+
+
+def test_prefetch_renders_the_prose_formulas_in_the_background(tmp_path):
+    root = write_project(tmp_path / "proj")
+    builder = builder_for(root)
+    builder.math.project_root = REPO  # the project's node_modules
+    if not builder.math.available():
+        pytest.skip("KaTeX is not installed here: run npm ci")
+    builder.prefetch({"docs/page.md": TWO_EXAMPLES})
+    builder._await_prefetch()
+
+    assert ("\\mu = \\frac{1}{d}\\sum_j x_j", False) in builder.math.cache
+
+
+def test_a_bug_in_a_prefetch_is_raised_in_the_build_not_swallowed(tmp_path):
+    root = write_project(tmp_path / "proj")
+    builder = builder_for(root)
+
+    def broken(b, parsed):
+        raise KeyError("a bug in a prefetcher")
+
+    builder.prefetchers.append(broken)
+    builder.prefetch({"docs/page.md": "# Page\n"})
+    with pytest.raises(KeyError, match="a bug in a prefetcher"):
+        builder.expand("docs/page.md", "# Page\n")
