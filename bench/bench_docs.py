@@ -357,6 +357,7 @@ def install_timers(timers: Timers) -> None:
     if "spec" in mods:
         timers.wrap(mods["spec"], "compile_spec", "  compile_spec")
     timers.wrap(expand.Builder, "expand", "Builder.expand (all pages)")
+    timers.wrap(expand.Builder, "_await_prefetch", "  waiting for the background work (recordings, KaTeX)")
     timers.wrap(expand, "parse_page", "  parse_page (YAML blocks)")
     timers.wrap(expand.Builder, "inline_refs", "  inline_refs")
     timers.wrap(expand.Builder, "open_entry", "  open_entry")
@@ -451,7 +452,7 @@ BREAKDOWN_ORDER = [
     "make_builder (index, spec, handlers)", "index_for (code index)", "compile_spec",
     "mkdocs event files (all plugins)",
     "mkdocs event page_markdown (all plugins)",
-    "Builder.expand (all pages)", "parse_page (YAML blocks)", "inline_refs", "open_entry", "equation",
+    "Builder.expand (all pages)", "waiting for the background work (recordings, KaTeX)", "parse_page (YAML blocks)", "inline_refs", "open_entry", "equation",
     "entry_footer (generated sections)", "coverage run (waiting for its result)",
     "render_math (KaTeX)", "MathRenderer.render_many",
 ]

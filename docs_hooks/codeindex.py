@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import griffe
-
 from .errors import TraceError
 
 
@@ -260,21 +258,42 @@ class Root:
     is_tests: bool
 
 
-def build_index(roots: list[Root], project_root: Path) -> CodeIndex:
+def build_index(roots: list[Root], project_root: Path, cache_dir: Path | None = None) -> CodeIndex:
     """The index of every function under ``roots``. Builds only create objects that live on,
-    so the cyclic garbage collector is paused meanwhile (it would rescan them all, again and again)."""
+    so the cyclic garbage collector is paused meanwhile (it would rescan them all, again and again).
+
+    With ``cache_dir``, what each file contributes is kept there under a key made
+    from its text, its place and this module's own code, so an unchanged file is
+    read back instead of parsed again.
+    """
     import gc
 
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build_index(roots, project_root)
+        return _build_index(roots, project_root, cache_dir)
     finally:
         if enabled:
             gc.enable()
 
 
-def _build_index(roots: list[Root], project_root: Path) -> CodeIndex:
+@dataclass
+class FileIndex:
+    """What one file adds to the index: plain data, so that it can be cached."""
+
+    digest: str
+    functions: list[Function] = field(default_factory=list)
+    classes: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    attribute_reads: list[AttributeRead] = field(default_factory=list)
+    # Calls to resolve once every module is known: (caller, module, callee as dotted parts, line,
+    # statement, the names imported where the call is, class of the caller, locals made by a call).
+    pending: list[tuple] = field(default_factory=list)
+
+
+_SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def _build_index(roots: list[Root], project_root: Path, cache_dir: Path | None) -> CodeIndex:
     index = CodeIndex()
     pending_calls: list[tuple] = []
     for root in roots:
@@ -283,21 +302,58 @@ def _build_index(roots: list[Root], project_root: Path) -> CodeIndex:
         for file in sorted(root.path.rglob("*.py")):
             if any(part.startswith(".") or part == "__pycache__" for part in file.relative_to(root.path).parts):
                 continue
-            _index_file(index, file, root, project_root, pending_calls)
+            part = _file_index(file, root, project_root, cache_dir)
+            index.file_digests[file.relative_to(project_root).as_posix()] = part.digest
+            for fn in part.functions:
+                index.functions[fn.name] = fn
+            index.classes.update(part.classes)
+            index.attribute_reads.extend(part.attribute_reads)
+            pending_calls.extend(part.pending)
 
     # Resolve call targets once every module is known. A class called like a
     # function (a dataclass has no __init__ in the source) is a call of the class.
     known = set(index.functions) | set(index.classes)
-    for caller, module, call, stmt, aliases, cls, instances in pending_calls:
-        target = _resolve_callee(call.func, module, aliases, known, cls)
+    for caller, module, parts, line, stmt, aliases, cls, instances in pending_calls:
+        target = _resolve_callee(parts, module, aliases, known, cls)
         if target is None:
-            target = _resolve_method_of_instance(call.func, module, aliases, known, index.classes, instances)
+            target = _resolve_method_of_instance(parts, module, aliases, known, index.classes, instances)
         if target is None:
             continue
-        site = CallSite(caller, target, stmt, call.lineno)
+        site = CallSite(caller, target, stmt, line)
         index.calls.append(site)
         index._calls_to.setdefault(target, []).append(site)
     return index
+
+
+def _file_index(file: Path, root: Root, project_root: Path, cache_dir: Path | None) -> FileIndex:
+    """One file's part of the index: from the cache when its text was indexed before, else parsed now."""
+    import pickle
+
+    data = file.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    cached = None
+    if cache_dir is not None:
+        place = f"{file.resolve()}\0{root.names_from.resolve()}\0{root.is_tests}\0{project_root.resolve()}"
+        key = hashlib.sha256(f"{_SELF_DIGEST}\0{digest}\0{place}".encode()).hexdigest()
+        cached = cache_dir / key[:2] / f"{key}.pickle"
+        try:
+            with cached.open("rb") as f:
+                part = pickle.load(f)
+            if isinstance(part, FileIndex) and part.digest == digest:
+                return part
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
+            pass  # not cached yet, or unreadable: index the file again
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"cannot read: not UTF-8 ({exc.reason}); save the file as UTF-8",
+                         file.relative_to(project_root).as_posix(), 1) from None
+    part = _index_file(text, digest, file, root, project_root)
+    if cached is not None:
+        from .atomic import atomic_write
+
+        atomic_write(cached, pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL))
+    return part
 
 
 def _module_name(file: Path, root: Root) -> str:
@@ -308,16 +364,17 @@ def _module_name(file: Path, root: Root) -> str:
     return ".".join(parts)
 
 
-def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pending: list) -> None:
-    text = file.read_text(encoding="utf-8")
+def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Path) -> FileIndex:
+    part = FileIndex(digest)
     repo_path = file.relative_to(project_root).as_posix()
-    index.file_digests[repo_path] = hashlib.sha256(text.encode()).hexdigest()
     module_name = _module_name(file, root)
     display = file.relative_to(root.names_from).as_posix()
     try:
         tree = ast.parse(text, filename=str(file))
     except SyntaxError as exc:
         raise TraceError(f"cannot parse: {exc.msg}; fix the syntax error", repo_path, exc.lineno) from None
+    import griffe  # only when a file is parsed: an index read from the cache does not need it
+
     module = griffe.visit(module_name, filepath=file, code=text)
     lines = text.splitlines()
 
@@ -379,16 +436,18 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
                 for a in sub.names:
                     local_aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
         fn.local_names = frozenset([*fn.params, *extra, *assigned])
-        index.functions[fn.name] = fn
+        part.functions.append(fn)
         by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
+        made = {name: parts for name, func in instances.items() if (parts := _dotted_parts(func)) is not None}
         for call in calls:
-            stmt = _innermost(by_start, call.lineno)
+            parts = _dotted_parts(call.func)
+            stmt = _innermost(by_start, call.lineno) if parts is not None else None
             if stmt is not None:
-                pending.append((fn.name, module_name, call, stmt, local_aliases, cls, instances))
+                part.pending.append((fn.name, module_name, parts, call.lineno, stmt, local_aliases, cls, made))
         for read in reads:
             stmt = _innermost(by_start, read.lineno)
             if stmt is not None:
-                index.attribute_reads.append(AttributeRead(fn.name, read.value.id, read.attr, stmt, read.lineno))
+                part.attribute_reads.append(AttributeRead(fn.name, read.value.id, read.attr, stmt, read.lineno))
 
     for member in module.members.values():
         if member.is_alias:
@@ -396,10 +455,11 @@ def _index_file(index: CodeIndex, file: Path, root: Root, project_root: Path, pe
         if member.is_function:
             add_function(member, None)
         elif member.is_class:
-            index.classes[member.path] = (repo_path, member.lineno, member.endlineno)
+            part.classes[member.path] = (repo_path, member.lineno, member.endlineno)
             for sub in member.members.values():
                 if not sub.is_alias and sub.is_function:
                     add_function(sub, member.path)
+    return part
 
 
 def _find_def(nodes_by_line: dict[int, ast.AST], obj) -> ast.AST | None:
@@ -421,20 +481,8 @@ def _innermost(statements: list[Statement], line: int) -> Statement | None:
     return best
 
 
-def _resolve_method_of_instance(func, module, aliases, known, classes, instances) -> str | None:
-    """``obj.method(...)`` where the caller made ``obj = SomeClass(...)``."""
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in instances):
-        return None
-    made_by = _resolve_callee(instances[func.value.id], module, aliases, known, None)  # known holds the classes
-    if made_by is None:
-        return None
-    cls = made_by[: -len(".__init__")] if made_by.endswith(".__init__") else made_by
-    name = f"{cls}.{func.attr}"
-    return name if cls in classes and name in known else None
-
-
-def _resolve_callee(func: ast.expr, module: str, aliases: dict[str, str], known: set[str], cls: str | None) -> str | None:
-    """The dotted name a call refers to, when it is a function of the index."""
+def _dotted_parts(func: ast.expr) -> tuple[str, ...] | None:
+    """``a.b.c`` as ("a", "b", "c"); None when the callee is not a plain dotted name."""
     parts: list[str] = []
     node = func
     while isinstance(node, ast.Attribute):
@@ -443,8 +491,25 @@ def _resolve_callee(func: ast.expr, module: str, aliases: dict[str, str], known:
     if not isinstance(node, ast.Name):
         return None
     parts.append(node.id)
-    parts.reverse()
-    head, rest = parts[0], parts[1:]
+    return tuple(reversed(parts))
+
+
+def _resolve_method_of_instance(parts, module, aliases, known, classes, instances) -> str | None:
+    """``obj.method(...)`` where the caller made ``obj = SomeClass(...)``."""
+    if len(parts) != 2 or parts[0] not in instances:
+        return None
+    made_by = _resolve_callee(instances[parts[0]], module, aliases, known, None)  # known holds the classes
+    if made_by is None:
+        return None
+    cls = made_by[: -len(".__init__")] if made_by.endswith(".__init__") else made_by
+    name = f"{cls}.{parts[1]}"
+    return name if cls in classes and name in known else None
+
+
+def _resolve_callee(parts: tuple[str, ...], module: str, aliases: dict[str, str], known: set[str],
+                    cls: str | None) -> str | None:
+    """The dotted name a call refers to, when it is a function of the index."""
+    head, rest = parts[0], list(parts[1:])
     candidates = []
     if head in ("self", "cls") and cls is not None:
         candidates.append(".".join([cls, *rest]))

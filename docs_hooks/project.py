@@ -23,7 +23,9 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
     roots = [Root(src, src, False)]
     if tests.is_dir():
         roots.append(Root(tests, root, True))
-    return build_index(roots, root)
+    # A copy of the tree (impact's old revision) lives in a temporary folder: nothing to keep for it.
+    cache = settings.cache_dir / "index" if settings.cache_dir is not None and project_root is None else None
+    return build_index(roots, root, cache)
 
 
 def fingerprint(settings: Settings) -> str:

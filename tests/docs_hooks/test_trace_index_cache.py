@@ -1,0 +1,88 @@
+"""The code index keeps what each file contributes in the cache folder, keyed by the file's text."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from docs_hooks import codeindex
+from docs_hooks.errors import TraceError
+from docs_hooks.project import index_for
+from docs_hooks.settings import load_settings
+
+
+def summary(index):
+    """Everything the index answers, as plain values (for comparing two indexes)."""
+    return (
+        {n: (f.repo_path, f.start, f.end, f.params, [s.tokens for s in f.statements], f.local_names)
+         for n, f in index.functions.items()},
+        sorted((c.caller, c.callee, c.line) for c in index.calls),
+        sorted((r.reader, r.base, r.attr, r.line) for r in index.attribute_reads),
+        dict(index.classes),
+        dict(index.file_digests),
+    )
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many files were parsed (not read back from the cache)."""
+    parsed = []
+    original = codeindex._index_file
+
+    def spy(text, digest, file, root, project_root):
+        parsed.append(file.name)
+        return original(text, digest, file, root, project_root)
+
+    monkeypatch.setattr(codeindex, "_index_file", spy)
+    return parsed
+
+
+def test_an_unchanged_file_is_read_back_and_gives_the_same_index(make_project, counted):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    n_files = len(counted)
+    assert n_files >= 3
+
+    again = index_for(settings)
+
+    assert len(counted) == n_files  # nothing parsed the second time
+    assert summary(again) == summary(first)
+    assert again.calls_to("ops.layer_norm_forward")  # calls are resolved across cached files too
+
+
+def test_an_edited_file_is_parsed_again_and_the_index_shows_the_edit(make_project, counted):
+    root = make_project()
+    settings = load_settings(root)
+    index_for(settings)
+    counted.clear()
+    ops = root / "src/ops.py"
+    ops.write_text(ops.read_text(encoding="utf-8") + "\n\ndef added(x):\n    return x + 1\n", encoding="utf-8")
+
+    index = index_for(settings)
+
+    assert counted == ["ops.py"]
+    assert "ops.added" in index.functions
+
+
+def test_an_unreadable_cache_entry_is_indexed_again(make_project, counted):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    for entry in (settings.cache_dir / "index").rglob("*.pickle"):
+        entry.write_bytes(b"not a pickle")
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) >= 3
+    assert summary(again) == summary(first)
+    entry = next((settings.cache_dir / "index").rglob("*.pickle"))
+    assert isinstance(pickle.loads(entry.read_bytes()), codeindex.FileIndex)  # rewritten whole
+
+
+def test_a_file_that_is_not_utf8_is_an_error_naming_it(make_project):
+    root = make_project()
+    (root / "src/latin.py").write_bytes("x = 'caf\xe9'\n".encode("latin-1"))
+
+    with pytest.raises(TraceError, match=r"^src/latin.py:1: cannot read: not UTF-8 .*save the file as UTF-8"):
+        index_for(load_settings(root))
