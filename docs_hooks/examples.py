@@ -746,7 +746,7 @@ def render_example(ex: Example) -> str:
         data = json.dumps(jsonable(ex.widget), separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
         out.append(f'<script type="application/json" class="trace-example-data">{data}</script>')
     rows = [[R.esc(r.label), R.code(r.code), R.code(format_value(r.value))] for r in ex.rows]
-    out.append(R.table(["Step", "Code", "Value"], rows, "trace-table trace-example-steps"))
+    out.append(R.table(["Step", "Code", "Value"], rows, "trace-table trace-example-steps", searchable=False))
     if ex.check is not None:
         c = ex.check
         lead = "One entry" if "[" in c.lhs else "Check"
@@ -775,7 +775,7 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
         _head("Checking the whole backward numerically", f"{g.numerical_grad} against {g.backward}"),
         f'<p class="trace-example-source">{text}</p>',
         R.table(["Gradient", "From the backward formula", "From central differences", "Largest gap"], rows,
-                "trace-table trace-gradcheck-table"),
+                "trace-table trace-gradcheck-table", searchable=False),
         "</div>",
     ]) + "\n"
 

@@ -585,7 +585,7 @@ class Builder:
             rows.append(["Tests that run these equations' lines (line coverage)",
                          ", ".join(self.function_link(self.index.functions[t]) for t in ran)])
         rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
-        out.append(R.table(["", ""], rows, "trace-table trace-facts"))
+        out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
         return "\n".join(out) + "\n"
 
     def spec_refs(self, page: str, labels: list[str]) -> str:

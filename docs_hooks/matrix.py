@@ -41,7 +41,7 @@ def matrix(builder: Builder, here: str) -> str:
                     spec,
                 ])
     tests_head = "Tests that run its lines" if builder.coverage is not None else "Tests"
-    return R.table(["Equation", "Status", "Code", tests_head, "Specification"], rows) + "\n"
+    return R.table(["Equation", "Status", "Code", tests_head, "Specification"], rows, searchable=False) + "\n"
 
 
 def documented_functions(entries: dict[str, list[EntryData]]) -> dict[str, list[tuple[str, EntryData]]]:
@@ -88,7 +88,7 @@ def uncovered_lines(builder: Builder, here: str) -> str:
         rows.append([_page_link(builder, here, page, entry.id, R.code(name)), spans, R.esc(kinds)])
     if not rows:
         return "<p>Every statement of every documented function is referenced by an equation.</p>\n"
-    return R.table(["Function", "Lines no equation references", "What those lines do"], rows) + "\n"
+    return R.table(["Function", "Lines no equation references", "What those lines do"], rows, searchable=False) + "\n"
 
 
 def undocumented_functions(builder: Builder, here: str) -> str:
@@ -102,7 +102,7 @@ def undocumented_functions(builder: Builder, here: str) -> str:
         return "<p>Every function of the source is documented on some page.</p>\n"
     rows = [[builder.function_link(fn), builder.line_link(fn, fn.start, fn.end),
              R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else "")] for fn in missing]
-    return R.table(["Function", "Lines", "What its docstring says"], rows) + "\n"
+    return R.table(["Function", "Lines", "What its docstring says"], rows, searchable=False) + "\n"
 
 
 def uncited_spec(builder: Builder, here: str) -> str:
@@ -114,7 +114,7 @@ def uncited_spec(builder: Builder, here: str) -> str:
     if not missing:
         return "<p>Every equation of the specification is cited by some page.</p>\n"
     rows = [[R.code(label), builder.spec_refs(here, [label])] for label in missing]
-    return R.table(["Label", "Where in the specification"], rows) + "\n"
+    return R.table(["Label", "Where in the specification"], rows, searchable=False) + "\n"
 
 
 def pages_table(builder: Builder, here: str) -> str:
@@ -128,7 +128,7 @@ def pages_table(builder: Builder, here: str) -> str:
                 ", ".join(builder.function_link(f) for f in entry.functions),
                 str(len(entry.equations)),
             ])
-    return R.table(["Entry", "Status", "Functions", "Equations"], rows) + "\n"
+    return R.table(["Entry", "Status", "Functions", "Equations"], rows, searchable=False) + "\n"
 
 
 TABLES = {

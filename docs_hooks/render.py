@@ -33,11 +33,18 @@ def link(label_html: str, url: str, title: str = "") -> str:
     return f'<a href="{esc(url)}"{t}>{label_html}</a>'
 
 
-def table(headers: list[str], rows: list[list[str]], cls: str = "trace-table") -> str:
-    """An HTML table. Headers are plain text; cells are HTML already escaped."""
+def table(headers: list[str], rows: list[list[str]], cls: str = "trace-table", searchable: bool = True) -> str:
+    """An HTML table. Headers are plain text; cells are HTML already escaped.
+
+    ``searchable=False`` keeps the table out of the site's search index (Material
+    skips an element marked ``data-search-exclude``): generated lists of names,
+    lines and numbers that would only swell the index and crowd the results.
+    """
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<div class="trace-table-wrap"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    exclude = "" if searchable else " data-search-exclude"
+    return (f'<div class="trace-table-wrap"{exclude}><table class="{cls}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{body}</tbody></table></div>')
 
 
 def badge(status: str, evidence: str = "") -> str:

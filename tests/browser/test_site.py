@@ -157,6 +157,24 @@ def test_search_finds_a_function_by_its_name(open_page, site):
     assert not watch.problems, "\n".join(watch.problems)
 
 
+def test_generated_tables_stay_out_of_the_search_index_and_the_prose_stays_in(site):
+    """The matrix, the facts of each entry and the worked-example tables are marked data-search-exclude."""
+    docs = json.loads((site.root / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    text = {d["location"]: d["title"] + " " + d["text"] for d in docs}
+    everything = " ".join(text.values())
+    # the matrix's head row and an entry's facts rows are generated on every page that has them
+    assert "Tests that run its lines" not in everything
+    assert "Reached by tests through other functions" not in everything
+    assert "From central differences" not in everything
+    # what a reader searches for is still there: the prose of the pages and the code-and-math tables
+    traceability = " ".join(v for k, v in text.items() if k.startswith("traceability/"))
+    assert "Traceability" in traceability
+    layer_norm = " ".join(v for k, v in text.items() if k.startswith(page_url(LAYER_NORM)))
+    assert "layer_norm_backward" in layer_norm and "Code and math connection" in layer_norm
+    html = (site.root / "traceability" / "index.html").read_text(encoding="utf-8")
+    assert html.count("data-search-exclude") >= 3
+
+
 # ---------------------------------------------------------------------------- the LayerNorm page
 
 
