@@ -23,6 +23,8 @@ from .settings import Settings
 HEADING = re.compile(r"^(#{1,6})\s")
 CODE_SPAN = re.compile(r"(`+[^`]*`+|<code>.*?</code>)")
 PLACEHOLDER = re.compile("\x02trace-math-(\\d+)\x03")
+DEFERRED = re.compile(r"<!--trace-deferred:(\d+)-->")
+COVERAGE_ROW = "Tests that run these equations' lines (line coverage)"
 FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -132,6 +134,8 @@ class Builder:
         self._graph_memo: dict[tuple, list[str]] = {}
         self._recorder = None
         self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
+        self._deferred: list[tuple[Callable, Callable]] = []  # HTML that needs the coverage run (see defer)
+        self._deferred_done: dict[int, str | TraceError] = {}
         # Functions run by prefetch() in threads of their own: (builder, {page: parsed page}) -> None.
         self.prefetchers: list[Callable] = []
         self._prefetch_threads: list = []
@@ -165,6 +169,44 @@ class Builder:
         """Which test ran which line (coverage.py), measured once per change of the code; None if not set up."""
         self.start_coverage()
         return self._coverage_run.result() if self._coverage_run is not None else None
+
+    def defer(self, make: Callable[[], str], on_error: Callable[[str], str]) -> str:
+        """HTML that needs the coverage run, as a placeholder that ``finish`` fills.
+
+        The coverage run is the slowest part of a cold build. Deferring what it
+        shows lets the pages be expanded and rendered while the tests still run,
+        and lets ``check`` (which reads no HTML) skip waiting for them. Without a
+        coverage run configured the HTML is made at once. ``on_error(message)``
+        is the HTML shown in its place when the coverage run failed.
+        """
+        if self._coverage_run is None:
+            return make()
+        self._deferred.append((make, on_error))
+        return f"<!--trace-deferred:{len(self._deferred) - 1}-->"
+
+    def finish(self, page: str, text: str) -> tuple[str, list[TraceError]]:
+        """``text`` with every deferred placeholder filled (waiting for the coverage run if need be).
+
+        A placeholder that cannot be filled becomes an error box, and its problem
+        is returned once per page, with the page's name.
+        """
+        problems: dict[str, TraceError] = {}
+
+        def fill(m: re.Match) -> str:
+            n = int(m.group(1))
+            if n not in self._deferred_done:
+                try:
+                    self._deferred_done[n] = self._deferred[n][0]()
+                except TraceError as err:
+                    self._deferred_done[n] = err
+            value = self._deferred_done[n]
+            if isinstance(value, TraceError):
+                problems.setdefault(value.message, TraceError(value.message, page, 1))
+                return self._deferred[n][1](value.message)
+            return value
+
+        filled = DEFERRED.sub(fill, text)
+        return filled, list(problems.values())
 
     def tests_running(self, resolved_list) -> list[str]:
         """Tests that executed any of these statements, by line coverage (indexed tests only)."""
@@ -580,13 +622,21 @@ class Builder:
         ]
         if reached:
             rows.append(["Reached by tests through other functions", reached])
-        ran = self.tests_running([r for eq in entry.equations for r in eq.resolved])
-        if ran:
-            rows.append(["Tests that run these equations' lines (line coverage)",
-                         ", ".join(self.function_link(self.index.functions[t]) for t in ran)])
+        resolved = [r for eq in entry.equations for r in eq.resolved]
+        rows.append(self.defer(
+            lambda: self._coverage_row(resolved),
+            lambda message: f"<tr><td>{COVERAGE_ROW}</td><td>{R.error_text(message)}</td></tr>"))
         rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
         out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
         return "\n".join(out) + "\n"
+
+    def _coverage_row(self, resolved: list) -> str:
+        """The facts row of the tests that ran the entry's lines; nothing when none did."""
+        ran = self.tests_running(resolved)
+        if not ran:
+            return ""
+        links = ", ".join(self.function_link(self.index.functions[t]) for t in ran)
+        return f"<tr><td>{COVERAGE_ROW}</td><td>{links}</td></tr>"
 
     def spec_refs(self, page: str, labels: list[str]) -> str:
         """'Section 4.3, Eq. 30, 31, p. 7', linked to the PDF at that page."""

@@ -63,6 +63,15 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     return result.markdown
 
 
+def on_post_page(output, page, config, **kwargs):
+    """Fill in what waited for the coverage run: the tests ran while MkDocs rendered the pages."""
+    settings, builder = _state["settings"], _state["builder"]
+    html, problems = builder.finish(settings.rel(Path(page.file.abs_src_path)), output)
+    for problem in problems:
+        log.warning(str(problem))
+    return html
+
+
 def on_serve(server, config, builder, **kwargs):
     settings = _state["settings"]
     for folder in (settings.source_root, settings.tests_root, settings.lock_path):

@@ -27,8 +27,7 @@ def matrix(builder: Builder, here: str) -> str:
             spec = builder.spec_refs(here, entry.spec)
             for eq in entry.equations:
                 # The tests that ran the equation's own lines, where coverage was measured.
-                tests = builder.tests_running(eq.resolved) if builder.coverage is not None else static
-                tests_html = ", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none"
+                tests_html = builder.defer(lambda eq=eq, static=static: _tests_cell(builder, eq, static), R.error_text)
                 code = "<br>".join(
                     f"{builder.line_link(r.function, r.start, r.end)} {R.code(r.function.short_name)}"
                     for r in eq.resolved
@@ -40,8 +39,14 @@ def matrix(builder: Builder, here: str) -> str:
                     tests_html,
                     spec,
                 ])
-    tests_head = "Tests that run its lines" if builder.coverage is not None else "Tests"
+    tests_head = "Tests that run its lines" if builder.settings.coverage_tests else "Tests"
     return R.table(["Equation", "Status", "Code", tests_head, "Specification"], rows, searchable=False) + "\n"
+
+
+def _tests_cell(builder: Builder, eq, static: list[str]) -> str:
+    """The tests that ran the equation's own lines, where coverage is measured; else those that reach it."""
+    tests = builder.tests_running(eq.resolved) if builder.coverage is not None else static
+    return ", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none"
 
 
 def documented_functions(entries: dict[str, list[EntryData]]) -> dict[str, list[tuple[str, EntryData]]]:

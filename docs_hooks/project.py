@@ -5,6 +5,7 @@ Used by the MkDocs adapter and by the command line alike.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,7 +96,9 @@ class SiteResult:
         return [u for e in self.pages.values() for u in e.uses]
 
 
-def expand_site(settings: Settings, builder: Builder | None = None) -> SiteResult:
+def expand_site(settings: Settings, builder: Builder | None = None, finish: bool = True) -> SiteResult:
+    """Every page expanded. With ``finish`` (the default) the Markdown is complete: what waits
+    for the coverage run is filled in; without it that part stays a placeholder, unwaited for."""
     builder = builder or make_builder(settings)
     result = SiteResult()
     for file in settings.pages():
@@ -103,12 +106,19 @@ def expand_site(settings: Settings, builder: Builder | None = None) -> SiteResul
         expanded = builder.expand(rel, file.read_text(encoding="utf-8"))
         result.pages[rel] = expanded
         result.problems.extend(expanded.problems)
+    if finish:
+        for rel, expanded in result.pages.items():
+            markdown, problems = builder.finish(rel, expanded.markdown)
+            result.pages[rel] = dataclasses.replace(expanded, markdown=markdown, problems=expanded.problems + problems)
+            result.problems.extend(problems)
     return result
 
 
 def check_site(settings: Settings, builder: Builder | None = None) -> list[TraceError]:
-    """Every problem the strict build would report about references, plus the lock comparison."""
-    result = expand_site(settings, builder)
+    """Every problem the strict build would report about references, plus the lock comparison.
+
+    It reads no HTML, so it does not wait for the coverage run (``make test`` runs the tests)."""
+    result = expand_site(settings, builder, finish=False)
     locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     unresolved = {k: v for e in result.pages.values() for k, v in e.unresolved.items()}
     return result.problems + compare(locked, result.uses, settings.rel(settings.lock_path), unresolved)

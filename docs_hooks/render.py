@@ -34,14 +34,16 @@ def link(label_html: str, url: str, title: str = "") -> str:
 
 
 def table(headers: list[str], rows: list[list[str]], cls: str = "trace-table", searchable: bool = True) -> str:
-    """An HTML table. Headers are plain text; cells are HTML already escaped.
+    """An HTML table. Headers are plain text; cells are HTML already escaped; a row given as
+    a string is HTML of its own (a whole ``<tr>``, or a placeholder for one).
 
     ``searchable=False`` keeps the table out of the site's search index (Material
     skips an element marked ``data-search-exclude``): generated lists of names,
     lines and numbers that would only swell the index and crowd the results.
     """
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join(row if isinstance(row, str) else "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                   for row in rows)
     exclude = "" if searchable else " data-search-exclude"
     return (f'<div class="trace-table-wrap"{exclude}><table class="{cls}"><thead><tr>{head}</tr></thead>'
             f'<tbody>{body}</tbody></table></div>')
@@ -105,3 +107,8 @@ def error_box(message: str) -> str:
 def slug(text: str) -> str:
     s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return s or "entry"
+
+
+def error_text(message: str) -> str:
+    """A problem shown inline, inside a table cell."""
+    return f'<code class="trace-error">{esc(message)}</code>'

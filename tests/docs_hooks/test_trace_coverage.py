@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from docs_hooks.coverage_map import Measurement, measure
 from docs_hooks.errors import TraceError
-from docs_hooks.project import index_for, make_builder
+from docs_hooks.project import check_site, expand_site, index_for, make_builder
 from docs_hooks.settings import load_settings
 
 BRANCHY = '''\
@@ -106,3 +107,64 @@ def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
     assert run is not None and run._proc is not None  # running in the background already
     assert builder.coverage.tests_running("src/branchy.py", 3, 3) == [
         "tests.test_branchy.test_large_values_are_clipped"]
+
+
+CLIP_PAGE = """\
+# Clip
+
+```trace-entry
+title: Clip
+function: branchy.clip
+status: implemented
+```
+
+```trace-equation
+id: cap
+title: The cap
+tex: y = \\min(x, c)
+code: return limit
+```
+"""
+
+
+def test_the_coverage_row_waits_for_the_run_as_a_placeholder_that_finish_fills(make_project):
+    root = project(make_project)
+    (root / "docs").mkdir(exist_ok=True)
+    (root / "docs/clip.md").write_text(CLIP_PAGE, encoding="utf-8")
+    builder = make_builder(load_settings(root))
+
+    expanded = builder.expand("docs/clip.md", CLIP_PAGE)
+    assert expanded.problems == []
+    assert "<!--trace-deferred:0-->" in expanded.markdown
+    assert "line coverage" not in expanded.markdown
+
+    html, problems = builder.finish("docs/clip.md", expanded.markdown)
+    assert problems == []
+    assert "trace-deferred" not in html
+    row = re.search(r"<tr><td>Tests that run these equations' lines \(line coverage\)</td><td>(.*?)</td></tr>", html)
+    assert row and "test_large_values_are_clipped" in row.group(1)
+    assert "test_small_values_pass_through" not in row.group(1)  # it never reaches `return limit`
+
+
+def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failure_once_per_page(make_project,
+                                                                                                 monkeypatch):
+    root = project(make_project)
+    (root / "docs").mkdir(exist_ok=True)
+    (root / "docs/clip.md").write_text(CLIP_PAGE, encoding="utf-8")
+    (root / "tests/test_branchy.py").write_text(TESTS.replace("== 5", "== 6"), encoding="utf-8")
+    settings = load_settings(root)
+    asked = []
+    result = Measurement.result
+    monkeypatch.setattr(Measurement, "result", lambda self: asked.append(1) or result(self))
+
+    checked = [str(p) for p in check_site(settings)]
+    assert checked and all("not reviewed yet" in p for p in checked)  # nothing of the failing test
+    assert asked == []  # check never waited for the coverage run: the failing test is make test's to report
+
+    site = expand_site(settings)
+    assert [str(p) for p in site.problems] == [
+        "docs/clip.md:1: the tests failed while measuring which test runs which line; fix them first:\n"
+        + site.problems[0].message.split("fix them first:\n", 1)[1]
+    ]
+    assert "test_large_values_are_clipped" in site.problems[0].message
+    assert '<code class="trace-error">the tests failed while measuring' in site.pages["docs/clip.md"].markdown
