@@ -553,13 +553,13 @@ def main() -> None:
             clear_cache(project)
             cold.append(mkdocs_build(project, work / "site-cold", env_project=project))
             floor_cold.append(mkdocs_build(floor, work / "site-floor"))
+            kept.append(mkdocs_build(project, work / "site-cold", env_project=project))
             clear_cache(project)
             t, proc = timed_run([PYTHON, "-m", "docs_hooks", "check"], project, env_for(project), check=False)
             check_cold.append(t)
             t, proc = timed_run([PYTHON, "-m", "docs_hooks", "check"], project, env_for(project), check=False)
             check_warm.append(t)
             check_rc = proc.returncode
-            kept.append(mkdocs_build(project, work / "site-cold", env_project=project))
             print(f"  run {i + 1}: cold {cold[-1]:.2f} s, floor {floor_cold[-1]:.2f} s, cache kept {kept[-1]:.2f} s, "
                   f"check cold {check_cold[-1]:.2f} s, check warm {check_warm[-1]:.2f} s", flush=True)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import TraceError
 from .lock import read_lock, write_lock
-from .project import check_site, expand_site, index_for
+from .project import check_site, expand_site, index_for, make_builder
 from .settings import load_settings
 from .expand import Builder
 
@@ -62,8 +62,13 @@ def _check(settings) -> int:
     return 0
 
 
+def _references(settings, builder=None):
+    """Every page's references and problems; the HTML is not needed, so nothing waits for coverage."""
+    return expand_site(settings, builder or make_builder(settings, coverage=False), finish=False)
+
+
 def _relock(settings) -> int:
-    result = expand_site(settings)
+    result = _references(settings)
     if result.problems:
         for p in result.problems:
             print(p, file=sys.stderr)
@@ -101,12 +106,12 @@ def _impact(settings, rev: str) -> int:
                                  cwd=settings.project_root, capture_output=True, check=True).stdout
     except subprocess.CalledProcessError as exc:
         raise TraceError(f"cannot read revision '{rev}': {exc.stderr.decode().strip()}") from None
-    now = expand_site(settings)
+    now = _references(settings)
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
         old_builder = Builder(settings, index_for(settings, Path(tmp)))
-        old = expand_site(settings, old_builder)
+        old = _references(settings, old_builder)
     lines = []
     for page, expanded in now.pages.items():
         before = {u.key: u for u in old.pages[page].uses}

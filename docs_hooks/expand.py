@@ -179,7 +179,7 @@ class Builder:
         coverage run configured the HTML is made at once. ``on_error(message)``
         is the HTML shown in its place when the coverage run failed.
         """
-        if self._coverage_run is None:
+        if not self.settings.coverage_tests:
             return make()
         self._deferred.append((make, on_error))
         return f"<!--trace-deferred:{len(self._deferred) - 1}-->"

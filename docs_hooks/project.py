@@ -53,7 +53,7 @@ def fingerprint(settings: Settings) -> str:
     return h.hexdigest()
 
 
-def make_builder(settings: Settings) -> Builder:
+def make_builder(settings: Settings, coverage: bool = True) -> Builder:
     """A builder for one build: the index, then the slow work started in the background.
 
     The coverage run, the recordings and KaTeX each run in a child process of
@@ -61,7 +61,8 @@ def make_builder(settings: Settings) -> Builder:
     rest of the build instead of running in turn.
     """
     builder = Builder(settings, index_for(settings))
-    builder.start_coverage()
+    if coverage:  # check reads no HTML and never waits for it: it makes its builder without
+        builder.start_coverage()
     _attach_extensions(builder)
     pages = {}
     for file in settings.pages():
@@ -118,7 +119,7 @@ def check_site(settings: Settings, builder: Builder | None = None) -> list[Trace
     """Every problem the strict build would report about references, plus the lock comparison.
 
     It reads no HTML, so it does not wait for the coverage run (``make test`` runs the tests)."""
-    result = expand_site(settings, builder, finish=False)
+    result = expand_site(settings, builder or make_builder(settings, coverage=False), finish=False)
     locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     unresolved = {k: v for e in result.pages.values() for k, v in e.unresolved.items()}
     return result.problems + compare(locked, result.uses, settings.rel(settings.lock_path), unresolved)

@@ -153,13 +153,15 @@ def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failur
     (root / "docs/clip.md").write_text(CLIP_PAGE, encoding="utf-8")
     (root / "tests/test_branchy.py").write_text(TESTS.replace("== 5", "== 6"), encoding="utf-8")
     settings = load_settings(root)
-    asked = []
-    result = Measurement.result
+    asked, started = [], []
+    result, init = Measurement.result, Measurement.__init__
     monkeypatch.setattr(Measurement, "result", lambda self: asked.append(1) or result(self))
+    monkeypatch.setattr(Measurement, "__init__", lambda self, *a: started.append(1) or init(self, *a))
 
     checked = [str(p) for p in check_site(settings)]
     assert checked and all("not reviewed yet" in p for p in checked)  # nothing of the failing test
-    assert asked == []  # check never waited for the coverage run: the failing test is make test's to report
+    assert asked == [] and started == []  # check neither starts nor waits for the coverage run: the failing
+    # test is make test's to report
 
     site = expand_site(settings)
     assert [str(p) for p in site.problems] == [
