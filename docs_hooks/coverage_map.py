@@ -76,8 +76,11 @@ class Measurement:
         env["PYTHONPATH"] = os.pathsep.join([str(source_root), str(project_root), env.get("PYTHONPATH", "")])
         self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")
         self._proc = subprocess.Popen(
+            # --assert=plain: which lines run does not depend on pytest's assertion rewriting, and
+            # rewriting every test module and plugin package again (when bytecode is not cached)
+            # would take longer than the tests do.
             [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "-q",
-             "-p", "no:cacheprovider", "-x", *pytest_args],
+             "-p", "no:cacheprovider", "--assert=plain", "-x", *pytest_args],
             cwd=project_root, stdout=self._output, stderr=subprocess.STDOUT, env=env,
         )
         self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)

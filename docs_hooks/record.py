@@ -238,40 +238,52 @@ class _Recorder:
         self.stack: list[tuple[Any, Call]] = []
         self.files: set[str] = set()
         self.seen: set[tuple[str, str | None, int]] = set()  # (function, caller, line) already recorded
+        self.places: set[tuple] = set()  # (code, calling code, line) of every call seen
 
     def __call__(self, frame, event, arg):
-        if event not in ("call", "return"):
-            return
+        """The global trace function: called when a Python function starts (C calls raise no event).
+
+        A frame of the project's code that is the first call from its place gets a
+        local tracer, with line events turned off, that sees it return; every other
+        frame gets none, so code runs at close to full speed once it has been seen.
+        """
+        if event != "call":
+            return None
+        back = frame.f_back
+        place = (frame.f_code, back.f_code if back is not None else None, back.f_lineno if back is not None else 0)
+        if place in self.places:  # the fast way out: this place was seen (or is not the project's)
+            return None
+        self.places.add(place)
         module = self.modules.get(frame.f_code.co_filename)
         if module is None:
-            return
+            return None
         qual = frame.f_code.co_qualname
         if "<" in qual:  # comprehensions, lambdas, nested functions
-            return
-        if event == "call":
-            back = frame.f_back
-            caller = None
-            if back is not None and back.f_code.co_filename in self.modules and "<" not in back.f_code.co_qualname:
-                caller = f"{self.modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
-            self.files.add(frame.f_code.co_filename)
-            # Only the first call from each place is kept: a loop (central differences call the
-            # forward thousands of times) adds nothing the pages show, only weight to the cache.
-            where = (f"{module}.{qual}", caller, back.f_lineno if back else 0)
-            if where in self.seen:
-                return
-            self.seen.add(where)
-            code = frame.f_code
-            names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-            args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
-            call = Call(where[0], caller, where[2], args, {}, None)
-            self.stack.append((frame, call))
-        else:
-            if not self.stack or self.stack[-1][0] is not frame:
-                return
+            return None
+        caller = None
+        if back is not None and back.f_code.co_filename in self.modules and "<" not in back.f_code.co_qualname:
+            caller = f"{self.modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
+        self.files.add(frame.f_code.co_filename)
+        # Only the first call from each place is kept: a loop (central differences call the
+        # forward thousands of times) adds nothing the pages show, only weight to the cache.
+        where = (f"{module}.{qual}", caller, back.f_lineno if back else 0)
+        if where in self.seen:
+            return None
+        self.seen.add(where)
+        code = frame.f_code
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
+        self.stack.append((frame, Call(where[0], caller, where[2], args, {}, None)))
+        frame.f_trace_lines = False
+        return self._local
+
+    def _local(self, frame, event, arg):
+        if event == "return" and self.stack and self.stack[-1][0] is frame:
             _, call = self.stack.pop()
             call.locals = {k: _snapshot(v) for k, v in frame.f_locals.items()}
             call.result = _snapshot(arg)
             self.calls.append(call)
+        return self._local
 
 
 def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | None = None) -> Recording:
@@ -287,7 +299,7 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
     except Exception as exc:
         raise TraceError(f"cannot load {request['name']}: {type(exc).__name__}: {exc}") from None
     maker_recorder = _Recorder(modules)  # only to learn which files making the arguments ran
-    sys.setprofile(maker_recorder)
+    sys.settrace(maker_recorder)
     try:
         args = _make(tuple(request.get("args", [])), root)
         if kind == "call" and request.get("args_from"):
@@ -295,21 +307,21 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
             args = args if isinstance(args, tuple) else (args,)
         over = _make(request.get("over"), root)
     except Exception:
-        sys.setprofile(None)
+        sys.settrace(None)
         raise TraceError(f"cannot make the arguments of {request['name']}:\n{traceback.format_exc()}") from None
     finally:
-        sys.setprofile(None)
-    sys.setprofile(recorder)
+        sys.settrace(None)
+    sys.settrace(recorder)
     try:
         if over is None:
             rec.result = target(*args)
         else:  # the function once for each (key, value) of a mapping
             rec.result = {key: target(key, value, *args) for key, value in over.items()}
     except Exception:
-        sys.setprofile(None)
+        sys.settrace(None)
         raise TraceError(f"{request['name']} raised while recording:\n{traceback.format_exc()}") from None
     finally:
-        sys.setprofile(None)
+        sys.settrace(None)
     rec.calls = recorder.calls
     files = recorder.files | maker_recorder.files
     if baseline is not None:
