@@ -293,7 +293,7 @@ class ModelRun:
     probe: Recording
     dims: Dims
     helper: str  # path of the helper, for messages
-    files: dict = field(default_factory=dict)  # path -> parsed module, for call-site analysis
+    files: dict = field(default_factory=dict)  # path -> {line: [(statement, call)]}, for call sites
 
     def first_calls(self, name: str):
         real, probe = self.real.calls_of(name), self.probe.calls_of(name)
@@ -556,24 +556,27 @@ def _labels(ctx, block) -> dict[tuple[str, int], str]:
     return out
 
 
-def _module_tree(run: ModelRun, fn: Function) -> ast.Module:
-    tree = run.files.get(fn.file)
-    if tree is None:
-        tree = run.files[fn.file] = ast.parse(fn.file.read_text(encoding="utf-8"))
-    return tree
+def _calls_by_line(run: ModelRun, fn: Function) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
+    """Every call in the module of ``fn``, by its line, with each statement that holds it (parsed once)."""
+    found = run.files.get(fn.file)
+    if found is None:
+        found = run.files[fn.file] = {}
+        for node in ast.walk(ast.parse(fn.file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.stmt):
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Call):
+                        found.setdefault(sub.lineno, []).append((node, sub))
+    return found
 
 
 def site_shapes(builder, run: ModelRun, callee: Function, site, caller: Function) -> SiteShapes:
     """The inputs and outputs named at one call site, with their recorded shapes."""
-    tree = _module_tree(run, caller)
     short = callee.short_name if callee.short_name != "__init__" else callee.name.split(".")[-2]
     call, stmt = None, None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno <= site.line <= (node.end_lineno or node.lineno):
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Call) and sub.lineno == site.line and _func_name(sub.func) == short:
-                    if stmt is None or (node.end_lineno - node.lineno) <= (stmt.end_lineno - stmt.lineno):
-                        call, stmt = sub, node
+    for node, sub in _calls_by_line(run, caller).get(site.line, ()):  # the innermost statement wins
+        if _func_name(sub.func) == short:
+            if stmt is None or (node.end_lineno - node.lineno) <= (stmt.end_lineno - stmt.lineno):
+                call, stmt = sub, node
     recorded = _recorded_call(run, callee, caller, site)
     data = SiteShapes(caller, site.statement.start, site.statement.end, site.line, recorded is not None, [])
     if call is None or recorded is None:
