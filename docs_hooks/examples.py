@@ -50,18 +50,18 @@ def attach(builder) -> None:
 
 
 def _prefetch_tests(builder, parsed: dict) -> None:
-    """Record every example's test in one batch before the pages are expanded (see Builder.prefetch)."""
+    """Record the examples' tests before the pages are expanded, a page at a time (see Builder.prefetch)."""
     s = builder.settings
-    requests = []
     for page in parsed.values():
+        requests = []
         for block in page.blocks:
             if block.kind == "example" and isinstance(block.data.get("test"), str):
                 try:
                     requests.append(test_request(block.data["test"], s.tests_root.parent, s.project_root))
                 except TraceError:
                     continue  # reported with its page and line when the page is expanded
-    if requests:
-        builder.recorder.record_each(requests)
+        if requests:
+            builder.recorder.record_each(requests)
 
 
 # ============================================================================ data

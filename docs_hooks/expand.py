@@ -190,6 +190,7 @@ class Builder:
         A placeholder that cannot be filled becomes an error box, and its problem
         is returned once per page, with the page's name.
         """
+        self._await_prefetch()  # done long before: MkDocs has rendered every page by now
         problems: dict[str, TraceError] = {}
 
         def fill(m: re.Match) -> str:
@@ -233,14 +234,18 @@ class Builder:
         """Start the slow work of every page now, in the background: KaTeX and the recordings.
 
         Each runs in a child process of its own (as does the coverage run), so on
-        a cold build they use every core at once instead of waiting in turn.
-        Problems are not reported here: the expansion meets them again and
-        reports them with page and line. ``expand`` waits for this to finish.
+        a cold build they use every core at once instead of waiting in turn. The
+        work goes page by page in the order of ``pages`` (the order the build
+        asks for them), and the recorder and the renderer serve one caller at a
+        time: a page being expanded waits only for what it uses, while MkDocs
+        renders the pages before it. Problems are not reported here: the
+        expansion meets them again and reports them with page and line.
         """
         import threading
 
         parsed = {page: parse_page(text, page) for page, text in pages.items()}
-        jobs = [lambda: self._prefetch_math(parsed)] + [lambda f=f: f(self, parsed) for f in self.prefetchers]
+        recordings = [lambda f=f: f(self, parsed) for f in self.prefetchers]
+        jobs = [lambda: self._prefetch_math(parsed), lambda: [job() for job in recordings]]
         self._prefetch_errors: list[BaseException] = []
 
         def run(job):
@@ -256,8 +261,7 @@ class Builder:
             thread.start()
 
     def _prefetch_math(self, parsed: dict) -> None:
-        """Every formula written in the pages (prose and block fields), rendered in one batch."""
-        scratch = Context(self, "", None, [], [], {})
+        """Every formula written in the pages (prose and block fields), rendered a page at a time."""
 
         def strings(value):
             if isinstance(value, str):
@@ -269,7 +273,10 @@ class Builder:
                 for v in value:
                     yield from strings(v)
 
+        if not self.math.available():
+            return
         for page in parsed.values():
+            scratch = Context(self, "", None, [], [], {})
             for seg in page.segments:
                 if isinstance(seg, Markdown):
                     in_fence = None
@@ -285,13 +292,17 @@ class Builder:
                     for text in strings({k: v for k, v in seg.data.items() if k != "__lines__"}):
                         if "$" in text:
                             scratch.inline_math(text, 0)
-        if scratch.math and self.math.available():
-            self.math.render_many([(tex, display) for tex, display, _ in scratch.math])
+            if scratch.math:
+                self.math.render_many([(tex, display) for tex, display, _ in scratch.math])
 
     def _await_prefetch(self) -> None:
+        """Wait until the background work is done; raise what went wrong in it that was not a TraceError."""
         threads, self._prefetch_threads = self._prefetch_threads, []
         for thread in threads:
             thread.join()
+        self._raise_prefetch_errors()
+
+    def _raise_prefetch_errors(self) -> None:
         if self._prefetch_errors:
             raise self._prefetch_errors.pop(0)
 
@@ -302,7 +313,7 @@ class Builder:
         key = (page, text)
         if key in self._expanded:
             return self._expanded[key]
-        self._await_prefetch()
+        self._raise_prefetch_errors()
         self._expanding.add(page)
         try:
             result = self._expand(page, text)
@@ -313,19 +324,23 @@ class Builder:
         return result
 
     def site_entries(self) -> dict[str, list[EntryData]]:
-        """The entries of every page of the site, expanding pages not seen yet.
+        """The entries of every page of the site, read from pages not expanded yet.
 
         Site-wide tables (the traceability matrix) need them; a page that is
-        being expanded right now (the one holding the table) is left out.
+        being expanded right now (the one holding the table) is left out. A page
+        not expanded yet is read for its entries and equations only, which needs
+        no recorded evidence: a table of every page does not wait for every
+        page's recordings.
         """
         self._site_wide.update(self._expanding)
         for file in self.settings.pages():
             rel = self.settings.rel(file)
             if rel not in self._expanding and rel not in self.all_entries:
-                self.expand(rel, file.read_text(encoding="utf-8"))
+                self._expand(rel, file.read_text(encoding="utf-8"), light=True)
         return {p: e for p, e in sorted(self.all_entries.items()) if p not in self._expanding}
 
-    def _expand(self, page: str, text: str) -> Expanded:
+    def _expand(self, page: str, text: str, light: bool = False) -> Expanded:
+        """The page expanded; ``light`` reads only its entries and equations (for ``all_entries``)."""
         parsed = parse_page(text, page)
         ctx = Context(self, page, None, list(parsed.problems), [], {})
         out: list[str] = []
@@ -334,7 +349,8 @@ class Builder:
 
         def close_entry() -> None:
             if ctx.entry is not None:
-                out.append(self.entry_footer(ctx.entry, ctx))
+                if not light:
+                    out.append(self.entry_footer(ctx.entry, ctx))
                 ctx.entry = None
 
         for seg in parsed.segments:
@@ -343,7 +359,8 @@ class Builder:
                     if is_heading:
                         close_entry()
                         ctx.broken_entry = False
-                    out.append(self.inline_refs(chunk, line, ctx))
+                    if not light:
+                        out.append(self.inline_refs(chunk, line, ctx))
                 continue
             if ctx.broken_entry and seg.kind != "entry":
                 continue
@@ -357,6 +374,8 @@ class Builder:
                     out.append(self.entry_header(ctx.entry))
                 elif seg.kind == "equation":
                     out.append(self.equation(seg, ctx, numbers))
+                elif light:
+                    continue
                 else:
                     handler = self.handlers.get(seg.kind)
                     if handler is None:
@@ -367,6 +386,8 @@ class Builder:
                 out.append(R.error_box(str(err.at(page, seg.line))))
         close_entry()
         self.all_entries[page] = entries
+        if light:
+            return Expanded("", ctx.problems, ctx.uses, ctx.unresolved, entries)
         markdown = self.render_math("\n".join(out), ctx)
         return Expanded(markdown, ctx.problems, ctx.uses, ctx.unresolved, entries)
 

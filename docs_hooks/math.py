@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 from .atomic import atomic_write
@@ -30,6 +31,7 @@ class MathRenderer:
         self.cache_dir = cache_dir / "katex" if cache_dir else None
         self._version: str | None = None
         self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()  # the build's thread and the prefetch share one KaTeX process
 
     def _disk_path(self, item: tuple[str, bool]) -> Path | None:
         """Where a rendered formula is kept between builds, keyed by KaTeX's version and the TeX."""
@@ -59,6 +61,13 @@ class MathRenderer:
 
     def render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
         """(html, error) for each (tex, display)."""
+        cache = self.cache
+        if all(item in cache for item in items):  # rendered already (by the prefetch, say): no need to wait
+            return [cache[item] for item in items]
+        with self._lock:
+            return self._render_many(items)
+
+    def _render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
         todo = [it for it in dict.fromkeys(items) if it not in self.cache and not self._from_disk(it)]
         if todo:
             if not self.available():

@@ -65,7 +65,7 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
         builder.start_coverage()
     _attach_extensions(builder)
     pages = {}
-    for file in settings.pages():
+    for file in build_order(settings):
         try:
             pages[settings.rel(file)] = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -76,6 +76,15 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
 
         builder.spec = compile_spec(settings.spec_source, cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None)
     return builder
+
+
+def build_order(settings: Settings) -> list[Path]:
+    """The pages in the order MkDocs builds them: folder by folder, each folder's index page first."""
+    def key(file: Path):
+        rel = file.relative_to(settings.docs_dir)
+        return (rel.parent.parts, rel.name not in ("index.md", "README.md"), rel.name)
+
+    return sorted(settings.pages(), key=key)
 
 
 def _attach_extensions(builder: Builder) -> None:
@@ -107,6 +116,7 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
         expanded = builder.expand(rel, file.read_text(encoding="utf-8"))
         result.pages[rel] = expanded
         result.problems.extend(expanded.problems)
+    builder._await_prefetch()  # a bug in the background work is raised here, not lost
     if finish:
         for rel, expanded in result.pages.items():
             markdown, problems = builder.finish(rel, expanded.markdown)

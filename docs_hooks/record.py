@@ -457,6 +457,9 @@ class Recorder:
 
     def record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
         """Recordings for ``requests``, all in one child process; a request that failed maps to its error."""
+        memo = self._memo
+        if all(req in memo for req in requests):  # recorded already (by the prefetch, say): no need to wait
+            return {req: memo[req] for req in requests}
         with self._lock:  # one child, one conversation at a time (the prefetch runs in threads)
             return self._record_each(requests)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -45,7 +46,7 @@ _STATE: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 def state(builder) -> dict:
     """This build's cache for the evidence modules (dropped with the builder)."""
-    return _STATE.setdefault(builder, {"makers": [], "recordings": None})
+    return _STATE.setdefault(builder, {"makers": [], "recordings": None, "lock": threading.Lock()})
 
 
 def once(builder, key: str, compute):
@@ -70,6 +71,11 @@ def register_requests(builder, maker: RequestMaker) -> None:
 def recordings(builder) -> dict[str, "Recording | TraceError"]:
     """Every registered request, recorded once per build, all in one child process."""
     st = state(builder)
+    with st["lock"]:  # the prefetch may be recording them right now: wait for it, not twice
+        return _recordings(builder, st)
+
+
+def _recordings(builder, st: dict) -> dict[str, "Recording | TraceError"]:
     if st["recordings"] is None:
         wanted: dict[str, Request | TraceError] = {}
         for maker in st["makers"]:
@@ -671,7 +677,7 @@ def _prefetch_model_run(builder, parsed: dict) -> None:
 
 def attach(builder) -> None:
     register_requests(builder, _model_requests)
-    builder.prefetchers.append(_prefetch_model_run)
+    builder.prefetchers.insert(0, _prefetch_model_run)  # first: nearly every page shows what it saw
     builder.handlers["symbols"] = symbols_block
     builder.handlers["shapes"] = shapes_block
 

@@ -826,5 +826,44 @@ def test_a_bug_in_a_prefetch_is_raised_in_the_build_not_swallowed(tmp_path):
 
     builder.prefetchers.append(broken)
     builder.prefetch({"docs/page.md": "# Page\n"})
-    with pytest.raises(KeyError, match="a bug in a prefetcher"):
-        builder.expand("docs/page.md", "# Page\n")
+    with pytest.raises(KeyError, match="a bug in a prefetcher"):  # at the latest when the page is finished
+        expanded = builder.expand("docs/page.md", "# Page\n")
+        builder.finish("docs/page.md", expanded.markdown)
+
+
+def test_a_table_of_every_page_reads_the_other_pages_without_running_their_examples(tmp_path):
+    from docs_hooks import inventory, matrix
+
+    root = write_project(tmp_path / "proj")
+    (root / "docs").mkdir()
+    home = "# Home\n\n```trace-inventory\nof: pages\n```\n"
+    (root / "docs/index.md").write_text(home, encoding="utf-8")
+    (root / "docs/page.md").write_text(TWO_EXAMPLES, encoding="utf-8")
+    builder = builder_for(root)
+    inventory.attach(builder)
+    matrix.attach(builder)
+
+    result = builder.expand("docs/index.md", home)
+
+    assert result.problems == []
+    assert "The entry" in result.markdown  # the other page's entry is listed ...
+    assert builder.recorder.runs == 0  # ... and none of its examples ran for it
+
+
+def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(tmp_path):
+    import threading
+
+    root = write_project(tmp_path / "proj")
+    builder = builder_for(root)
+    req = examples.test_request("tests/test_ops.py::test_worked_example", root, root)
+    builder.recorder.record([req])
+    answered = []
+    with builder.recorder._lock:  # the prefetch is busy with a long batch
+        thread = threading.Thread(target=lambda: answered.append(builder.recorder.record([req])))
+        thread.start()
+        thread.join(timeout=10)
+        answered_while_busy = list(answered)
+    thread.join()
+    builder.recorder.close()
+
+    assert answered_while_busy and answered_while_busy[0][req].calls_of("ops.layer_norm_forward")
