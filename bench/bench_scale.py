@@ -250,6 +250,7 @@ def timed(fn, runs: int, setup=None) -> tuple[list[BD.Timing], object]:
 
 
 def measure(project: Path, runs: int, cli: bool) -> dict:
+    from docs_hooks.gcpause import unfreeze
     from docs_hooks.lock import write_lock
     from docs_hooks.project import check_site, expand_site, index_for, make_builder
     from docs_hooks.settings import load_settings
@@ -269,6 +270,7 @@ def measure(project: Path, runs: int, cli: bool) -> dict:
     def builder_ready():  # the builder as expand() first sees it: its background work finished
         builder = make_builder(settings)
         builder._await_prefetch()
+        unfreeze()  # as the end of a build does (see docs_hooks/gcpause.py)
         return builder
 
     def build():  # a whole build: the builder (index, background work started) and every page

@@ -259,22 +259,16 @@ class Root:
 
 
 def build_index(roots: list[Root], project_root: Path, cache_dir: Path | None = None) -> CodeIndex:
-    """The index of every function under ``roots``. Builds only create objects that live on,
-    so the cyclic garbage collector is paused meanwhile (it would rescan them all, again and again).
+    """The index of every function under ``roots`` (with the garbage collector paused: see gcpause).
 
     With ``cache_dir``, what each file contributes is kept there under a key made
     from its text, its place and this module's own code, so an unchanged file is
     read back instead of parsed again.
     """
-    import gc
+    from .gcpause import paused
 
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         return _build_index(roots, project_root, cache_dir)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass

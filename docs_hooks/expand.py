@@ -132,6 +132,7 @@ class Builder:
         self._expanding: set[str] = set()
         self._site_wide: set[str] = set()  # pages whose tables are made from every page
         self._graph_memo: dict[tuple, list[str]] = {}
+        self._parsed: dict[str, tuple] = {}  # page -> (its text, the parsed page)
         self._recorder = None
         self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
         self._deferred: list[tuple[Callable, Callable]] = []  # HTML that needs the coverage run (see defer)
@@ -243,7 +244,7 @@ class Builder:
         """
         import threading
 
-        parsed = {page: parse_page(text, page) for page, text in pages.items()}
+        parsed = {page: self.parse(page, text) for page, text in pages.items()}
         recordings = [lambda f=f: f(self, parsed) for f in self.prefetchers]
         jobs = [lambda: self._prefetch_math(parsed), lambda: [job() for job in recordings]]
         self._prefetch_errors: list[BaseException] = []
@@ -339,9 +340,16 @@ class Builder:
                 self._expand(rel, file.read_text(encoding="utf-8"), light=True)
         return {p: e for p, e in sorted(self.all_entries.items()) if p not in self._expanding}
 
+    def parse(self, page: str, text: str):
+        """The page split into Markdown and blocks, parsed once for each text of it."""
+        known = self._parsed.get(page)
+        if known is None or known[0] != text:
+            known = self._parsed[page] = (text, parse_page(text, page))
+        return known[1]
+
     def _expand(self, page: str, text: str, light: bool = False) -> Expanded:
         """The page expanded; ``light`` reads only its entries and equations (for ``all_entries``)."""
-        parsed = parse_page(text, page)
+        parsed = self.parse(page, text)
         ctx = Context(self, page, None, list(parsed.problems), [], {})
         out: list[str] = []
         entries: list[EntryData] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from docs_hooks import gcpause
 from docs_hooks.lock import compare, read_lock
 from docs_hooks.project import fingerprint, make_builder
 from docs_hooks.settings import load_settings
@@ -29,6 +30,7 @@ def on_config(config, **kwargs):
         _state["fingerprint"] = stamp
     _state["settings"] = settings
     _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+    gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
     return config
 
 
@@ -70,6 +72,14 @@ def on_post_page(output, page, config, **kwargs):
     for problem in problems:
         log.warning(str(problem))
     return html
+
+
+def on_post_build(config, **kwargs):
+    gcpause.unfreeze()
+
+
+def on_build_error(error, **kwargs):
+    gcpause.unfreeze()
 
 
 def on_serve(server, config, builder, **kwargs):

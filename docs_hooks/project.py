@@ -12,6 +12,7 @@ from pathlib import Path
 from .codeindex import CodeIndex, Root, build_index
 from .errors import TraceError
 from .expand import Builder, Expanded
+from .gcpause import freeze, paused, unfreeze
 from .lock import LockEntry, compare, read_lock
 from .settings import Settings
 
@@ -60,6 +61,13 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
     their own, started here, so that they overlap with each other and with the
     rest of the build instead of running in turn.
     """
+    with paused():
+        builder = _make_builder(settings, coverage)
+    freeze()  # what the builder holds lives through the build; expand_site and the adapter unfreeze at its end
+    return builder
+
+
+def _make_builder(settings: Settings, coverage: bool) -> Builder:
     builder = Builder(settings, index_for(settings))
     if coverage:  # check reads no HTML and never waits for it: it makes its builder without
         builder.start_coverage()
@@ -111,11 +119,15 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
     for the coverage run is filled in; without it that part stays a placeholder, unwaited for."""
     builder = builder or make_builder(settings)
     result = SiteResult()
-    for file in settings.pages():
-        rel = settings.rel(file)
-        expanded = builder.expand(rel, file.read_text(encoding="utf-8"))
-        result.pages[rel] = expanded
-        result.problems.extend(expanded.problems)
+    freeze()  # the index and the parsed pages live through the build: see gcpause
+    try:
+        for file in settings.pages():
+            rel = settings.rel(file)
+            expanded = builder.expand(rel, file.read_text(encoding="utf-8"))
+            result.pages[rel] = expanded
+            result.problems.extend(expanded.problems)
+    finally:
+        unfreeze()
     builder._await_prefetch()  # a bug in the background work is raised here, not lost
     if finish:
         for rel, expanded in result.pages.items():

@@ -86,3 +86,19 @@ def test_a_file_that_is_not_utf8_is_an_error_naming_it(make_project):
 
     with pytest.raises(TraceError, match=r"^src/latin.py:1: cannot read: not UTF-8 .*save the file as UTF-8"):
         index_for(load_settings(root))
+
+
+def test_a_build_keeps_its_objects_out_of_garbage_collection_and_hands_them_back_at_its_end(make_project):
+    import gc
+
+    from docs_hooks.project import expand_site, make_builder
+
+    gc.unfreeze()
+    settings = load_settings(make_project())
+    builder = make_builder(settings)
+    assert gc.isenabled()  # paused only while the builder was made
+    assert gc.get_freeze_count() > 0  # the index and the parsed pages are skipped by collections
+
+    expand_site(settings, builder)
+
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
