@@ -12,8 +12,10 @@ calling the optimizer's own rule (setting ``decay_rule``) on it in the child.
 Config values: every field of the model config (setting ``model_config``) and
 of the config module (setting ``config_module``) with its default and the line
 that defines it, who sets it (calls that construct the model config), the value
-in effect (``config()`` of the model run helper) and every function that reads
-it. A field that nothing reads is flagged.
+in effect (the config ``config()`` of the model run helper returns; for the
+config module's classes, the first object of that class ``config()`` made or
+passed on while it ran) and every function that reads it. A field that nothing
+reads is flagged.
 
 Blocks: ``trace-params``, ``trace-config`` and ``trace-inventory`` (``of:
 parameters`` or ``of: config``; other inventories may register in
@@ -35,7 +37,7 @@ import numpy as np
 from . import render as R
 from .codeindex import Function, Statement, did_you_mean
 from .errors import TraceError
-from .record import Made, Request
+from .record import Made, Opaque, Request
 from .shapes import CONFIG, Desc, config_made, model_run, once, recording, register_requests, state
 
 PARAMS = "params"
@@ -547,6 +549,24 @@ def _module_path(builder, module: str) -> Path:
                      "fix config_module in [tool.docs_hooks]")
 
 
+def _instance_fields(builder, dotted: str) -> dict:
+    """The fields of the first ``dotted`` object the model run helper's ``config()`` made or passed on.
+
+    ``config()`` builds the run's config the way training does (for this
+    project, from the training settings of a run with no flags), so a settings
+    object it handled holds the values in effect. Empty when it handled none.
+    """
+    try:
+        rec = recording(builder, CONFIG)
+    except TraceError:
+        return {}
+    for call in rec.calls:
+        for value in [call.result, *call.args.values(), *call.locals.values()]:
+            if isinstance(value, Opaque) and value.type == dotted:
+                return dict(value.fields)
+    return {}
+
+
 def _config_inventory(builder) -> ConfigInventory:
     s = builder.settings
     index = builder.index
@@ -586,6 +606,10 @@ def _config_inventory(builder) -> ConfigInventory:
                 dotted = f"{s.config_module}.{node.name}"
                 fields = _class_fields(builder, dotted, node, repo_path, lines)
                 if fields:
+                    values = _instance_fields(builder, dotted)
+                    for f in fields:
+                        if f.name in values:
+                            f.in_effect, f.has_effect = values[f.name], True
                     _setters(builder, dotted, fields)
                     classes.append((dotted, _line_link(builder, repo_path, node.lineno, node.lineno, dotted), fields))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):

@@ -150,7 +150,8 @@ def test_config_fields_of_a_page(tmp_path):
     assert rows["TrainSettings.width"][5] == (
         f"<code>train.build_config</code> {link('src/train.py', line_of(TRAIN, 'width=s.width'), 'train.build_config')}"
     )
-    assert rows["TrainSettings.width"][4] == "not recorded"
+    # the helper's config() runs build_config(), which makes a TrainSettings: its values are in effect
+    assert rows["TrainSettings.width"][4] == "<code>4</code>"
     assert rows["Config.unused"][5] == (
         '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>'
     )
@@ -232,3 +233,21 @@ def test_smoke_on_the_real_project(tmp_path):
     (eps,) = table_rows(result.markdown, "trace-config")
     assert eps[0].startswith("<code>ModelConfig.ln_eps</code>")
     assert "layer_norm_forward" not in eps[5] and "transformer.block_forward" in eps[5]
+
+
+def test_settings_the_model_run_never_made_are_not_recorded(tmp_path):
+    from .test_trace_shapes import MODEL_RUN
+
+    helper = MODEL_RUN.replace("import train\n", "import train\nfrom model import Config\n").replace(
+        "    return train.build_config()", "    return Config(seq_len=4, width=4)")
+    assert helper != MODEL_RUN
+    root = tiny_project(tmp_path, """
+        ```trace-config
+        fields: [width]
+        ```
+        """, docs__examples__model_run_py=helper)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    rows = config_rows(markdown)
+    assert rows["Config.width"][4] == "<code>4</code>"
+    assert rows["TrainSettings.width"][4] == "not recorded"
