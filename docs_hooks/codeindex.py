@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cachedir import used
 from .errors import TraceError
 
 
@@ -334,6 +335,7 @@ def _file_index(file: Path, root: Root, project_root: Path, cache_dir: Path | No
             with cached.open("rb") as f:
                 part = pickle.load(f)
             if isinstance(part, FileIndex) and part.digest == digest:
+                used(cached)
                 return part
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
             pass  # not cached yet, or unreadable: index the file again

@@ -19,6 +19,7 @@ import weakref
 from pathlib import Path
 
 from .atomic import atomic_write
+from .cachedir import used
 from .errors import TraceError
 
 
@@ -64,6 +65,7 @@ class Measurement:
         self._error: TraceError | None = None
         if self._cached is not None and self._cached.exists():
             raw = json.loads(self._cached.read_text())
+            used(self._cached)
             self._map = CoverageMap({f: {int(n): t for n, t in lines.items()} for f, lines in raw.items()})
             return
         self._tmp = tempfile.TemporaryDirectory()

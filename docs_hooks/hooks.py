@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 
 from docs_hooks import gcpause
+from docs_hooks.cachedir import MAX_AGE_DAYS, prune
 from docs_hooks.lock import compare, read_lock
 from docs_hooks.project import fingerprint, make_builder
 from docs_hooks.settings import load_settings
@@ -76,6 +77,9 @@ def on_post_page(output, page, config, **kwargs):
 
 def on_post_build(config, **kwargs):
     gcpause.unfreeze()
+    removed = prune(_state["settings"].cache_dir)  # entries no build has used for a month
+    if removed:
+        log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
 
 
 def on_build_error(error, **kwargs):

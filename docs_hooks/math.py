@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 from .atomic import atomic_write
+from .cachedir import used
 from .errors import TraceError
 
 SCRIPT = Path(__file__).with_name("katex_render.js")
@@ -48,6 +49,7 @@ class MathRenderer:
         if path is None or not path.exists():
             return False
         self.cache[item] = (path.read_text(encoding="utf-8"), None)
+        used(path)
         return True
 
     def _to_disk(self, item: tuple[str, bool], html: str) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write
+from .cachedir import used
 from .errors import TraceError
 
 
@@ -436,6 +437,7 @@ class Recorder:
             return None
         if stored.get("digests") != {f: self._digest(f) for f in stored.get("digests", {})}:
             return None
+        used(path)
         return stored["recording"]
 
     def _store(self, req: Request, rec: Recording) -> None:

@@ -27,6 +27,7 @@ from typing import Iterable
 import typst
 
 from docs_hooks.atomic import atomic_write
+from docs_hooks.cachedir import used
 from docs_hooks.errors import TraceError
 
 __all__ = ["SpecRef", "SpecIndex", "compile_spec", "format_refs", "NOT_STATED"]
@@ -370,7 +371,11 @@ def _read_cache(cache_dir: Path, source: Path, key: str) -> SpecIndex | None:
         index = SpecIndex._from_json(json_path.read_text(encoding="utf-8"), source, pdf_path.read_bytes())
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return index if index.key == key else None
+    if index.key != key:
+        return None
+    used(json_path)
+    used(pdf_path)
+    return index
 
 
 def _write_cache(cache_dir: Path, source: Path, index: SpecIndex) -> None:

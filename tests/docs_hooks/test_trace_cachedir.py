@@ -1,0 +1,67 @@
+"""The cache folder keeps what builds use and drops what no build has used for a month."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from docs_hooks.cachedir import MAX_AGE_DAYS, prune
+from docs_hooks.project import index_for
+from docs_hooks.settings import load_settings
+
+MONTH_AND_A_DAY = (MAX_AGE_DAYS + 1) * 86400
+
+
+def backdate(folder, seconds):
+    then = time.time() - seconds
+    for path in folder.rglob("*"):
+        if path.is_file():
+            os.utime(path, (then, then))
+
+
+def test_entries_a_build_reads_are_kept_and_the_others_are_pruned(make_project):
+    root = make_project()
+    settings = load_settings(root)
+    index_for(settings)  # writes one index entry per file
+    cache = settings.cache_dir
+    stale = cache / "katex" / "ab" / "formula-nobody-renders-any-more.html"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("<span>old</span>", encoding="utf-8")
+    stray = cache / "index" / ".entry.pickle.1234.tmp"  # left by a build that was killed mid-write
+    stray.write_bytes(b"half")
+    backdate(cache, MONTH_AND_A_DAY)
+    entries = sorted(p for p in (cache / "index").rglob("*.pickle"))
+
+    index_for(settings)  # the next build reads every index entry: they are used again
+    removed = prune(cache)
+
+    assert removed == 2
+    assert not stale.exists() and not stray.exists()
+    assert entries and all(p.exists() for p in entries)
+
+
+def test_nothing_is_pruned_within_the_month_and_a_missing_folder_is_fine(make_project, tmp_path):
+    settings = load_settings(make_project())
+    index_for(settings)
+    backdate(settings.cache_dir, (MAX_AGE_DAYS - 1) * 86400)
+
+    assert prune(settings.cache_dir) == 0
+    assert prune(tmp_path / "no-such-cache") == 0
+    assert prune(None) == 0
+
+
+def test_a_mkdocs_build_prunes_what_no_build_used_for_a_month(make_project):
+    from .test_trace_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
+
+    root = make_project({"mkdocs.yml": MKDOCS_YML,
+                         "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
+    stale = root / ".cache/docs_hooks/recordings/0123456789abcdef01234567.pickle"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"a recording of code that no longer exists")
+    backdate(stale.parent, MONTH_AND_A_DAY)
+
+    result = mkdocs_build(root)
+
+    assert not stale.exists(), result.stdout + result.stderr
+    assert "removed 1 cache entries unused for 30 days" in result.stderr
+    assert any((root / ".cache/docs_hooks/index").rglob("*.pickle"))  # this build's entries stay
