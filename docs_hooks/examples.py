@@ -11,7 +11,9 @@ typed into the page:
 - ``gradcheck`` names the forward of a backward entry; the build measures the
   gradients with the project's own central-difference function (the
   ``numerical_grad`` setting, run in the child process) and compares them with
-  what the backward returned.
+  what the backward returned: ``dX`` is the gradient of the forward's ``X``,
+  and a returned dictionary holds gradients of the entries, by key, of the
+  forward's dictionary argument that has all those keys (``params``).
 - ``widget`` adds the recorded inputs and outputs as JSON for a browser widget.
 
 Reading (``collect``) and rendering (``render_example``) are separate: the first
@@ -35,7 +37,7 @@ from . import render as R
 from .blocks import Block
 from .codeindex import Function, Statement, normalise_tokens, tokens_contain
 from .errors import TraceError
-from .record import Call, Request, test_request
+from .record import Call, Opaque, Request, test_request
 
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
 CHECK_RTOL = 1e-6  # relative tolerance of a check line
@@ -486,18 +488,27 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
     if not bwd.params:
         raise fail(f"gradcheck: {bwd.name} takes no arguments; its first argument must be the gradient on the output")
     dY = np.asarray(bwd_call.args.get(bwd.params[0]))
-    wanted = {}
+    wanted: dict = {}  # what to nudge -> (what the backward calls its gradient, the gradient)
     for name, value in _flatten(outputs, bwd_call.result, fail, bwd.name):
+        if isinstance(value, dict):  # gradients by name, of the entries of a dictionary the forward takes
+            param = _dict_param(fwd_call.args, value)
+            if param is None:
+                raise fail(f"gradcheck: {bwd.name} returns '{name}', a dictionary of gradients, but no argument of "
+                           f"{fwd.name} in {req.name} is a dictionary with all its keys")
+            for key, grad in value.items():
+                wanted[(param, key)] = (f"{name}[{key!r}]", np.asarray(grad))
+            continue
         param = name[1:] if name.startswith("d") else None
         if param not in fwd.params:
             raise fail(f"gradcheck: {bwd.name} returns '{name}', which is not d<parameter> of {fwd.name} "
                        f"(its parameters: {', '.join(fwd.params)})")
         wanted[param] = (name, np.asarray(value))
-    floats = [n for n, v in fwd_call.args.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
-    for param, (name, _) in wanted.items():
-        if param not in floats:
-            raise fail(f"gradcheck: {bwd.name} returns '{name}', but {param} of {fwd.name} was not a float array "
-                       f"in {req.name}; central differences need a float array")
+    floats = [n for n, v in fwd_call.args.items() if _is_float_array(v)]
+    for target, (name, _) in wanted.items():
+        value = fwd_call.args[target[0]][target[1]] if isinstance(target, tuple) else fwd_call.args.get(target)
+        if not _is_float_array(value):
+            raise fail(f"gradcheck: {bwd.name} returns '{name}', but {_label(target)} of {fwd.name} was not a float "
+                       f"array in {req.name}; central differences need a float array")
     missing = [n for n in floats if n not in wanted]
     if missing:
         raise fail(f"gradcheck: {bwd.name} returns no gradient for the float input(s) {', '.join(missing)} of "
@@ -512,7 +523,7 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
         module=__name__,
         function=CENTRAL_DIFFERENCES,
         args=(f"{ng.module}:{ng.name[len(ng.module) + 1:]}", f"{fwd.module}:{fwd.name[len(fwd.module) + 1:]}",
-              inputs, _encode(dY), tuple(floats)),
+              inputs, _encode(dY), tuple(wanted)),
     )
     try:
         crec = b.recorder.record([central])[central]
@@ -520,11 +531,11 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
         raise fail(f"gradcheck: {err.message}") from None
     numeric = crec.result
     rows = []
-    for param in floats:
-        name, analytic = wanted[param]
+    for param, (name, analytic) in wanted.items():
         approx = np.asarray(numeric[param])
         if analytic.shape != approx.shape:
-            raise fail(f"gradcheck: {name} from {bwd.name} has shape {analytic.shape}, but {param} has {approx.shape}")
+            raise fail(f"gradcheck: {name} from {bwd.name} has shape {analytic.shape}, but {_label(param)} has "
+                       f"{approx.shape}")
         gap = float(np.max(np.abs(analytic - approx))) if analytic.size else 0.0
         if not gap <= GAP_LIMIT:
             raise fail(
@@ -532,12 +543,29 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
                 f"by {gap:.2g} (more than {GAP_LIMIT:g}): backward {format_value(analytic)}, "
                 f"central differences {format_value(approx)}. The backward does not match the forward."
             )
-        rows.append(GradRow(name, param, analytic, approx, gap))
+        rows.append(GradRow(name, _label(param), analytic, approx, gap))
     ng_calls = crec.calls_of(ng.name)
     extra = ""
     if ng_calls:
         extra = ", ".join(f"{k}={format_value(v)}" for k, v in list(ng_calls[0].args.items())[2:])
     return GradCheck(fwd.name, bwd.name, ng.name, b.url(ng, ng.start, ng.end), extra, rows)
+
+
+def _is_float_array(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+def _label(target) -> str:
+    """``X``, or ``params['b0.ln1_g']`` for an entry of a dictionary argument."""
+    return f"{target[0]}[{target[1]!r}]" if isinstance(target, tuple) else target
+
+
+def _dict_param(args: dict, grads: dict) -> str | None:
+    """The forward's dictionary argument that holds every key of ``grads``."""
+    for name, value in args.items():
+        if isinstance(value, dict) and grads and all(key in value for key in grads):
+            return name
+    return None
 
 
 def _returned_names(fn: Function):
@@ -590,6 +618,10 @@ def _encode(value: Any):
         return value
     if isinstance(value, tuple):
         return ("__tuple__", tuple(_encode(v) for v in value))
+    if isinstance(value, dict):
+        return ("__dict__", tuple((k, _encode(v)) for k, v in value.items()))
+    if isinstance(value, Opaque) and value.fields:  # a config object of the project: made again in the child
+        return ("__object__", value.type, tuple((k, _encode(v)) for k, v in value.fields.items()))
     raise TypeError(f"cannot pass a recorded {type(value).__name__} to the central-difference run")
 
 
@@ -601,7 +633,38 @@ def _decode(value: Any):
         return np.dtype(value[1]).type(value[2])
     if isinstance(value, tuple) and value and value[0] == "__tuple__":
         return tuple(_decode(v) for v in value[1])
+    if isinstance(value, tuple) and value and value[0] == "__dict__":
+        return {k: _decode(v) for k, v in value[1]}
+    if isinstance(value, tuple) and value and value[0] == "__object__":
+        return _make_object(value[1], {k: _decode(v) for k, v in value[2]})
     return value
+
+
+def _make_object(dotted: str, fields: dict):
+    """An object of the project's class ``dotted`` with these fields (a dataclass through its constructor)."""
+    import dataclasses
+
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            cls = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            cls = getattr(cls, part)
+        break
+    else:
+        raise ImportError(f"cannot import the class {dotted}")
+    if dataclasses.is_dataclass(cls):
+        init = {f.name for f in dataclasses.fields(cls) if f.init}
+        obj = cls(**{k: v for k, v in fields.items() if k in init})
+        for k, v in fields.items():
+            if k not in init:
+                object.__setattr__(obj, k, v)
+        return obj
+    obj = cls.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
 
 
 def _load(spec: str):
@@ -628,7 +691,8 @@ def central_differences(numerical_grad: str, forward: str, inputs: tuple, dY, wr
         out = out[0] if isinstance(out, tuple) else out
         return float(np.sum(out * weights))
 
-    return {name: ng(f, args[name]) for name in wrt}
+    # an entry of a dictionary argument is nudged in its dictionary, where the forward reads it
+    return {name: ng(f, args[name[0]][name[1]] if isinstance(name, tuple) else args[name]) for name in wrt}
 
 
 # ============================================================================ formatting

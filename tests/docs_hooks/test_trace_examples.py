@@ -867,3 +867,98 @@ def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(t
     builder.recorder.close()
 
     assert answered_while_busy and answered_while_busy[0][req].calls_of("ops.layer_norm_forward")
+
+
+# ----------------------------------------------------------------------------- gradients in a dictionary
+
+AFFINE = '''\
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Cfg:
+    k: float = 2.0
+
+
+def affine_forward(X, params, cfg):
+    Y = X * params["g"] + cfg.k * params["b"]
+    return Y, (X,)
+
+
+def affine_backward(dY, cache, params, cfg):
+    (X,) = cache
+    grads = {"g": (dY * X).sum(axis=0), "b": cfg.k * dY.sum(axis=0)}
+    dX = dY * params["g"]
+    return dX, grads
+
+
+def affine_backward_wrong(dY, cache, params, cfg):
+    (X,) = cache
+    grads = {"g": (dY * X).sum(axis=0), "b": dY.sum(axis=0)}  # forgets the factor k
+    dX = dY * params["g"]
+    return dX, grads
+'''
+
+AFFINE_TESTS = '''\
+import numpy as np
+
+from affine import Cfg, affine_backward, affine_backward_wrong, affine_forward
+
+X = np.array([[1.0, -2.0], [0.5, 3.0]])
+DY = np.array([[1.0, 0.5], [-1.0, 2.0]])
+
+
+def test_affine():
+    params = {"g": np.array([2.0, -1.0]), "b": np.array([0.5, 0.25]), "unused": np.ones(3)}
+    Y, cache = affine_forward(X, params, Cfg(k=3.0))
+    affine_backward(DY, cache, params, Cfg(k=3.0))
+
+
+def test_affine_wrong():
+    params = {"g": np.array([2.0, -1.0]), "b": np.array([0.5, 0.25])}
+    Y, cache = affine_forward(X, params, Cfg(k=3.0))
+    affine_backward_wrong(DY, cache, params, Cfg(k=3.0))
+'''
+
+
+def affine_project(tmp_path):
+    return write_project(tmp_path / "proj", {"src/affine.py": AFFINE, "tests/test_affine.py": AFFINE_TESTS})
+
+
+def test_gradcheck_of_gradients_returned_in_a_dictionary_nudges_the_entries_of_the_forwards_dictionary(tmp_path):
+    root = affine_project(tmp_path)
+    result = expand(root, page("""
+        test: tests/test_affine.py::test_affine
+        title: Affine
+        show:
+          - {label: Gradient on the input, code: dX}
+        gradcheck: affine.affine_forward
+        """, function="affine.affine_backward"))
+
+    assert messages(result) == []
+    rows = re.findall(r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td><td><code>(.*?)</code></td>",
+                      result.markdown.split("trace-gradcheck-table", 1)[1])
+    # dX, then the dictionary's entries by key; 'unused' has no gradient and is not nudged
+    assert [html.unescape(r[0]) for r in rows] == ["dX", "grads['g']", "grads['b']"]
+    k, dy, x = 3.0, np.array([[1.0, 0.5], [-1.0, 2.0]]), np.array([[1.0, -2.0], [0.5, 3.0]])
+    assert rows[2][1] == rows[2][2] == examples.format_value(k * dy.sum(axis=0))  # the config was made again: k = 3
+    assert rows[1][1] == rows[1][2] == examples.format_value((dy * x).sum(axis=0))
+
+
+def test_gradcheck_of_a_dictionary_finds_a_wrong_entry(tmp_path):
+    root = affine_project(tmp_path)
+    result = expand(root, page("""
+        test: tests/test_affine.py::test_affine_wrong
+        title: Affine
+        show:
+          - {label: Gradient on the input, code: dX}
+        gradcheck: affine.affine_forward
+        """, function="affine.affine_backward_wrong"))
+
+    [message] = messages(result)
+    assert message.startswith(
+        "docs/page.md:14: example 'Affine': gradcheck: grads['b'] from affine.affine_backward_wrong differs from the "
+        "central differences of affine.affine_forward by 5 (more than 1e-06): backward [0.0000, 2.5000], "
+        "central differences [0.0000, 7.5000]")
