@@ -25,6 +25,7 @@ CODE_SPAN = re.compile(r"(`+[^`]*`+|<code>.*?</code>)")
 PLACEHOLDER = re.compile("\x02trace-math-(\\d+)\x03")
 DEFERRED = re.compile(r"<!--trace-deferred:(\d+)-->")
 COVERAGE_ROW = "Tests that run these equations' lines (line coverage)"
+REACHED_SHOWN = 100  # tests listed as reaching a function through others (see Builder._reached_by_tests)
 FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -610,12 +611,18 @@ class Builder:
         return out
 
     def _reached_by_tests(self, functions: list[Function]) -> list[str]:
-        """Tests that reach ``functions`` through other functions (static call graph)."""
+        """Tests that reach ``functions`` through other functions (static call graph).
+
+        The search stops once it has found one more than ``REACHED_SHOWN``: a
+        helper that everything calls is reached by most tests of a large code
+        base, a list nobody reads, and finding them all would cost a walk of the
+        whole call graph for every such entry. A longer list means "and more".
+        """
         direct = set(self.tested_by(functions))
         seen = {f.name for f in functions}
-        frontier = list(seen)
+        frontier = sorted(seen)  # a fixed order: which tests are found first must not change between builds
         found: list[str] = []
-        while frontier:
+        while frontier and len(found) <= REACHED_SHOWN:
             name = frontier.pop()
             for site in self.index.calls_to(name):
                 if site.caller in seen:
@@ -642,7 +649,10 @@ class Builder:
         pdf = self.spec_refs(entry.page, entry.spec)
         called = ", ".join(self.function_link(self.index.functions[n]) for n in self.callers(entry.functions)) or "nothing in the source"
         tested = ", ".join(self.function_link(self.index.functions[n]) for n in self.tested_by(entry.functions)) or "no test calls it directly"
-        reached = ", ".join(self.function_link(self.index.functions[n]) for n in self.reached_by_tests(entry.functions))
+        reached_all = self.reached_by_tests(entry.functions)
+        reached = ", ".join(self.function_link(self.index.functions[n]) for n in reached_all[:REACHED_SHOWN])
+        if len(reached_all) > REACHED_SHOWN:
+            reached += ", and more"
         rows = [
             ["Source", src],
             ["PDF reference", pdf],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import render as R
 from .codeindex import Function
-from .expand import Builder, EntryData
+from .expand import REACHED_SHOWN, Builder, EntryData
 
 
 def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str) -> str:
@@ -23,7 +23,7 @@ def matrix(builder: Builder, here: str) -> str:
     rows = []
     for page, entries in builder.site_entries().items():
         for entry in entries:
-            static = builder.tested_by(entry.functions) + builder.reached_by_tests(entry.functions)
+            static = (builder.tested_by(entry.functions), builder.reached_by_tests(entry.functions))
             spec = builder.spec_refs(here, entry.spec)
             for eq in entry.equations:
                 # The tests that ran the equation's own lines, where coverage was measured.
@@ -43,10 +43,16 @@ def matrix(builder: Builder, here: str) -> str:
     return R.table(["Equation", "Status", "Code", tests_head, "Specification"], rows, searchable=False) + "\n"
 
 
-def _tests_cell(builder: Builder, eq, static: list[str]) -> str:
+def _tests_cell(builder: Builder, eq, static: tuple[list[str], list[str]]) -> str:
     """The tests that ran the equation's own lines, where coverage is measured; else those that reach it."""
-    tests = builder.tests_running(eq.resolved) if builder.coverage is not None else static
-    return ", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none"
+    more = ""
+    if builder.coverage is not None:
+        tests = builder.tests_running(eq.resolved)
+    else:
+        direct, reached = static
+        tests = direct + reached[:REACHED_SHOWN]
+        more = ", and more" if len(reached) > REACHED_SHOWN else ""
+    return (", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none") + more
 
 
 def documented_functions(entries: dict[str, list[EntryData]]) -> dict[str, list[tuple[str, EntryData]]]:

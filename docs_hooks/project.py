@@ -63,7 +63,9 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
     """
     with paused():
         builder = _make_builder(settings, coverage)
-    freeze()  # what the builder holds lives through the build; expand_site and the adapter unfreeze at its end
+        # What the builder holds lives through the build: out of collections until its end (expand_site and
+        # the adapter unfreeze), and frozen before the collector runs again, which would walk all of it once.
+        freeze()
     return builder
 
 

@@ -1,0 +1,51 @@
+"""'Reached by tests through other functions' for a helper most tests reach: the first hundred, then 'and more'."""
+
+from __future__ import annotations
+
+from docs_hooks.expand import REACHED_SHOWN
+from docs_hooks.project import make_builder
+from docs_hooks.settings import load_settings
+
+HUB = '''\
+def hub(x):
+    return x + 1
+
+
+def wrapper(x):
+    return hub(x) * 2
+'''
+
+
+def reaching_tests(n: int) -> str:
+    lines = ["from hub import wrapper", ""]
+    for i in range(n):
+        lines += ["", f"def test_{i:03d}():", f"    assert wrapper({i}) == {2 * (i + 1)}", ""]
+    return "\n".join(lines)
+
+
+PAGE = "# Hub\n\n```trace-entry\ntitle: The hub\nfunction: hub.hub\nstatus: implemented\n```\n\nText.\n"
+
+
+def facts_row(markdown: str) -> str:
+    start = markdown.index("<td>Reached by tests through other functions</td><td>")
+    return markdown[start:markdown.index("</tr>", start)]
+
+
+def test_a_long_list_of_reaching_tests_stops_after_the_first_hundred(make_project):
+    root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(REACHED_SHOWN + 20)})
+    builder = make_builder(load_settings(root))
+
+    row = facts_row(builder.expand("docs/hub.md", PAGE).markdown)
+
+    assert row.count("<code>tests.test_hub.test_") == REACHED_SHOWN
+    assert row.endswith(", and more</td>")
+
+
+def test_a_short_list_is_complete(make_project):
+    root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(3)})
+    builder = make_builder(load_settings(root))
+
+    row = facts_row(builder.expand("docs/hub.md", PAGE).markdown)
+
+    assert row.count("<code>tests.test_hub.test_") == 3
+    assert "and more" not in row
