@@ -37,7 +37,7 @@ from . import render as R
 from .blocks import Block
 from .codeindex import Function, Statement, normalise_tokens, tokens_contain
 from .errors import TraceError
-from .record import Call, Opaque, Request, test_request
+from .record import Call, Opaque, Recording, Request, test_request
 
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
 CHECK_RTOL = 1e-6  # relative tolerance of a check line
@@ -52,18 +52,40 @@ def attach(builder) -> None:
 
 
 def _prefetch_tests(builder, parsed: dict) -> None:
-    """Record the examples' tests before the pages are expanded, a page at a time (see Builder.prefetch)."""
+    """Record the examples' tests before the pages are expanded, a page at a time (see Builder.prefetch).
+
+    Then the central differences of the page's ``gradcheck`` examples, which need
+    the recorded call: the page then waits for neither. Anything that fails here
+    is left for the page's own expansion to report, with its line.
+    """
     s = builder.settings
     for page in parsed.values():
-        requests = []
+        examples, function = [], None
         for block in page.blocks:
+            if block.kind == "entry" and block.data.get("function"):
+                function = block.data["function"][0]
             if block.kind == "example" and isinstance(block.data.get("test"), str):
                 try:
-                    requests.append(test_request(block.data["test"], s.tests_root.parent, s.project_root))
+                    req = test_request(block.data["test"], s.tests_root.parent, s.project_root)
                 except TraceError:
                     continue  # reported with its page and line when the page is expanded
-        if requests:
-            builder.recorder.record_each(requests)
+                examples.append((block, req, block.data.get("function", function)))
+        if not examples:
+            continue
+        done = builder.recorder.record_each([req for _, req, _ in examples])
+        central = []
+        for block, req, name in examples:
+            rec = done.get(req)
+            if "gradcheck" not in block.data or not isinstance(rec, Recording) or not isinstance(name, str):
+                continue
+            try:
+                bwd = builder.index.function(name)
+                plan = _central_plan(builder, block.data["gradcheck"], bwd, rec.first(bwd.name), rec, req, TraceError)
+            except TraceError:
+                continue
+            central.append(plan[3])
+        if central:
+            builder.recorder.record_each(central)
 
 
 # ============================================================================ data
@@ -467,6 +489,16 @@ def _as_load(node: ast.AST) -> ast.AST:
 
 def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: Request, fail) -> GradCheck:
     b = ctx.builder
+    fwd, ng, wanted, central = _central_plan(b, forward_name, bwd, bwd_call, rec, req, fail)
+    try:
+        crec = b.recorder.record([central])[central]
+    except TraceError as err:
+        raise fail(f"gradcheck: {err.message}") from None
+    return _gradcheck_rows(b, fwd, ng, bwd, wanted, crec, fail)
+
+
+def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req: Request, fail):
+    """What to nudge and the request that runs the central differences: (forward, numerical_grad, wanted, request)."""
     s = b.settings
     if not s.numerical_grad:
         raise fail("gradcheck needs the setting numerical_grad in [tool.docs_hooks]: "
@@ -525,10 +557,10 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
         args=(f"{ng.module}:{ng.name[len(ng.module) + 1:]}", f"{fwd.module}:{fwd.name[len(fwd.module) + 1:]}",
               inputs, _encode(dY), tuple(wanted)),
     )
-    try:
-        crec = b.recorder.record([central])[central]
-    except TraceError as err:
-        raise fail(f"gradcheck: {err.message}") from None
+    return fwd, ng, wanted, central
+
+
+def _gradcheck_rows(b, fwd: Function, ng: Function, bwd: Function, wanted: dict, crec, fail) -> GradCheck:
     numeric = crec.result
     rows = []
     for param, (name, analytic) in wanted.items():

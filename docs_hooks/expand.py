@@ -115,6 +115,14 @@ class Context:
 Handler = Callable[[Context, Block], str]
 
 
+def recorder_path(settings: Settings) -> list:
+    """Where recorded code imports from: the source root, the project root, the model run helper's folder."""
+    path = [settings.source_root, settings.project_root]
+    if settings.model_run is not None:
+        path.append(settings.model_run.parent)
+    return path
+
+
 class Builder:
     """Expands pages against one code index. Build it once per site build."""
 
@@ -135,6 +143,7 @@ class Builder:
         self._graph_memo: dict[tuple, list[str]] = {}
         self._parsed: dict[str, tuple] = {}  # page -> (its text, the parsed page)
         self._recorder = None
+        self.spare_child = None  # a recording child started before the index (record.start_child), for the recorder
         self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
         self._deferred: list[tuple[Callable, Callable]] = []  # HTML that needs the coverage run (see defer)
         self._deferred_done: dict[int, str | TraceError] = {}
@@ -150,11 +159,10 @@ class Builder:
             from .record import Recorder
 
             s = self.settings
-            path = [s.source_root, s.project_root]
-            if s.model_run is not None:
-                path.append(s.model_run.parent)
             modules = {str(f.file): f.module for f in self.index.functions.values()}
-            self._recorder = Recorder(s.project_root, path, modules, self.index.file_digests, s.cache_dir)
+            spare, self.spare_child = self.spare_child, None
+            self._recorder = Recorder(s.project_root, recorder_path(s), modules, self.index.file_digests,
+                                      s.cache_dir, spare)
         return self._recorder
 
     def start_coverage(self) -> None:

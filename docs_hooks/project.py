@@ -70,7 +70,22 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
 
 
 def _make_builder(settings: Settings, coverage: bool) -> Builder:
-    builder = Builder(settings, index_for(settings))
+    spare = _early_recorder(settings) if coverage else None
+    try:
+        builder = Builder(settings, index_for(settings))
+    except BaseException:
+        if spare is not None:
+            from .record import stop_child
+
+            stop_child(*spare)
+        raise
+    builder.spare_child = spare
+    if spare is not None:  # stopped with the builder when its recorder never took it (stopping twice is harmless)
+        import weakref
+
+        from .record import stop_child
+
+        weakref.finalize(builder, stop_child, *spare)
     if coverage:  # check reads no HTML and never waits for it: it makes its builder without
         builder.start_coverage()
     _attach_extensions(builder)
@@ -86,6 +101,27 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
 
         builder.spec = compile_spec(settings.spec_source, cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None)
     return builder
+
+
+def _early_recorder(settings: Settings):
+    """A recording child started before the code is indexed, importing the source's modules meanwhile.
+
+    Only when the cache holds no recording at all (a first build, or after
+    ``make clean``): then the build will record, and Python with the project's
+    imports takes a good part of a second to start. Otherwise most recordings
+    are cached, and a child started for nothing would only take a core from the
+    build; one starts on the first miss instead. ``check`` never starts one early.
+    """
+    from .expand import recorder_path
+    from .record import start_child
+
+    recordings = settings.cache_dir / "recordings" if settings.cache_dir is not None else None
+    if recordings is not None and recordings.is_dir() and any(recordings.iterdir()):
+        return None
+    if not settings.source_root.is_dir():
+        return None
+    modules = sorted(p.stem for p in settings.source_root.glob("*.py") if p.stem != "__init__")
+    return start_child(settings.project_root, recorder_path(settings), modules)
 
 
 def build_order(settings: Settings) -> list[Path]:

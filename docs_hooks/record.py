@@ -342,19 +342,37 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
-    baseline: set[str] | None = None
+    baseline = set(sys.modules)
+    _BASELINE.update(baseline)
+    configured = False
+
+    def configure(sys_path: list[str], project_root: str) -> None:
+        for p in sys_path:
+            sys.path.insert(0, p)
+        _LOCAL_ROOTS[:] = sys_path
+        os.chdir(project_root)
+
+    preload = os.environ.get(PRELOAD_ENV)
+    if preload:  # started ahead of the build's first request: import the project meanwhile
+        import importlib
+        import json
+
+        spec = json.loads(preload)
+        configure(spec["sys_path"], spec["project_root"])
+        configured = True
+        for name in spec["modules"]:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
+                pass
     while True:
         try:
             payload = pickle.load(sys.stdin.buffer)
         except EOFError:
             return
-        if baseline is None:
-            baseline = set(sys.modules)
-            _BASELINE.update(baseline)
-            for p in payload["sys_path"]:
-                sys.path.insert(0, p)
-            _LOCAL_ROOTS[:] = payload["sys_path"]
-            os.chdir(payload["project_root"])
+        if not configured:
+            configure(payload["sys_path"], payload["project_root"])
+            configured = True
         out = {}
         for request in payload["requests"]:
             try:
@@ -397,7 +415,7 @@ class Recorder:
     """Runs requests in one child process and caches each recording by the code it touched."""
 
     def __init__(self, project_root: Path, sys_path: list[Path], modules: dict[str, str],
-                 file_digests: dict[str, str], cache_dir: Path | None):
+                 file_digests: dict[str, str], cache_dir: Path | None, spare: tuple | None = None):
         self.project_root = project_root
         self.sys_path = [str(p) for p in sys_path]
         self.modules = modules  # absolute filename -> module name
@@ -409,6 +427,9 @@ class Recorder:
         self._stderr = None
         self._finalizer: weakref.finalize | None = None
         self._lock = threading.Lock()
+        # A child started ahead of time (see start_child), used on the first miss, else stopped with the recorder.
+        self._spare = spare
+        self._spare_finalizer = weakref.finalize(self, stop_child, *spare) if spare else None
 
     def _digest(self, repo_path: str) -> str | None:
         """Digest of a file's text: from the index, else read now (helpers outside the code roots)."""
@@ -491,14 +512,12 @@ class Recorder:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         self.runs += 1
-        env = dict(os.environ)
-        env.setdefault("PYTHONHASHSEED", "0")
-        self._stderr = tempfile.TemporaryFile()
-        self._proc = subprocess.Popen(
-            [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=self.project_root, env=env,
-        )
-        self._finalizer = weakref.finalize(self, _stop_child, self._proc, self._stderr)
+        if self._spare is not None and self._spare[0].poll() is None:
+            (self._proc, self._stderr), self._spare = self._spare, None
+            self._spare_finalizer.detach()
+        else:
+            self._proc, self._stderr = start_child(self.project_root)
+        self._finalizer = weakref.finalize(self, stop_child, self._proc, self._stderr)
         return self._proc
 
     def close(self) -> None:
@@ -541,7 +560,34 @@ class Recorder:
             ) from None
 
 
-def _stop_child(proc: subprocess.Popen, stderr) -> None:
+PRELOAD_ENV = "DOCS_HOOKS_RECORDER_PRELOAD"
+
+
+def start_child(project_root: Path, sys_path: list[Path] | None = None, preload: list[str] = ()) -> tuple:
+    """A recording child process, and the file its stderr goes to.
+
+    With ``sys_path`` and ``preload`` it imports those modules of the project
+    while it waits for its first request, so a build can start it before it has
+    indexed the code and find Python and the project's imports ready.
+    """
+    env = dict(os.environ)
+    env.setdefault("PYTHONHASHSEED", "0")
+    if sys_path is not None:
+        import json
+
+        env[PRELOAD_ENV] = json.dumps({"sys_path": [str(p) for p in sys_path], "project_root": str(project_root),
+                                       "modules": list(preload)})
+    else:
+        env.pop(PRELOAD_ENV, None)
+    stderr = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=project_root, env=env,
+    )
+    return proc, stderr
+
+
+def stop_child(proc: subprocess.Popen, stderr) -> None:
     """Close the child's input (it exits at the end of its input), then make sure it has gone."""
     try:
         if proc.stdin:

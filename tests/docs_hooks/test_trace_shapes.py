@@ -629,3 +629,22 @@ def test_smoke_on_the_real_project(tmp_path):
     assert rows[2][3].startswith("<code>(T, 1)</code>")
     legends = re.findall(r'<p class="trace-shapes-legend">(.*?)</p>', result.markdown)
     assert legends and all(re.fullmatch(r"T = seq_len = \d+\. d = emb_dim = \d+\.", legend) for legend in legends)
+
+
+def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_one_does_not(tmp_path, monkeypatch):
+    from docs_hooks import project
+
+    started = []
+    early = project._early_recorder
+    monkeypatch.setattr(project, "_early_recorder", lambda s: started.append(early(s)) or started[-1])
+    root = tiny_project(tmp_path, CACHE_PAGE)
+
+    _, problems, builder = build(root)
+    assert problems == []
+    assert started[0] is not None  # nothing recorded yet: a child started before the index, importing the source
+    assert builder.recorder.runs == 1 and builder.recorder._proc is started[0][0]  # and the recorder used it
+
+    make_builder(load_settings(root))
+    assert started[1] is None  # recordings are cached now: a child starts only on a miss
+    make_builder(load_settings(root), coverage=False)
+    assert len(started) == 2  # check never starts one early
