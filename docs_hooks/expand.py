@@ -349,6 +349,10 @@ class Builder:
                 self._expand(rel, file.read_text(encoding="utf-8"), light=True)
         return {p: e for p, e in sorted(self.all_entries.items()) if p not in self._expanding}
 
+    def remember_parse(self, page: str, text: str, parsed) -> None:
+        """Keep a page parsed before the builder was made (see project.make_builder)."""
+        self._parsed[page] = (text, parsed)
+
     def parse(self, page: str, text: str):
         """The page split into Markdown and blocks, parsed once for each text of it."""
         known = self._parsed.get(page)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .codeindex import CodeIndex, Root, build_index
 from .errors import TraceError
+from .blocks import parse_page
 from .expand import Builder, Expanded
 from .gcpause import freeze, paused, unfreeze
 from .lock import LockEntry, compare, read_lock
@@ -70,7 +71,15 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
 
 
 def _make_builder(settings: Settings, coverage: bool) -> Builder:
-    spare = _early_recorder(settings) if coverage else None
+    pages = {}
+    for file in build_order(settings):
+        try:
+            pages[settings.rel(file)] = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # the page's own read reports it
+    parsed = {rel: parse_page(text, rel) for rel, text in pages.items()}  # needs no index: read first
+    evidence = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
+    spare = _early_recorder(settings) if coverage and evidence else None
     try:
         builder = Builder(settings, index_for(settings))
     except BaseException:
@@ -79,6 +88,8 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
 
             stop_child(*spare)
         raise
+    for rel, text in pages.items():
+        builder.remember_parse(rel, text, parsed[rel])
     builder.spare_child = spare
     if spare is not None:  # stopped with the builder when its recorder never took it (stopping twice is harmless)
         import weakref
@@ -89,12 +100,6 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
     if coverage:  # check reads no HTML and never waits for it: it makes its builder without
         builder.start_coverage()
     _attach_extensions(builder)
-    pages = {}
-    for file in build_order(settings):
-        try:
-            pages[settings.rel(file)] = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # the page's own read reports it
     builder.prefetch(pages)
     if settings.spec_source is not None:
         from .spec import compile_spec
@@ -103,14 +108,20 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
     return builder
 
 
+# Blocks that (mostly) show the code and the pages only: a page with nothing else needs no recording
+# process started early. Only an optimisation: an inventory of parameters records on first use all the same.
+PLAIN_BLOCKS = frozenset({"entry", "equation", "excerpt", "inventory"})
+
+
 def _early_recorder(settings: Settings):
     """A recording child started before the code is indexed, importing the source's modules meanwhile.
 
-    Only when the cache holds no recording at all (a first build, or after
-    ``make clean``): then the build will record, and Python with the project's
-    imports takes a good part of a second to start. Otherwise most recordings
-    are cached, and a child started for nothing would only take a core from the
-    build; one starts on the first miss instead. ``check`` never starts one early.
+    Only when some page shows recorded evidence and the cache holds no
+    recording at all (a first build, or after ``make clean``): then the build
+    will record, and Python with the project's imports takes a good part of a
+    second to start. Otherwise most recordings are cached, and a child started
+    for nothing would only take a core from the build; one starts on the first
+    miss instead. ``check`` never starts one early.
     """
     from .expand import recorder_path
     from .record import start_child

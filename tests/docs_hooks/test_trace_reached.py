@@ -49,3 +49,12 @@ def test_a_short_list_is_complete(make_project):
 
     assert row.count("<code>tests.test_hub.test_") == 3
     assert "and more" not in row
+
+
+def test_a_site_that_shows_no_recorded_evidence_starts_no_recording_process(make_project):
+    root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(3), "docs/hub.md": PAGE})
+    builder = make_builder(load_settings(root))
+
+    builder.expand("docs/hub.md", PAGE)
+
+    assert builder.spare_child is None and builder._recorder is None
