@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve test build check relock impact train results bench properdocs clean
+.PHONY: setup serve test build check relock impact train results bench bench-docs bench-scale properdocs clean
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,13 @@ results: setup
 
 bench: setup
 	$(BIN)/python bench/bench_model.py
+
+# The generator against MkDocs alone (about two minutes), and its growth from 1x to 10x (about five).
+bench-docs: setup
+	$(BIN)/python bench/bench_docs.py --runs 5
+
+bench-scale: setup
+	$(BIN)/python bench/bench_scale.py --runs 3
 
 # The site also builds with ProperDocs, the maintained fork of MkDocs (in a venv of its own,
 # since Material still depends on MkDocs).
