@@ -147,6 +147,7 @@ class Builder:
         self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
         self._deferred: list[tuple[Callable, Callable]] = []  # HTML that needs the coverage run (see defer)
         self._deferred_done: dict[int, str | TraceError] = {}
+        self._deferred_keys: dict[tuple, int] = {}
         # Functions run by prefetch() in threads of their own: (builder, {page: parsed page}) -> None.
         self.prefetchers: list[Callable] = []
         self._prefetch_threads: list = []
@@ -180,19 +181,23 @@ class Builder:
         self.start_coverage()
         return self._coverage_run.result() if self._coverage_run is not None else None
 
-    def defer(self, make: Callable[[], str], on_error: Callable[[str], str]) -> str:
+    def defer(self, make: Callable[[], str], on_error: Callable[[str], str], key: tuple) -> str:
         """HTML that needs the coverage run, as a placeholder that ``finish`` fills.
 
         The coverage run is the slowest part of a cold build. Deferring what it
         shows lets the pages be expanded and rendered while the tests still run,
         and lets ``check`` (which reads no HTML) skip waiting for them. Without a
         coverage run configured the HTML is made at once. ``on_error(message)``
-        is the HTML shown in its place when the coverage run failed.
+        is the HTML shown in its place when the coverage run failed. ``key``
+        names what the HTML is made from: the same key gets the same placeholder,
+        so pages expanded again and again while serving do not add new ones.
         """
         if not self.settings.coverage_tests:
             return make()
-        self._deferred.append((make, on_error))
-        return f"<!--trace-deferred:{len(self._deferred) - 1}-->"
+        if key not in self._deferred_keys:
+            self._deferred.append((make, on_error))
+            self._deferred_keys[key] = len(self._deferred) - 1
+        return f"<!--trace-deferred:{self._deferred_keys[key]}-->"
 
     def finish(self, page: str, text: str) -> tuple[str, list[TraceError]]:
         """``text`` with every deferred placeholder filled (waiting for the coverage run if need be).
@@ -676,7 +681,8 @@ class Builder:
         resolved = [r for eq in entry.equations for r in eq.resolved]
         rows.append(self.defer(
             lambda: self._coverage_row(resolved),
-            lambda message: f"<tr><td>{COVERAGE_ROW}</td><td>{R.error_text(message)}</td></tr>"))
+            lambda message: f"<tr><td>{COVERAGE_ROW}</td><td>{R.error_text(message)}</td></tr>",
+            ("facts row", tuple((r.function.name, r.start, r.end) for r in resolved))))
         rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
         out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
         return "\n".join(out) + "\n"

@@ -27,7 +27,10 @@ def matrix(builder: Builder, here: str) -> str:
             spec = builder.spec_refs(here, entry.spec)
             for eq in entry.equations:
                 # The tests that ran the equation's own lines, where coverage was measured.
-                tests_html = builder.defer(lambda eq=eq, static=static: _tests_cell(builder, eq, static), R.error_text)
+                tests_html = builder.defer(
+                    lambda eq=eq, static=static: _tests_cell(builder, eq, static), R.error_text,
+                    ("matrix cell", tuple((r.function.name, r.start, r.end) for r in eq.resolved), tuple(static[0]),
+                     tuple(static[1])))
                 code = "<br>".join(
                     f"{builder.line_link(r.function, r.start, r.end)} {R.code(r.function.short_name)}"
                     for r in eq.resolved

@@ -170,3 +170,14 @@ def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failur
     ]
     assert "test_large_values_are_clipped" in site.problems[0].message
     assert '<code class="trace-error">the tests failed while measuring' in site.pages["docs/clip.md"].markdown
+
+
+def test_a_page_expanded_again_while_serving_reuses_its_placeholders(make_project):
+    root = project(make_project)
+    builder = make_builder(load_settings(root))
+
+    first = builder.expand("docs/clip.md", CLIP_PAGE)
+    edited = builder.expand("docs/clip.md", CLIP_PAGE + "\nA new sentence.\n")  # a prose edit: expanded again
+
+    assert len(builder._deferred) == 1
+    assert "<!--trace-deferred:0-->" in first.markdown and "<!--trace-deferred:0-->" in edited.markdown
