@@ -591,7 +591,7 @@ def main() -> None:
         print(f"check (warm cache) = {med(check_warm):5.2f} s  [{med_cpu(check_warm):5.2f} s CPU]   "
               f"{verdict(med(check_warm), TARGETS['check'], ' s')}")
         print(f"check (cold cache) = {med(check_cold):5.2f} s  [{med_cpu(check_cold):5.2f} s CPU]   (for information)")
-        print(f"load average now: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+        print(load_line())
 
         if args.breakdown:
             cmd = [PYTHON, str(Path(__file__).resolve()), "_breakdown", str(project / "mkdocs.yml"), page]
@@ -608,10 +608,19 @@ def main() -> None:
             print_profile(cold_prof, "cold build (mkdocs build, no cache)")
             print_profile(warm_prof, "warm rebuild after a prose edit (serve-like, second build)")
     finally:
-        if args.keep:
-            print(f"\nkept: {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        release(work, args.keep)
+
+
+def load_line() -> str:
+    return f"load average now: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
+
+
+def release(work: Path, keep: bool) -> None:
+    """Remove the temporary folder, or say where it was kept (--keep)."""
+    if keep:
+        print(f"\nkept: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

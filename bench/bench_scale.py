@@ -383,17 +383,14 @@ def main() -> None:
                 a, b = results[lo]["times"][name], results[hi]["times"][name]
                 r, rc = BD.med(b) / BD.med(a), BD.med_cpu(b) / BD.med_cpu(a)
                 print(f"  {name:22s} {r:6.2f}x wall  [{rc:6.2f}x CPU]   {BD.verdict(r, target)}")
-        print(f"load average now: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+        print(BD.load_line())
 
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             hi = max(sizes)
             profile_expansion(work / f"x{hi}", args.profile.resolve(), hi)
     finally:
-        if args.keep:
-            print(f"\nkept: {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        BD.release(work, args.keep)
 
 
 if __name__ == "__main__":

@@ -87,10 +87,6 @@ class Measurement:
         )
         self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)
 
-    def ready(self) -> bool:
-        """Whether ``result()`` would return (or raise) at once."""
-        return self._map is not None or self._error is not None or self._proc.poll() is not None
-
     def result(self) -> CoverageMap:
         if self._map is not None:
             return self._map

@@ -80,10 +80,11 @@ def _prefetch_tests(builder, parsed: dict) -> None:
                 continue
             try:
                 bwd = builder.index.function(name)
-                plan = _central_plan(builder, block.data["gradcheck"], bwd, rec.first(bwd.name), rec, req, TraceError)
+                *_, request = _central_plan(builder, block.data["gradcheck"], bwd, rec.first(bwd.name), rec, req,
+                                            TraceError)
             except TraceError:
                 continue
-            central.append(plan[3])
+            central.append(request)
         if central:
             builder.recorder.record_each(central)
 

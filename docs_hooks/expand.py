@@ -115,6 +115,17 @@ class Context:
 Handler = Callable[[Context, Block], str]
 
 
+def prose_lines(lines: list[str]):
+    """(index, line) of every line outside fenced code blocks (the fences themselves left out)."""
+    in_fence = None
+    for i, line in enumerate(lines):
+        m = FENCE_LINE.match(line)
+        if m:
+            in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
+        elif not in_fence:
+            yield i, line
+
+
 def recorder_path(settings: Settings) -> list:
     """Where recorded code imports from: the source root, the project root, the model run helper's folder."""
     path = [settings.source_root, settings.project_root]
@@ -143,7 +154,6 @@ class Builder:
         self._graph_memo: dict[tuple, list[str]] = {}
         self._parsed: dict[str, tuple] = {}  # page -> (its text, the parsed page)
         self._recorder = None
-        self.spare_child = None  # a recording child started before the index (record.start_child), for the recorder
         self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
         self._deferred: list[tuple[Callable, Callable]] = []  # HTML that needs the coverage run (see defer)
         self._deferred_done: dict[int, str | TraceError] = {}
@@ -157,14 +167,18 @@ class Builder:
     def recorder(self):
         """The one recorder of this build: runs tests and helpers, caches what they saw."""
         if self._recorder is None:
-            from .record import Recorder
-
-            s = self.settings
-            modules = {str(f.file): f.module for f in self.index.functions.values()}
-            spare, self.spare_child = self.spare_child, None
-            self._recorder = Recorder(s.project_root, recorder_path(s), modules, self.index.file_digests,
-                                      s.cache_dir, spare)
+            self.make_recorder()
         return self._recorder
+
+    def make_recorder(self, child: tuple | None = None) -> None:
+        """The build's recorder, now; ``child`` is a recording process started earlier (record.start_child),
+        which it uses for its first miss, or stops when it has none."""
+        from .record import Recorder
+
+        s = self.settings
+        modules = {str(f.file): f.module for f in self.index.functions.values()}
+        self._recorder = Recorder(s.project_root, recorder_path(s), modules, self.index.file_digests, s.cache_dir,
+                                  child)
 
     def start_coverage(self) -> None:
         """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
@@ -241,8 +255,6 @@ class Builder:
     def line_link(self, fn: Function, start: int, end: int) -> str:
         return R.link(R.code(R.span_label(fn.display_path, start, end)), self.url(fn, start, end), fn.name)
 
-    # ------------------------------------------------------------------ pages
-
     # ------------------------------------------------------------------ prefetch
 
     def prefetch(self, pages: dict[str, str]) -> None:
@@ -261,7 +273,6 @@ class Builder:
         parsed = {page: self.parse(page, text) for page, text in pages.items()}
         recordings = [lambda f=f: f(self, parsed) for f in self.prefetchers]
         jobs = [lambda: self._prefetch_math(parsed), lambda: [job() for job in recordings]]
-        self._prefetch_errors: list[BaseException] = []
 
         def run(job):
             try:
@@ -294,12 +305,8 @@ class Builder:
             scratch = Context(self, "", None, [], [], {})
             for seg in page.segments:
                 if isinstance(seg, Markdown):
-                    in_fence = None
-                    for line in seg.text.split("\n"):
-                        m = FENCE_LINE.match(line)
-                        if m:
-                            in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
-                        elif not in_fence and "$" in line:
+                    for _, line in prose_lines(seg.text.split("\n")):
+                        if "$" in line:
                             scratch.inline_math(line, 0)
                 elif seg.kind == "equation" and isinstance(seg.data.get("tex"), str):
                     scratch.math_placeholder(seg.data["tex"], True, 0)
@@ -438,14 +445,7 @@ class Builder:
     def inline_refs(self, text: str, first_line: int, ctx: Context) -> str:
         """Replace ``[[module.function: text]]`` with a linked ``file.py:L``."""
         lines = text.split("\n")
-        in_fence = None
-        for i, line in enumerate(lines):
-            m = FENCE_LINE.match(line)
-            if m:
-                in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
-                continue
-            if in_fence:
-                continue
+        for i, line in prose_lines(lines):
             if "$" in line:
                 line = lines[i] = ctx.inline_math(line, first_line + i, prose=True)
             if "[[" not in line:
@@ -617,6 +617,11 @@ class Builder:
     def reached_by_tests(self, functions: list[Function]) -> list[str]:
         return self._memo("reached", functions, lambda: self._reached_by_tests(functions))
 
+    def reached_shown(self, functions: list[Function]) -> tuple[list[str], bool]:
+        """The tests a page lists as reaching ``functions`` through others, and whether there are more."""
+        reached = self.reached_by_tests(functions)
+        return reached[:REACHED_SHOWN], len(reached) > REACHED_SHOWN
+
     def _tested_by(self, functions: list[Function]) -> list[str]:
         """Tests that call one of ``functions`` directly."""
         out = []
@@ -666,10 +671,8 @@ class Builder:
         pdf = self.spec_refs(entry.page, entry.spec)
         called = ", ".join(self.function_link(self.index.functions[n]) for n in self.callers(entry.functions)) or "nothing in the source"
         tested = ", ".join(self.function_link(self.index.functions[n]) for n in self.tested_by(entry.functions)) or "no test calls it directly"
-        reached_all = self.reached_by_tests(entry.functions)
-        reached = ", ".join(self.function_link(self.index.functions[n]) for n in reached_all[:REACHED_SHOWN])
-        if len(reached_all) > REACHED_SHOWN:
-            reached += ", and more"
+        shown, more = self.reached_shown(entry.functions)
+        reached = ", ".join(self.function_link(self.index.functions[n]) for n in shown) + (", and more" if more else "")
         rows = [
             ["Source", src],
             ["PDF reference", pdf],

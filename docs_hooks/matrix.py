@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import render as R
 from .codeindex import Function
-from .expand import REACHED_SHOWN, Builder, EntryData
+from .expand import Builder, EntryData
 
 
 def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str) -> str:
@@ -23,14 +23,14 @@ def matrix(builder: Builder, here: str) -> str:
     rows = []
     for page, entries in builder.site_entries().items():
         for entry in entries:
-            static = (builder.tested_by(entry.functions), builder.reached_by_tests(entry.functions))
+            static = (builder.tested_by(entry.functions), *builder.reached_shown(entry.functions))
             spec = builder.spec_refs(here, entry.spec)
             for eq in entry.equations:
                 # The tests that ran the equation's own lines, where coverage was measured.
                 tests_html = builder.defer(
                     lambda eq=eq, static=static: _tests_cell(builder, eq, static), R.error_text,
                     ("matrix cell", tuple((r.function.name, r.start, r.end) for r in eq.resolved), tuple(static[0]),
-                     tuple(static[1])))
+                     tuple(static[1]), static[2]))
                 code = "<br>".join(
                     f"{builder.line_link(r.function, r.start, r.end)} {R.code(r.function.short_name)}"
                     for r in eq.resolved
@@ -46,16 +46,15 @@ def matrix(builder: Builder, here: str) -> str:
     return R.table(["Equation", "Status", "Code", tests_head, "Specification"], rows, searchable=False) + "\n"
 
 
-def _tests_cell(builder: Builder, eq, static: tuple[list[str], list[str]]) -> str:
+def _tests_cell(builder: Builder, eq, static: tuple) -> str:
     """The tests that ran the equation's own lines, where coverage is measured; else those that reach it."""
-    more = ""
+    more = False
     if builder.coverage is not None:
         tests = builder.tests_running(eq.resolved)
     else:
-        direct, reached = static
-        tests = direct + reached[:REACHED_SHOWN]
-        more = ", and more" if len(reached) > REACHED_SHOWN else ""
-    return (", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none") + more
+        direct, reached, more = static
+        tests = direct + reached
+    return (", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none") + (", and more" if more else "")
 
 
 def documented_functions(entries: dict[str, list[EntryData]]) -> dict[str, list[tuple[str, EntryData]]]:

@@ -9,12 +9,13 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .blocks import parse_page
 from .codeindex import CodeIndex, Root, build_index
 from .errors import TraceError
-from .blocks import parse_page
-from .expand import Builder, Expanded
+from .expand import Builder, Expanded, recorder_path
 from .gcpause import freeze, paused, unfreeze
 from .lock import LockEntry, compare, read_lock
+from .record import start_child, stop_child
 from .settings import Settings
 
 
@@ -84,19 +85,12 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
         builder = Builder(settings, index_for(settings))
     except BaseException:
         if spare is not None:
-            from .record import stop_child
-
             stop_child(*spare)
         raise
     for rel, text in pages.items():
         builder.remember_parse(rel, text, parsed[rel])
-    builder.spare_child = spare
-    if spare is not None:  # stopped with the builder when its recorder never took it (stopping twice is harmless)
-        import weakref
-
-        from .record import stop_child
-
-        weakref.finalize(builder, stop_child, *spare)
+    if spare is not None:
+        builder.make_recorder(spare)  # which uses it, or stops it with itself
     if coverage:  # check reads no HTML and never waits for it: it makes its builder without
         builder.start_coverage()
     _attach_extensions(builder)
@@ -123,9 +117,6 @@ def _early_recorder(settings: Settings):
     for nothing would only take a core from the build; one starts on the first
     miss instead. ``check`` never starts one early.
     """
-    from .expand import recorder_path
-    from .record import start_child
-
     recordings = settings.cache_dir / "recordings" if settings.cache_dir is not None else None
     if recordings is not None and recordings.is_dir() and any(recordings.iterdir()):
         return None

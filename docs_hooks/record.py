@@ -238,7 +238,6 @@ class _Recorder:
         self.calls: list[Call] = []
         self.stack: list[tuple[Any, Call]] = []
         self.files: set[str] = set()
-        self.seen: set[tuple[str, str | None, int]] = set()  # (function, caller, line) already recorded
         self.places: set[tuple] = set()  # (code, calling code, line) of every call seen
 
     def __call__(self, frame, event, arg):
@@ -265,12 +264,9 @@ class _Recorder:
         if back is not None and back.f_code.co_filename in self.modules and "<" not in back.f_code.co_qualname:
             caller = f"{self.modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
         self.files.add(frame.f_code.co_filename)
-        # Only the first call from each place is kept: a loop (central differences call the
-        # forward thousands of times) adds nothing the pages show, only weight to the cache.
+        # Only the first call from each place is kept (``places`` above): a loop (central differences
+        # call the forward thousands of times) adds nothing the pages show, only weight to the cache.
         where = (f"{module}.{qual}", caller, back.f_lineno if back else 0)
-        if where in self.seen:
-            return None
-        self.seen.add(where)
         code = frame.f_code
         names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}

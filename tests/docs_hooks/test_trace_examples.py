@@ -923,19 +923,20 @@ def test_affine_wrong():
 '''
 
 
-def affine_project(tmp_path):
-    return write_project(tmp_path / "proj", {"src/affine.py": AFFINE, "tests/test_affine.py": AFFINE_TESTS})
+def affine_gradcheck(tmp_path, test: str, backward: str):
+    """The expanded page of one gradcheck example of an affine backward, on the affine project."""
+    root = write_project(tmp_path / "proj", {"src/affine.py": AFFINE, "tests/test_affine.py": AFFINE_TESTS})
+    return expand(root, page(f"""
+        test: tests/test_affine.py::{test}
+        title: Affine
+        show:
+          - {{label: Gradient on the input, code: dX}}
+        gradcheck: affine.affine_forward
+        """, function=f"affine.{backward}"))
 
 
 def test_gradcheck_of_gradients_returned_in_a_dictionary_nudges_the_entries_of_the_forwards_dictionary(tmp_path):
-    root = affine_project(tmp_path)
-    result = expand(root, page("""
-        test: tests/test_affine.py::test_affine
-        title: Affine
-        show:
-          - {label: Gradient on the input, code: dX}
-        gradcheck: affine.affine_forward
-        """, function="affine.affine_backward"))
+    result = affine_gradcheck(tmp_path, "test_affine", "affine_backward")
 
     assert messages(result) == []
     rows = re.findall(r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td><td><code>(.*?)</code></td>",
@@ -948,14 +949,7 @@ def test_gradcheck_of_gradients_returned_in_a_dictionary_nudges_the_entries_of_t
 
 
 def test_gradcheck_of_a_dictionary_finds_a_wrong_entry(tmp_path):
-    root = affine_project(tmp_path)
-    result = expand(root, page("""
-        test: tests/test_affine.py::test_affine_wrong
-        title: Affine
-        show:
-          - {label: Gradient on the input, code: dX}
-        gradcheck: affine.affine_forward
-        """, function="affine.affine_backward_wrong"))
+    result = affine_gradcheck(tmp_path, "test_affine_wrong", "affine_backward_wrong")
 
     [message] = messages(result)
     assert message.startswith(
