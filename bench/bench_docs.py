@@ -359,7 +359,7 @@ def install_timers(timers: Timers) -> None:
     if "spec" in mods:
         timers.wrap(mods["spec"], "compile_spec", "  compile_spec")
     timers.wrap(expand.Builder, "expand", "Builder.expand (all pages)")
-    timers.wrap(expand.Builder, "_await_prefetch", "  waiting for the background work (recordings, KaTeX)")
+    timers.wrap(expand.Builder, "await_background", "  waiting for the background work (recordings, KaTeX)")
     timers.wrap(expand, "parse_page", "  parse_page (YAML blocks)")
     timers.wrap(expand.Builder, "inline_refs", "  inline_refs")
     timers.wrap(expand.Builder, "open_entry", "  open_entry")

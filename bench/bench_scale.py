@@ -269,7 +269,7 @@ def measure(project: Path, runs: int, cli: bool) -> dict:
 
     def builder_ready():  # the builder as expand() first sees it: its background work finished
         builder = make_builder(settings)
-        builder._await_prefetch()
+        builder.await_background()
         unfreeze()  # as the end of a build does (see docs_hooks/gcpause.py)
         return builder
 

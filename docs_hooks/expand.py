@@ -219,7 +219,7 @@ class Builder:
         A placeholder that cannot be filled becomes an error box, and its problem
         is returned once per page, with the page's name.
         """
-        self._await_prefetch()  # done long before: MkDocs has rendered every page by now
+        self.await_background()  # done long before: MkDocs has rendered every page by now
         problems: dict[str, TraceError] = {}
 
         def fill(m: re.Match) -> str:
@@ -317,7 +317,7 @@ class Builder:
             if scratch.math:
                 self.math.render_many([(tex, display) for tex, display, _ in scratch.math])
 
-    def _await_prefetch(self) -> None:
+    def await_background(self) -> None:
         """Wait until the background work is done; raise what went wrong in it that was not a TraceError."""
         threads, self._prefetch_threads = self._prefetch_threads, []
         for thread in threads:

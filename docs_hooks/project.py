@@ -168,7 +168,7 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
             result.problems.extend(expanded.problems)
     finally:
         unfreeze()
-    builder._await_prefetch()  # a bug in the background work is raised here, not lost
+    builder.await_background()  # a bug in the background work is raised here, not lost
     if finish:
         for rel, expanded in result.pages.items():
             markdown, problems = builder.finish(rel, expanded.markdown)

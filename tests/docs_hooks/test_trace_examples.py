@@ -791,7 +791,7 @@ def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_ex
     builder.recorder._run_child = lambda requests: batches.append([r.name for r in requests]) or run_child(requests)
 
     builder.prefetch({"docs/page.md": TWO_EXAMPLES})
-    builder._await_prefetch()
+    builder.await_background()
     assert batches == [["tests/test_ops.py::test_worked_example", "tests/test_ops.py::test_wrong_backward"]]
 
     result = builder.expand("docs/page.md", TWO_EXAMPLES)
@@ -812,7 +812,7 @@ def test_prefetch_renders_the_prose_formulas_in_the_background(tmp_path):
     if not builder.math.available():
         pytest.skip("KaTeX is not installed here: run npm ci")
     builder.prefetch({"docs/page.md": TWO_EXAMPLES})
-    builder._await_prefetch()
+    builder.await_background()
 
     assert ("\\mu = \\frac{1}{d}\\sum_j x_j", False) in builder.math.cache
 
