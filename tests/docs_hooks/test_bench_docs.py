@@ -1,0 +1,65 @@
+"""The site benchmark splits a build's CPU time into the MkDocs process and its children.
+
+That split is what the cold-build bound printed by bench/bench_docs.py rests on,
+so it is checked here on a one-page site: the build still writes the site, the
+process's own CPU time is read back, and a child process's time is counted
+outside it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_docs", REPO / "bench" / "bench_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_docs"] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("bench_docs", None)
+
+
+def small_site(root: Path, hook: str | None = None) -> Path:
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "index.md").write_text("# One page\n\nSome prose.\n", encoding="utf-8")
+    config = "site_name: bench test\n"
+    if hook is not None:
+        (root / "hook.py").write_text(hook, encoding="utf-8")
+        config += "hooks:\n  - hook.py\n"
+    (root / "mkdocs.yml").write_text(config, encoding="utf-8")
+    return root
+
+
+# A hook that keeps a child process busy for a while and waits for it: its CPU time is the child's.
+BUSY_CHILD = '''\
+import subprocess, sys
+
+
+def on_post_build(config, **kwargs):
+    subprocess.run([sys.executable, "-c", "import time\\nt = time.process_time()\\n"
+                    "while time.process_time() - t < 0.6: pass"], check=True)
+'''
+
+
+def test_the_build_runs_and_its_own_cpu_time_is_read_back(bench, tmp_path):
+    project = small_site(tmp_path / "project")
+    run = bench.mkdocs_build(project, tmp_path / "site")
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert run.main is not None and 0 < run.main <= run.cpu + 0.05
+    assert bench.cpu_bound(run, 2) >= run.main
+
+
+def test_a_child_process_counts_in_all_cpu_but_not_in_the_process_own(bench, tmp_path):
+    project = small_site(tmp_path / "project", hook=BUSY_CHILD)
+    run = bench.mkdocs_build(project, tmp_path / "site")
+    assert run.cpu - run.main >= 0.5  # the child spun for 0.6 s of CPU
+    assert run.main < run.cpu - 0.5
+    assert bench.cpu_bound(run, 1) == pytest.approx(run.cpu)
