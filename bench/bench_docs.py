@@ -86,7 +86,7 @@ def env_for(project: Path | None) -> dict:
 
 def children_cpu() -> float:
     """CPU seconds (user + system) of every waited-for child process and its descendants so far."""
-    ru = resource.getrusage(resource.RUSAGE_SELF)
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
 
 
