@@ -34,21 +34,41 @@ def loss_only(ids, targets, params, cfg):
     return loss
 
 
+def text_table(rows):
+    """Rows of texts as a 2-D array of strings, each column padded to its widest entry, for a page to show."""
+    widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
+    return np.array([[cell.ljust(width) for cell, width in zip(row, widths)] for row in rows])
+
+
 def test_every_tensor_passes():
+    """Every tensor by rel_error, except the key biases; the largest gap of every tensor, key biases included.
+
+    The table of gaps is what the backpropagation page shows, from this test's own run.
+    """
     cfg, params, ids, targets = small_model()
     loss, grads = loss_and_grads(ids, targets, params, cfg)
+    rows = [("tensor", "largest |gradient|", "largest gap", "rel_error")]
+    gaps = {}
     failures = []
     checked = 0
     for name, value in params.items():
-        if name.endswith("attn_bk"):
-            continue  # exactly zero, see test_key_bias_gradient_is_zero
         numerical = numerical_grad(lambda: loss_only(ids, targets, params, cfg), value)
         err = rel_error(grads[name], numerical)
+        gaps[name] = float(np.abs(grads[name] - numerical).max())
+        rows.append((name, f"{float(np.abs(grads[name]).max()):.2g}", f"{gaps[name]:.1e}", f"{err:.1e}"))
+        if name.endswith("attn_bk"):
+            continue  # exactly zero, see test_key_bias_gradient_is_zero
         checked += 1
         if not err < TOL:
             failures.append(f"{name}: mine {grads[name]} numerical {numerical} rel err {err:.2e}")
+    table = text_table(rows)
+    largest_gradient = max(float(np.abs(g).max()) for g in grads.values())
+    largest_gap = max(gaps.values())
+    n_tensors = len(gaps)
     assert not failures, "\n".join(failures)
     assert checked == len(params) - cfg.n_layers
+    assert n_tensors == len(params)
+    assert largest_gap < 1e-8 * largest_gradient  # the rounding level of central differences, not a mistake
 
 
 def test_gradcheck_does_not_change_the_parameters():
