@@ -300,7 +300,9 @@ def _diagnostic_place(diagnostic: str, root: Path) -> tuple[str | None, int | No
     rel = match.group("path").strip()
     path = Path(rel)
     if not path.is_absolute() and not rel.startswith("@"):
-        path = root / rel
+        # Typst names a file relative to the working directory; the source's folder is the fallback.
+        from_cwd = Path.cwd() / rel
+        path = from_cwd if from_cwd.is_file() else root / rel
     return _display_path(path), int(match.group("line"))
 
 
@@ -313,11 +315,12 @@ def _format_warning(warning: object, root: Path) -> str:
 
 
 def _display_path(path: Path) -> str:
-    """``path`` relative to the working directory when it lies below it."""
+    """``path`` relative to the working directory when it lies below it, else absolute."""
+    resolved = Path(path).resolve()
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+        return str(resolved.relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path)
+        return str(resolved)
 
 
 # -------------------------------------------------------------------- cache --

@@ -224,6 +224,26 @@ def test_compile_error_in_an_included_file_points_there(tmp_path, monkeypatch):
     assert (caught.value.path, caught.value.line) == (os.path.join("parts", "broken.typ"), 2)
 
 
+def test_compile_error_in_a_spec_folder_below_the_working_directory(tmp_path, monkeypatch):
+    """As in a project: the build runs in the project root, the source is spec/doc.typ."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec").mkdir()
+    source = write_spec(tmp_path / "spec", "= A\n\n#undefined-function()\n")
+    with pytest.raises(TraceError) as caught:
+        compile_spec(source)
+    assert (caught.value.path, caught.value.line) == (os.path.join("spec", "doc.typ"), 5)
+
+
+def test_compile_error_outside_the_working_directory_is_named_by_its_absolute_path(tmp_path, monkeypatch):
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    (tmp_path / "spec").mkdir()
+    source = write_spec(tmp_path / "spec", "= A\n\n#undefined-function()\n")
+    with pytest.raises(TraceError) as caught:
+        compile_spec(source)
+    assert (caught.value.path, caught.value.line) == (str((tmp_path / "spec" / "doc.typ").resolve()), 5)
+
+
 def test_missing_source_is_a_trace_error(tmp_path):
     with pytest.raises(TraceError, match="not found"):
         compile_spec(tmp_path / "nope.typ")
