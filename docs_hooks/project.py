@@ -72,6 +72,7 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
 
 
 def _make_builder(settings: Settings, coverage: bool) -> Builder:
+    spec = _compile_spec_in_background(settings)
     pages = {}
     for file in build_order(settings):
         try:
@@ -95,11 +96,28 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
         builder.start_coverage()
     _attach_extensions(builder)
     builder.prefetch(pages)
-    if settings.spec_source is not None:
-        from .spec import compile_spec
-
-        builder.spec = compile_spec(settings.spec_source, cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None)
+    if spec is not None:
+        builder.spec = spec.result()  # a Typst error is raised here, as if compiled in this thread
     return builder
+
+
+def _compile_spec_in_background(settings: Settings):
+    """The specification compiling in a thread (a Future), or None when the settings name none.
+
+    Typst lets go of the interpreter while it compiles, so on a first build the
+    PDF is made on another core while the code is indexed.
+    """
+    if settings.spec_source is None:
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .spec import compile_spec
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docs_hooks-spec")
+    future = pool.submit(compile_spec, settings.spec_source,
+                         cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None)
+    pool.shutdown(wait=False)  # the thread ends with its one task; nothing waits here
+    return future
 
 
 # Blocks that (mostly) show the code and the pages only: a page with nothing else needs no recording

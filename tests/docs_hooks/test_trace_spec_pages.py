@@ -67,3 +67,17 @@ def test_a_label_that_does_not_exist_fails_with_page_and_line(make_project):
     assert len(problems) == 1
     assert problems[0].startswith("docs/page.md:1: unknown spec label 'eq:ln-maen'")
     assert "did you mean 'eq:ln-mean'" in problems[0]
+
+
+def test_a_typst_error_stops_the_build_with_the_spec_file_and_line(make_project, monkeypatch):
+    """The specification compiles in a thread while the code is indexed; its error still reaches the build."""
+    import pytest
+
+    from docs_hooks.errors import TraceError
+
+    broken = SPEC + "\n#let x = (\n"  # an unclosed parenthesis, on line 8
+    root = spec_project(make_project, spec=broken)
+    monkeypatch.chdir(root)  # as mkdocs build runs: in the project root
+    with pytest.raises(TraceError) as info:
+        make_builder(load_settings(root))
+    assert str(info.value).startswith("spec/model.typ:8: Typst could not compile the specification: unclosed delimiter")
