@@ -11,11 +11,16 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
 
     Every writer gets a name of its own, so two builds may store the same file at
-    once; the result has ordinary permissions (mkstemp makes files private).
+    once; the result has ordinary permissions (mkstemp makes files private). The
+    folder is made when it is missing: a cold build writes hundreds of cache
+    entries into a few folders, so it is not asked for on every write.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
