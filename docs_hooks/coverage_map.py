@@ -85,6 +85,7 @@ class Measurement:
              "-p", "no:cacheprovider", "--assert=plain", "-x", *pytest_args],
             cwd=project_root, stdout=self._output, stderr=subprocess.STDOUT, env=env,
         )
+        _yield_to_the_build(self._proc.pid)
         self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)
 
     def result(self) -> CoverageMap:
@@ -114,6 +115,23 @@ class Measurement:
             atomic_write(self._cached, json.dumps(lines, sort_keys=True))
         self._map = CoverageMap(lines)
         return self._map
+
+
+#: The coverage run's niceness: the lowest priority. What it measures is needed only once the pages
+#: are rendered (see Builder.defer), while the build and the recorder are needed all along; on a busy
+#: machine it takes the cores they leave idle instead of slowing them down.
+COVERAGE_NICENESS = 19
+
+
+def _yield_to_the_build(pid: int) -> None:
+    """Give the coverage run the lowest CPU priority (where the system has priorities)."""
+    setpriority = getattr(os, "setpriority", None)  # not on Windows: the run then keeps its priority
+    if setpriority is None:
+        return
+    try:
+        setpriority(os.PRIO_PROCESS, pid, COVERAGE_NICENESS)
+    except ProcessLookupError:
+        pass  # it has ended already (its result, or its failure, is read as usual)
 
 
 def _discard(proc: subprocess.Popen, output, tmp: tempfile.TemporaryDirectory) -> None:

@@ -109,6 +109,22 @@ def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
         "tests.test_branchy.test_large_values_are_clipped"]
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "getpriority"), reason="process priorities are POSIX only")
+def test_the_coverage_run_has_the_lowest_priority_and_the_build_keeps_its_own(make_project):
+    import os
+
+    from docs_hooks.coverage_map import COVERAGE_NICENESS
+
+    root = project(make_project)
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    builder = make_builder(load_settings(root))
+    proc = builder._coverage_run._proc
+    niceness = os.getpriority(os.PRIO_PROCESS, proc.pid) if proc.poll() is None else None
+    builder.coverage  # the run still ends and is read as usual
+    assert niceness in (COVERAGE_NICENESS, None)  # None: it had ended before it could be asked
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
+
+
 CLIP_PAGE = """\
 # Clip
 
