@@ -2,7 +2,8 @@
 
 The site then needs no script and no network to show its math: only KaTeX's
 CSS and fonts, which the adapter ships with the site. Renders are cached by
-their TeX, so a warm rebuild starts no process.
+their TeX (and KaTeX's version) in one store for the whole site, so a warm
+rebuild starts no process.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from .atomic import atomic_write
-from .cachedir import used
+from .cachedir import STORE_SUFFIX, Store
 from .errors import TraceError
 
 SCRIPT = Path(__file__).with_name("katex_render.js")
@@ -29,34 +29,27 @@ class MathRenderer:
         self.project_root = project_root
         self.cache: dict[tuple[str, bool], tuple[str | None, str | None]] = {}
         self.node = shutil.which("node")
-        self.cache_dir = cache_dir / "katex" if cache_dir else None
+        # Every formula of the site in one store: a first build renders hundreds of them.
+        self.store = Store(cache_dir / f"katex{STORE_SUFFIX}") if cache_dir else None
         self._version: str | None = None
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()  # the build's thread and the prefetch share one KaTeX process
 
-    def _disk_path(self, item: tuple[str, bool]) -> Path | None:
-        """Where a rendered formula is kept between builds, keyed by KaTeX's version and the TeX."""
-        if self.cache_dir is None:
-            return None
+    def _key(self, item: tuple[str, bool]) -> str:
+        """A formula's key in the store: KaTeX's version, display or inline, and the TeX."""
         if self._version is None:
             pkg = self.project_root / "node_modules" / "katex" / "package.json"
             self._version = json.loads(pkg.read_text())["version"] if pkg.exists() else "none"
-        key = hashlib.sha256(f"{self._version}\0{item[1]}\0{item[0]}".encode()).hexdigest()
-        return self.cache_dir / key[:2] / f"{key}.html"
+        return hashlib.sha256(f"{self._version}\0{item[1]}\0{item[0]}".encode()).hexdigest()
 
-    def _from_disk(self, item: tuple[str, bool]) -> bool:
-        path = self._disk_path(item)
-        if path is None or not path.exists():
-            return False
-        self.cache[item] = (path.read_text(encoding="utf-8"), None)
-        used(path)
-        return True
-
-    def _to_disk(self, item: tuple[str, bool], html: str) -> None:
-        path = self._disk_path(item)
-        if path is None:
-            return
-        atomic_write(path, html)
+    def _from_store(self, items: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+        """Fill the cache with what the store holds of ``items``; the ones it does not hold."""
+        if self.store is None or not items:
+            return items
+        keys = {self._key(item): item for item in items}
+        for key, html in self.store.get_many(list(keys)).items():
+            self.cache[keys[key]] = (html.decode("utf-8"), None)
+        return [item for item in items if item not in self.cache]
 
     def available(self) -> bool:
         return self.node is not None and (self.project_root / "node_modules" / "katex").is_dir()
@@ -70,17 +63,20 @@ class MathRenderer:
             return self._render_many(items)
 
     def _render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
-        todo = [it for it in dict.fromkeys(items) if it not in self.cache and not self._from_disk(it)]
+        todo = self._from_store([it for it in dict.fromkeys(items) if it not in self.cache])
         if todo:
             if not self.available():
                 raise TraceError(
                     "KaTeX is not installed: run 'npm ci' in the project root (make setup does it); "
                     "the site renders its math at build time"
                 )
+            rendered = {}
             for item, result in zip(todo, self._ask([{"tex": t, "display": d} for t, d in todo])):
                 self.cache[item] = (result.get("html"), result.get("error"))
                 if result.get("html") is not None:
-                    self._to_disk(item, result["html"])
+                    rendered[self._key(item)] = result["html"].encode("utf-8")
+            if self.store is not None:
+                self.store.put_many(rendered)
         return [self.cache[it] for it in items]
 
     def _ask(self, payload: list[dict]) -> list[dict]:
@@ -104,6 +100,8 @@ class MathRenderer:
         return json.loads(answer)
 
     def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
         if self._proc is not None:
             if self._proc.stdin:
                 self._proc.stdin.close()
