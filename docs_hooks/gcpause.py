@@ -8,8 +8,11 @@ are expanded: measured on the synthetic project of bench_scale.py, ten times the
 code took fourteen times as long. ``paused`` turns the collector off while those
 objects are made; ``freeze`` then moves everything alive into the permanent
 generation, which collections skip, for as long as the build runs, and
-``unfreeze`` (at the end of the build) hands it all back. Reference counting
-still frees what is dropped meanwhile.
+``unfreeze`` hands it all back: when the next build of the same process
+starts (``mkdocs serve``), or when a build fails. After ``mkdocs build`` the
+process ends with its objects still frozen, so the collector does not walk
+them all once more on the way out. Reference counting still frees what is
+dropped meanwhile.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ _state: dict = {}
 
 
 def on_config(config, **kwargs):
+    # What an earlier build of this process froze (mkdocs serve) goes back to the collector now.
+    gcpause.unfreeze()
     settings = load_settings(Path(config.config_file_path).parent)
     # While serving, a rebuild after a page edit keeps the builder (its index and the pages it
     # expanded) when no code, test, helper or spec file changed; any change makes a new one.
@@ -76,7 +78,9 @@ def on_post_page(output, page, config, **kwargs):
 
 
 def on_post_build(config, **kwargs):
-    gcpause.unfreeze()
+    # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
+    # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
+    # hands them back when its next build starts (on_config).
     removed = prune(_state["settings"].cache_dir)  # entries no build has used for a month
     if removed:
         log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
