@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .blocks import parse_page
+from .cachedir import STORE_SUFFIX
 from .codeindex import CodeIndex, Root, build_index
 from .errors import TraceError
 from .expand import Builder, Expanded, recorder_path
@@ -135,8 +136,7 @@ def _early_recorder(settings: Settings):
     for nothing would only take a core from the build; one starts on the first
     miss instead. ``check`` never starts one early.
     """
-    recordings = settings.cache_dir / "recordings" if settings.cache_dir is not None else None
-    if recordings is not None and recordings.is_dir() and any(recordings.iterdir()):
+    if settings.cache_dir is not None and (settings.cache_dir / f"recordings{STORE_SUFFIX}").is_file():
         return None
     if not settings.source_root.is_dir():
         return None

@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write
-from .cachedir import used
+from .cachedir import STORE_SUFFIX, Store
 from .errors import TraceError
 
 
@@ -417,6 +416,8 @@ class Recorder:
         self.modules = modules  # absolute filename -> module name
         self.file_digests = file_digests  # repo path -> digest of its current text
         self.cache_dir = cache_dir
+        # Every recording of the project in one store (see cachedir.Store), keyed by its request.
+        self.store = Store(cache_dir / f"recordings{STORE_SUFFIX}") if cache_dir is not None else None
         self.runs = 0  # how many child processes were started (for tests)
         self._memo: dict[Request, Recording] = {}
         self._proc: subprocess.Popen | None = None
@@ -437,34 +438,34 @@ class Recorder:
         except OSError:
             return None
 
-    def _key_path(self, req: Request) -> Path | None:
-        if self.cache_dir is None:
-            return None
-        name = hashlib.sha256(repr(req).encode()).hexdigest()[:24]
-        return self.cache_dir / "recordings" / f"{name}.pickle"
+    @staticmethod
+    def _key(req: Request) -> str:
+        return hashlib.sha256(repr(req).encode()).hexdigest()[:24]
 
-    def _cached(self, req: Request) -> Recording | None:
-        path = self._key_path(req)
-        if path is None or not path.exists():
-            return None
-        try:
-            with path.open("rb") as f:
-                stored = pickle.load(f)
-        except Exception:
-            return None
-        if stored.get("digests") != {f: self._digest(f) for f in stored.get("digests", {})}:
-            return None
-        used(path)
-        return stored["recording"]
+    def _cached(self, requests: list[Request]) -> dict[Request, Recording]:
+        """The stored recordings of ``requests`` that are still true: no file they touched has changed."""
+        if self.store is None or not requests:
+            return {}
+        keys = {self._key(req): req for req in requests}
+        found = {}
+        for key, raw in self.store.get_many(list(keys)).items():
+            try:
+                stored = pickle.loads(raw)
+            except Exception:
+                continue  # written by another version of this code: recorded again
+            if stored.get("digests") != {f: self._digest(f) for f in stored.get("digests", {})}:
+                continue
+            found[keys[key]] = stored["recording"]
+        return found
 
-    def _store(self, req: Request, rec: Recording) -> None:
-        path = self._key_path(req)
-        if path is None:
+    def _store(self, recorded: dict[Request, Recording]) -> None:
+        if self.store is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        touched = set(rec.files)
-        digests = {f: self._digest(f) for f in touched}
-        atomic_write(path, pickle.dumps({"digests": digests, "recording": rec}))
+        self.store.put_many({
+            self._key(req): pickle.dumps({"digests": {f: self._digest(f) for f in set(rec.files)}, "recording": rec},
+                                         protocol=pickle.HIGHEST_PROTOCOL)
+            for req, rec in recorded.items()
+        })
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""
@@ -484,23 +485,16 @@ class Recorder:
 
     def _record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
         out: dict[Request, Recording | TraceError] = {}
-        todo = []
-        for req in dict.fromkeys(requests):
-            if req in self._memo:
-                out[req] = self._memo[req]
-                continue
-            cached = self._cached(req)
-            if cached is not None:
-                out[req] = self._memo[req] = cached
-            else:
-                todo.append(req)
+        missing = [req for req in dict.fromkeys(requests) if req not in self._memo]
+        self._memo.update(self._cached(missing))
+        todo = [req for req in missing if req not in self._memo]
         if todo:
             results = self._run_child(todo)
             for req in todo:
-                value = results[req.name]
-                if not isinstance(value, TraceError):
-                    self._store(req, value)
-                out[req] = self._memo[req] = value
+                self._memo[req] = results[req.name]
+            self._store({req: self._memo[req] for req in todo if not isinstance(self._memo[req], TraceError)})
+        for req in requests:
+            out[req] = self._memo[req]
         return out
 
     def _start(self) -> subprocess.Popen:
@@ -521,6 +515,8 @@ class Recorder:
         if self._finalizer is not None:
             self._finalizer()
         self._proc = None
+        if self.store is not None:
+            self.store.close()
 
     def _run_child(self, requests: list[Request]) -> dict[str, Any]:
         payload = {

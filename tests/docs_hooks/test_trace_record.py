@@ -84,3 +84,30 @@ def test_closing_the_recorder_stops_its_child(tmp_path):
     rec.close()
 
     assert proc.poll() is not None
+
+
+def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touched_changes(tmp_path):
+    (tmp_path / "src").mkdir()
+    module = tmp_path / "src" / "noisy.py"
+    module.write_text(NOISY, encoding="utf-8")
+    cache = tmp_path / "cache"
+
+    def recorder(digest):
+        return Recorder(tmp_path, [tmp_path / "src"], {str(module): "noisy"}, {"src/noisy.py": digest}, cache)
+
+    request = Request("shout 5", "noisy", "shout", (5,))
+    first = recorder("one")
+    try:
+        assert first.record([request])[request].result == 10
+    finally:
+        first.close()
+    assert sorted(p.name for p in cache.iterdir()) == ["recordings.sqlite3"]
+
+    again = recorder("one")
+    assert again.record([request])[request].result == 10 and again.runs == 0  # read back: nothing ran
+
+    edited = recorder("two")  # the file the recording touched has changed
+    try:
+        assert edited.record([request])[request].result == 10 and edited.runs == 1
+    finally:
+        edited.close()
