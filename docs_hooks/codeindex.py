@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cachedir import used
+from .cachedir import Store
 from .errors import TraceError
 
 
@@ -259,17 +259,17 @@ class Root:
     is_tests: bool
 
 
-def build_index(roots: list[Root], project_root: Path, cache_dir: Path | None = None) -> CodeIndex:
+def build_index(roots: list[Root], project_root: Path, cache: Path | None = None) -> CodeIndex:
     """The index of every function under ``roots`` (with the garbage collector paused: see gcpause).
 
-    With ``cache_dir``, what each file contributes is kept there under a key made
-    from its text, its place and this module's own code, so an unchanged file is
-    read back instead of parsed again.
+    With ``cache`` (the file of a cachedir.Store), what each file contributes is
+    kept there under a key made from its text, its place and this module's own
+    code, so an unchanged file is read back instead of parsed again.
     """
     from .gcpause import paused
 
     with paused():
-        return _build_index(roots, project_root, cache_dir)
+        return _build_index(roots, project_root, cache)
 
 
 @dataclass
@@ -288,22 +288,24 @@ class FileIndex:
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
-def _build_index(roots: list[Root], project_root: Path, cache_dir: Path | None) -> CodeIndex:
+def _build_index(roots: list[Root], project_root: Path, cache: Path | None) -> CodeIndex:
     index = CodeIndex()
     pending_calls: list[tuple] = []
+    files: list[tuple[Path, Root]] = []
     for root in roots:
         if not root.path.is_dir():
             raise TraceError(f"code root '{root.path}' does not exist; check the docs_hooks settings")
         for file in sorted(root.path.rglob("*.py")):
             if any(part.startswith(".") or part == "__pycache__" for part in file.relative_to(root.path).parts):
                 continue
-            part = _file_index(file, root, project_root, cache_dir)
-            index.file_digests[file.relative_to(project_root).as_posix()] = part.digest
-            for fn in part.functions:
-                index.functions[fn.name] = fn
-            index.classes.update(part.classes)
-            index.attribute_reads.extend(part.attribute_reads)
-            pending_calls.extend(part.pending)
+            files.append((file, root))
+    for file, part in zip([f for f, _ in files], _file_indexes(files, project_root, cache)):
+        index.file_digests[file.relative_to(project_root).as_posix()] = part.digest
+        for fn in part.functions:
+            index.functions[fn.name] = fn
+        index.classes.update(part.classes)
+        index.attribute_reads.extend(part.attribute_reads)
+        pending_calls.extend(part.pending)
 
     # Resolve call targets once every module is known. A class called like a
     # function (a dataclass has no __init__ in the source) is a call of the class.
@@ -320,36 +322,43 @@ def _build_index(roots: list[Root], project_root: Path, cache_dir: Path | None) 
     return index
 
 
-def _file_index(file: Path, root: Root, project_root: Path, cache_dir: Path | None) -> FileIndex:
-    """One file's part of the index: from the cache when its text was indexed before, else parsed now."""
+def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Path | None) -> list[FileIndex]:
+    """Each file's part of the index: from the cache when its text was indexed before, else parsed now."""
     import pickle
 
-    data = file.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    cached = None
-    if cache_dir is not None:
-        place = f"{file.resolve()}\0{root.names_from.resolve()}\0{root.is_tests}\0{project_root.resolve()}"
-        key = hashlib.sha256(f"{_SELF_DIGEST}\0{digest}\0{place}".encode()).hexdigest()
-        cached = cache_dir / key[:2] / f"{key}.pickle"
-        try:
-            with cached.open("rb") as f:
-                part = pickle.load(f)
-            if isinstance(part, FileIndex) and part.digest == digest:
-                used(cached)
-                return part
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
-            pass  # not cached yet, or unreadable: index the file again
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"cannot read: not UTF-8 ({exc.reason}); save the file as UTF-8",
-                         file.relative_to(project_root).as_posix(), 1) from None
-    part = _index_file(text, digest, file, root, project_root)
-    if cached is not None:
-        from .atomic import atomic_write
 
-        atomic_write(cached, pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL))
-    return part
+    datas = [file.read_bytes() for file, _ in files]
+    digests = [hashlib.sha256(data).hexdigest() for data in datas]
+    keys = []
+    for (file, root), digest in zip(files, digests):
+        place = f"{file.resolve()}\0{root.names_from.resolve()}\0{root.is_tests}\0{project_root.resolve()}"
+        keys.append(hashlib.sha256(f"{_SELF_DIGEST}\0{digest}\0{place}".encode()).hexdigest())
+    store = Store(cache) if cache is not None else None
+    try:
+        stored = store.get_many(keys) if store is not None else {}
+        parts, made = [], {}
+        for (file, root), data, digest, key in zip(files, datas, digests, keys):
+            part = None
+            if key in stored:
+                try:
+                    part = pickle.loads(stored[key])
+                except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+                    part = None  # unreadable: the file is indexed again
+            if not isinstance(part, FileIndex) or part.digest != digest:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise TraceError(f"cannot read: not UTF-8 ({exc.reason}); save the file as UTF-8",
+                                     file.relative_to(project_root).as_posix(), 1) from None
+                part = _index_file(text, digest, file, root, project_root)
+                made[key] = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+            parts.append(part)
+        if store is not None:
+            store.put_many(made)
+    finally:
+        if store is not None:
+            store.close()
+    return parts
 
 
 def _module_name(file: Path, root: Root) -> str:

@@ -29,7 +29,7 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
     if tests.is_dir():
         roots.append(Root(tests, root, True))
     # A copy of the tree (impact's old revision) lives in a temporary folder: nothing to keep for it.
-    cache = settings.cache_dir / "index" if settings.cache_dir is not None and project_root is None else None
+    cache = settings.cache_dir / f"index{STORE_SUFFIX}" if settings.cache_dir is not None and project_root is None else None
     return build_index(roots, root, cache)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from docs_hooks.cachedir import MAX_AGE_DAYS, prune
+from docs_hooks.cachedir import MAX_AGE_DAYS, prune, used
 from docs_hooks.project import index_for
 from docs_hooks.settings import load_settings
 
@@ -22,22 +22,24 @@ def backdate(folder, seconds):
 def test_entries_a_build_reads_are_kept_and_the_others_are_pruned(make_project):
     root = make_project()
     settings = load_settings(root)
-    index_for(settings)  # writes one index entry per file
     cache = settings.cache_dir
-    stale = cache / "katex" / "ab" / "formula-nobody-renders-any-more.html"
+    stale = cache / "coverage" / "of-code-that-no-longer-exists.json"
     stale.parent.mkdir(parents=True)
-    stale.write_text("<span>old</span>", encoding="utf-8")
-    stray = cache / "index" / ".entry.pickle.1234.tmp"  # left by a build that was killed mid-write
+    stale.write_text("{}", encoding="utf-8")
+    kept = cache / "coverage" / "of-the-code-as-it-is.json"
+    kept.write_text("{}", encoding="utf-8")
+    stray = cache / ".entry.pickle.1234.tmp"  # left by a build that was killed mid-write
     stray.write_bytes(b"half")
     backdate(cache, MONTH_AND_A_DAY)
-    entries = sorted(p for p in (cache / "index").rglob("*.pickle"))
+    used(kept)  # a build reads it today
 
-    index_for(settings)  # the next build reads every index entry: they are used again
+    index_for(settings)  # writes the index's store: its rows were just made
     removed = prune(cache)
 
     assert removed == 2
     assert not stale.exists() and not stray.exists()
-    assert entries and all(p.exists() for p in entries)
+    assert kept.exists()
+    assert index_for(settings).functions  # the store kept every row
 
 
 def test_nothing_is_pruned_within_the_month_and_a_missing_folder_is_fine(make_project, tmp_path):
@@ -64,4 +66,4 @@ def test_a_mkdocs_build_prunes_what_no_build_used_for_a_month(make_project):
 
     assert not stale.exists(), result.stdout + result.stderr
     assert "removed 1 cache entries unused for 30 days" in result.stderr
-    assert any((root / ".cache/docs_hooks/index").rglob("*.pickle"))  # this build's entries stay
+    assert (root / ".cache/docs_hooks/index.sqlite3").is_file()  # this build's entries stay

@@ -66,18 +66,22 @@ def test_an_edited_file_is_parsed_again_and_the_index_shows_the_edit(make_projec
 
 
 def test_an_unreadable_cache_entry_is_indexed_again(make_project, counted):
+    import sqlite3
+
     settings = load_settings(make_project())
     first = index_for(settings)
-    for entry in (settings.cache_dir / "index").rglob("*.pickle"):
-        entry.write_bytes(b"not a pickle")
+    store = settings.cache_dir / "index.sqlite3"
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE entries SET value = ?", (b"not a pickle",))
     counted.clear()
 
     again = index_for(settings)
 
     assert len(counted) >= 3
     assert summary(again) == summary(first)
-    entry = next((settings.cache_dir / "index").rglob("*.pickle"))
-    assert isinstance(pickle.loads(entry.read_bytes()), codeindex.FileIndex)  # rewritten whole
+    with sqlite3.connect(store) as db:
+        values = [row[0] for row in db.execute("SELECT value FROM entries")]
+    assert values and all(isinstance(pickle.loads(v), codeindex.FileIndex) for v in values)  # rewritten whole
 
 
 def test_a_file_that_is_not_utf8_is_an_error_naming_it(make_project):
