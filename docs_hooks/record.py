@@ -282,6 +282,45 @@ class _Recorder:
         return self._local
 
 
+class _TargetOnly:
+    """Records the first call of one function and nothing below it: everything it calls runs untraced.
+
+    The trace function sees the call start, keeps its frame and arguments, and
+    turns tracing off; the frame object keeps the function's locals when it
+    returns, so they are read afterwards. Central differences inside a worked
+    example then run at full speed instead of raising an event per call.
+    """
+
+    def __init__(self, code, modules: dict[str, str]):
+        self.code = code
+        self.modules = modules
+        self.frame = None
+        self.call: Call | None = None
+
+    def __call__(self, frame, event, arg):
+        if event == "call" and frame.f_code is self.code and self.frame is None:
+            sys.settrace(None)  # what the function calls runs at full speed
+            code, back = frame.f_code, frame.f_back
+            caller = None
+            if back is not None and back.f_code.co_filename in self.modules and "<" not in back.f_code.co_qualname:
+                caller = f"{self.modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
+            names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+            args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
+            name = f"{self.modules.get(code.co_filename, code.co_filename)}.{code.co_qualname}"
+            self.frame = frame
+            self.call = Call(name, caller, back.f_lineno if back is not None else 0, args, {}, None)
+        return None
+
+    def finish(self, result: Any) -> list[Call]:
+        """The recorded call, with its locals as they were on return and its ``result``."""
+        if self.call is None:
+            return []
+        self.call.locals = {k: _snapshot(v) for k, v in self.frame.f_locals.items()}
+        self.call.result = _snapshot(result)
+        self.frame = None
+        return [self.call]
+
+
 def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | None = None) -> Recording:
     import traceback
 
@@ -307,7 +346,9 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
         raise TraceError(f"cannot make the arguments of {request['name']}:\n{traceback.format_exc()}") from None
     finally:
         sys.settrace(None)
-    sys.settrace(recorder)
+    code = getattr(target, "__code__", None)
+    only = _TargetOnly(code, modules) if request.get("target_only") and code is not None else None
+    sys.settrace(only or recorder)
     try:
         if over is None:
             rec.result = target(*args)
@@ -318,7 +359,11 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
         raise TraceError(f"{request['name']} raised while recording:\n{traceback.format_exc()}") from None
     finally:
         sys.settrace(None)
-    rec.calls = recorder.calls
+    if only is not None:
+        rec.calls = only.finish(rec.result if over is None else None)
+        recorder.files.add(code.co_filename)
+    else:
+        rec.calls = recorder.calls
     files = recorder.files | maker_recorder.files
     if baseline is not None:
         files |= _loaded_files(baseline, root)
@@ -368,12 +413,12 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
         if not configured:
             configure(payload["sys_path"], payload["project_root"])
             configured = True
-        out = {}
+        out = []  # in the order of the requests (two requests may share a name)
         for request in payload["requests"]:
             try:
-                out[request["name"]] = _run_request(request, payload["modules"], baseline)
+                out.append(_run_request(request, payload["modules"], baseline))
             except TraceError as err:
-                out[request["name"]] = err
+                out.append(err)
         _dump(out, channel)
         channel.flush()
 
@@ -391,10 +436,13 @@ class Request:
     args: tuple = ()  # may hold Made values: arguments made in the child
     args_from: str | None = None  # a function of the same module that returns the arguments
     over: Made | None = None  # a mapping made in the child: call function(key, value, *args) for each item
+    # Record only the call of ``function`` itself (arguments, locals on return, result); what it calls runs
+    # untraced. For a worked example that shows the test's own locals: see _TargetOnly.
+    target_only: bool = False
 
 
-def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Request:
-    """A request for ``tests/test_x.py::test_name``."""
+def test_request(node_id: str, tests_parent: Path, project_root: Path, target_only: bool = False) -> Request:
+    """A request for ``tests/test_x.py::test_name`` (``target_only``: record the test's own call only)."""
     path, sep, func = node_id.partition("::")
     if not sep or not path.endswith(".py") or not func:
         raise TraceError(f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name")
@@ -403,7 +451,7 @@ def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Reques
         raise TraceError(f"test file '{path}' does not exist (from '{node_id}')")
     module = ".".join(Path(path).with_suffix("").relative_to(tests_parent.relative_to(project_root)).parts) \
         if tests_parent != project_root else ".".join(Path(path).with_suffix("").parts)
-    return Request(node_id, module, func)
+    return Request(node_id, module, func, target_only=target_only)
 
 
 class Recorder:
@@ -489,9 +537,8 @@ class Recorder:
         self._memo.update(self._cached(missing))
         todo = [req for req in missing if req not in self._memo]
         if todo:
-            results = self._run_child(todo)
-            for req in todo:
-                self._memo[req] = results[req.name]
+            for req, value in zip(todo, self._run_child(todo)):
+                self._memo[req] = value
             self._store({req: self._memo[req] for req in todo if not isinstance(self._memo[req], TraceError)})
         for req in requests:
             out[req] = self._memo[req]
@@ -518,14 +565,15 @@ class Recorder:
         if self.store is not None:
             self.store.close()
 
-    def _run_child(self, requests: list[Request]) -> dict[str, Any]:
+    def _run_child(self, requests: list[Request]) -> list:
+        """One batch through the child: a Recording (or the TraceError) per request, in their order."""
         payload = {
             "sys_path": self.sys_path,
             "project_root": str(self.project_root),
             "modules": self.modules,
             "requests": [
                 {"kind": "call", "name": r.name, "module": r.module, "function": r.function,
-                 "args": list(r.args), "args_from": r.args_from, "over": r.over,
+                 "args": list(r.args), "args_from": r.args_from, "over": r.over, "target_only": r.target_only,
                  "project_root": str(self.project_root)}
                 for r in requests
             ],

@@ -956,3 +956,42 @@ def test_gradcheck_of_a_dictionary_finds_a_wrong_entry(tmp_path):
         "docs/page.md:14: example 'Affine': gradcheck: grads['b'] from affine.affine_backward_wrong differs from the "
         "central differences of affine.affine_forward by 5 (more than 1e-06): backward [0.0000, 2.5000], "
         "central differences [0.0000, 7.5000]")
+
+
+def test_an_example_of_the_test_itself_records_only_the_test_and_the_prefetch_asks_for_the_same(tmp_path):
+    """Its rows are the test's own locals: nothing the test calls is traced, and the page finds it recorded."""
+    root = write_project(tmp_path / "proj")
+    text = page("""\
+        test: tests/test_ops.py::test_worked_example
+        function: tests.test_ops.test_worked_example
+        title: The test's own values
+        show:
+          - {label: Gradient on the input, code: dx}
+        """)
+    builder = builder_for(root)
+    batches = []
+    run_child = builder.recorder._run_child
+    builder.recorder._run_child = lambda requests: batches.append(list(requests)) or run_child(requests)
+
+    builder.prefetch({"docs/page.md": text})
+    builder.await_background()
+    result = builder.expand("docs/page.md", text)
+    builder.recorder.close()
+
+    assert messages(result) == []
+    [[request]] = batches  # one batch, from the prefetch; the page asked for the very same request
+    assert request.target_only
+    [recording] = builder.recorder._memo.values()
+    assert [c.function for c in recording.calls] == ["tests.test_ops.test_worked_example"]
+    assert "Gradient on the input" in result.markdown
+
+
+def test_an_example_with_central_differences_or_of_another_function_records_every_call():
+    from docs_hooks.examples import _example_request
+    from docs_hooks.record import Request
+
+    req = Request("tests/test_ops.py::test_worked_example", "tests.test_ops", "test_worked_example")
+    assert _example_request(req, "tests.test_ops.test_worked_example", {}).target_only
+    assert not _example_request(req, "ops.layer_norm_backward", {}).target_only
+    assert not _example_request(req, "tests.test_ops.test_worked_example", {"gradcheck": "ops.f"}).target_only
+    assert not _example_request(req, None, {}).target_only

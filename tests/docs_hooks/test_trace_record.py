@@ -111,3 +111,41 @@ def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touche
         assert edited.record([request])[request].result == 10 and edited.runs == 1
     finally:
         edited.close()
+
+
+NESTED = '''
+import numpy as np
+
+
+def helper(x):
+    return x * 2
+
+
+def worked_example():
+    data = np.arange(3.0)
+    doubled = helper(data)
+    data += 100  # changed after helper saw it
+    total = float(doubled.sum())
+    return total
+'''
+
+
+def test_a_target_only_request_records_the_function_itself_and_nothing_it_calls(tmp_path):
+    (tmp_path / "src").mkdir()
+    module = tmp_path / "src" / "nested.py"
+    module.write_text(NESTED, encoding="utf-8")
+    rec = Recorder(tmp_path, [tmp_path / "src"], {str(module): "nested"}, {}, None)
+    only = Request("worked", "nested", "worked_example", target_only=True)
+    full = Request("worked", "nested", "worked_example")  # the same name: replies go by position
+    try:
+        out = rec.record([only, full])
+    finally:
+        rec.close()
+
+    [call] = out[only].calls
+    assert call.function == "nested.worked_example" and call.args == {}
+    assert call.locals["total"] == 6.0 and call.result == 6.0 == out[only].result
+    assert list(call.locals["data"]) == [100.0, 101.0, 102.0]  # the locals as they were on return
+    assert out[only].files == ["src/nested.py"]
+    assert [c.function for c in out[full].calls] == ["nested.helper", "nested.worked_example"]
+    assert list(out[full].first("nested.helper").args["x"]) == [0.0, 1.0, 2.0]  # as helper saw it
