@@ -13,11 +13,11 @@ import json
 import re
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 
 from .cachedir import STORE_SUFFIX, Store
 from .errors import TraceError
+from .turns import Turns
 
 SCRIPT = Path(__file__).with_name("katex_render.js")
 # $...$ in prose: no space just inside the dollars, no digit right after (so "$5 and $6" stays text).
@@ -33,7 +33,7 @@ class MathRenderer:
         self.store = Store(cache_dir / f"katex{STORE_SUFFIX}") if cache_dir else None
         self._version: str | None = None
         self._proc: subprocess.Popen | None = None
-        self._lock = threading.Lock()  # the build's thread and the prefetch share one KaTeX process
+        self._turns = Turns()  # the build's thread and the prefetch share one KaTeX process
 
     def _key(self, item: tuple[str, bool]) -> str:
         """A formula's key in the store: KaTeX's version, display or inline, and the TeX."""
@@ -57,9 +57,9 @@ class MathRenderer:
     def render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
         """(html, error) for each (tex, display)."""
         cache = self.cache
-        if all(item in cache for item in items):  # rendered already (by the prefetch, say): no need to wait
-            return [cache[item] for item in items]
-        with self._lock:
+        with self._turns.turn(lambda: all(item in cache for item in items)) as rendered:
+            if rendered:  # already (by the prefetch, say)
+                return [cache[item] for item in items]
             return self._render_many(items)
 
     def _render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
@@ -75,6 +75,7 @@ class MathRenderer:
                 self.cache[item] = (result.get("html"), result.get("error"))
                 if result.get("html") is not None:
                     rendered[self._key(item)] = result["html"].encode("utf-8")
+            self._turns.landed()  # a page waiting for these goes on while they are stored
             if self.store is not None:
                 self.store.put_many(rendered)
         return [self.cache[it] for it in items]

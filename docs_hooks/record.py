@@ -19,10 +19,10 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from typing import Any
 
 from .cachedir import STORE_SUFFIX, Store
 from .errors import TraceError
+from .turns import Turns
 
 
 @dataclass(frozen=True)
@@ -382,6 +383,20 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
+    replies = tempfile.mkdtemp(prefix="docs-hooks-replies-")
+    try:
+        _serve(channel, replies)
+    finally:
+        shutil.rmtree(replies, ignore_errors=True)
+
+
+def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
+    """The child's loop: each reply is written to a file in ``replies`` and its path sent on ``channel``.
+
+    The build reads a file in one go; a reply of megabytes sent through the pipe
+    itself would be read 64 KiB at a time by a thread that must win the
+    interpreter from the build's own thread for every piece.
+    """
     baseline = set(sys.modules)
     _BASELINE.update(baseline)
     configured = False
@@ -419,7 +434,10 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
                 out.append(_run_request(request, payload["modules"], baseline))
             except TraceError as err:
                 out.append(err)
-        _dump(out, channel)
+        fd, path = tempfile.mkstemp(dir=replies, suffix=".pickle")
+        with os.fdopen(fd, "wb") as f:
+            _dump(out, f)
+        pickle.dump(path, channel)
         channel.flush()
 
 
@@ -471,7 +489,7 @@ class Recorder:
         self._proc: subprocess.Popen | None = None
         self._stderr = None
         self._finalizer: weakref.finalize | None = None
-        self._lock = threading.Lock()
+        self._turns = Turns()  # one conversation with the child at a time
         # A child started ahead of time (see start_child), used on the first miss, else stopped with the recorder.
         self._spare = spare
         self._spare_finalizer = weakref.finalize(self, stop_child, *spare) if spare else None
@@ -524,11 +542,17 @@ class Recorder:
         return out
 
     def record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
-        """Recordings for ``requests``, all in one child process; a request that failed maps to its error."""
+        """Recordings for ``requests``, all in one child process; a request that failed maps to its error.
+
+        One conversation with the child at a time (the prefetch runs in threads). A
+        caller whose requests are in another caller's batch waits for that batch
+        only: it is woken as soon as the recordings are in, not after whatever
+        batch the other caller sends next.
+        """
         memo = self._memo
-        if all(req in memo for req in requests):  # recorded already (by the prefetch, say): no need to wait
-            return {req: memo[req] for req in requests}
-        with self._lock:  # one child, one conversation at a time (the prefetch runs in threads)
+        with self._turns.turn(lambda: all(req in memo for req in requests)) as recorded:
+            if recorded:  # already (by the prefetch, say)
+                return {req: memo[req] for req in requests}
             return self._record_each(requests)
 
     def _record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
@@ -539,6 +563,7 @@ class Recorder:
         if todo:
             for req, value in zip(todo, self._run_child(todo)):
                 self._memo[req] = value
+            self._turns.landed()  # a page waiting for these goes on while they are stored
             self._store({req: self._memo[req] for req in todo if not isinstance(self._memo[req], TraceError)})
         for req in requests:
             out[req] = self._memo[req]
@@ -582,7 +607,11 @@ class Recorder:
         try:
             pickle.dump(payload, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             proc.stdin.flush()
-            return pickle.load(proc.stdout)
+            reply = Path(pickle.load(proc.stdout))
+            try:
+                return pickle.loads(reply.read_bytes())
+            finally:
+                reply.unlink(missing_ok=True)
         except (EOFError, OSError, pickle.UnpicklingError) as exc:
             stderr = b""
             if self._stderr is not None:

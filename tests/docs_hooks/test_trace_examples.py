@@ -858,11 +858,12 @@ def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(t
     req = examples.test_request("tests/test_ops.py::test_worked_example", root, root)
     builder.recorder.record([req])
     answered = []
-    with builder.recorder._lock:  # the prefetch is busy with a long batch
-        thread = threading.Thread(target=lambda: answered.append(builder.recorder.record([req])))
-        thread.start()
-        thread.join(timeout=10)
-        answered_while_busy = list(answered)
+    builder.recorder._busy = True  # the prefetch is busy with a long batch
+    thread = threading.Thread(target=lambda: answered.append(builder.recorder.record([req])))
+    thread.start()
+    thread.join(timeout=10)
+    answered_while_busy = list(answered)
+    builder.recorder._busy = False
     thread.join()
     builder.recorder.close()
 

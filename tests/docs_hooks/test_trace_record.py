@@ -149,3 +149,65 @@ def test_a_target_only_request_records_the_function_itself_and_nothing_it_calls(
     assert out[only].files == ["src/nested.py"]
     assert [c.function for c in out[full].calls] == ["nested.helper", "nested.worked_example"]
     assert list(out[full].first("nested.helper").args["x"]) == [0.0, 1.0, 2.0]  # as helper saw it
+
+
+SLEEPY = '''
+import time
+
+
+def nap(seconds):
+    time.sleep(seconds)
+    return seconds
+'''
+
+
+def test_a_caller_waiting_for_another_callers_batch_goes_on_when_that_batch_is_in(tmp_path):
+    """Not after the next batch the other caller (the prefetch) sends: that one may be long."""
+    import threading
+    import time
+
+    (tmp_path / "src").mkdir()
+    module = tmp_path / "src" / "sleepy.py"
+    module.write_text(SLEEPY, encoding="utf-8")
+    rec = Recorder(tmp_path, [tmp_path / "src"], {str(module): "sleepy"}, {}, None)
+    first, long = Request("first", "sleepy", "nap", (0.5,)), Request("long", "sleepy", "nap", (3.0,))
+    rec.record([Request("warm up", "sleepy", "nap", (0.0,))])  # the child is up before the clock starts
+    done = {}
+
+    def prefetch():
+        rec.record([first])
+        rec.record([long])
+        done["long"] = time.monotonic()
+
+    def page():
+        time.sleep(0.2)  # asks while the prefetch's first batch runs
+        assert rec.record([first])[first].result == 0.5
+        done["page"] = time.monotonic()
+
+    threads = [threading.Thread(target=prefetch), threading.Thread(target=page)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+    finally:
+        rec.close()
+    assert done["long"] - done["page"] > 2.0  # the page went on about 3 s before the long batch ended
+    assert rec.runs == 1
+
+
+def test_replies_go_through_files_that_are_removed_and_the_child_removes_its_folder(tmp_path):
+    import glob
+    import os
+    import tempfile
+
+    pattern = f"{tempfile.gettempdir()}/docs-hooks-replies-*"
+    before = set(glob.glob(pattern))
+    rec = make_recorder(tmp_path)
+    try:
+        rec.record([Request("shout 7", "noisy", "shout", (7,))])
+        [folder] = set(glob.glob(pattern)) - before  # the child's folder for its replies ...
+        assert os.listdir(folder) == []  # ... holds no reply once it was read
+    finally:
+        rec.close()
+    assert not os.path.exists(folder)  # and goes with the child
