@@ -7,10 +7,12 @@ modification time); after a full build, entries no build has used for
 ``MAX_AGE_DAYS`` days are deleted. A deleted entry is only made again, should
 it be needed: nothing is lost.
 
-Most entries are files of their own. Many small ones (a rendered formula each)
-live together in a ``Store``, one SQLite file: a first build then writes one
-file instead of hundreds, which on some file systems costs more than the
-rendering. A store's rows are pruned the same way, by when they were last read.
+Some entries are files of their own. The many small ones (each rendered
+formula, each recording, each source file's part of the code index) live
+together in a ``Store`` per kind, one SQLite file: a first build then writes a
+few files instead of hundreds, which on some file systems costs more than
+making the entries. A store's rows are pruned the same way, by when they were
+last read.
 """
 
 from __future__ import annotations
@@ -84,8 +86,11 @@ class Store:
                     chunk = keys[i:i + _CHUNK]
                     marks = ",".join("?" * len(chunk))
                     found.update(db.execute(f"SELECT key, value FROM entries WHERE key IN ({marks})", chunk))
-                    db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
-                               [now, now - _USED_EVERY, *chunk])
+                    try:
+                        db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
+                                   [now, now - _USED_EVERY, *chunk])
+                    except sqlite3.OperationalError:
+                        pass  # read-only: it is only a mark, as for files (see used)
             except sqlite3.DatabaseError as exc:
                 raise self._error(exc) from None
         return found

@@ -72,6 +72,16 @@ def test_rows_not_read_for_a_month_are_pruned_and_a_read_keeps_a_row(tmp_path):
     assert (tmp_path / "cache" / "s.sqlite3").exists()  # the file itself is never pruned by its age
 
 
+def test_a_store_that_cannot_be_written_is_still_read(tmp_path):
+    """A read-only cache (restored by CI, say): marking entries as read is skipped, as for files."""
+    store = Store(tmp_path / "s.sqlite3")
+    store.put_many({"a": b"kept"}, now=1.0)
+    store._connect().execute("PRAGMA query_only = ON")  # every write now fails
+    assert store.get_many(["a"]) == {"a": b"kept"}
+    with pytest.raises(TraceError, match="delete it and build again"):
+        store.put_many({"b": b"new"})
+
+
 def test_a_damaged_store_is_made_again(tmp_path):
     path = tmp_path / "s.sqlite3"
     path.write_bytes(b"this is not a database, it was cut short or overwritten" * 20)
