@@ -24,14 +24,13 @@ class Turns:
     def turn(self, ready: Callable[[], bool]) -> Iterator[bool]:
         """Yields True when ``ready()`` holds (nothing to do), else False with this caller's turn to talk."""
         with self._changed:
-            while not ready():
-                if not self._busy:
-                    self._busy = True
-                    break
+            while not (done := ready()) and self._busy:
                 self._changed.wait()
-            else:
-                yield True
-                return
+            if not done:
+                self._busy = True  # this caller's turn
+        if done:
+            yield True
+            return
         try:
             yield False
         finally:
