@@ -318,10 +318,15 @@ class Builder:
                 self.math.render_many([(tex, display) for tex, display, _ in scratch.math])
 
     def await_background(self) -> None:
-        """Wait until the background work is done; raise what went wrong in it that was not a TraceError."""
+        """Wait until the background work is done; raise what went wrong in it that was not a TraceError.
+
+        What was recorded is then in the recorder's store, for the next build.
+        """
         threads, self._prefetch_threads = self._prefetch_threads, []
         for thread in threads:
             thread.join()
+        if self._recorder is not None:
+            self._recorder.flush()
         self._raise_prefetch_errors()
 
     def _raise_prefetch_errors(self) -> None:

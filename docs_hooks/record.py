@@ -490,6 +490,11 @@ class Recorder:
         self._stderr = None
         self._finalizer: weakref.finalize | None = None
         self._turns = Turns()  # one conversation with the child at a time
+        # Recorded, not yet in the store: key -> (digests of the files it touched, recording). Written while
+        # the child runs the next batch, by flush(), and at the latest when this recorder goes (or the
+        # process ends), so a caller that never flushes loses nothing.
+        self._unstored: dict[str, tuple[dict, Recording]] = {}
+        self._unstored_finalizer = weakref.finalize(self, _write_recordings, self.store, self._unstored)
         # A child started ahead of time (see start_child), used on the first miss, else stopped with the recorder.
         self._spare = spare
         self._spare_finalizer = weakref.finalize(self, stop_child, *spare) if spare else None
@@ -524,14 +529,9 @@ class Recorder:
             found[keys[key]] = stored["recording"]
         return found
 
-    def _store(self, recorded: dict[Request, Recording]) -> None:
-        if self.store is None:
-            return
-        self.store.put_many({
-            self._key(req): pickle.dumps({"digests": {f: self._digest(f) for f in set(rec.files)}, "recording": rec},
-                                         protocol=pickle.HIGHEST_PROTOCOL)
-            for req, rec in recorded.items()
-        })
+    def flush(self) -> None:
+        """Write what was recorded since the last write to the store (the build calls it when its pages are done)."""
+        _write_recordings(self.store, self._unstored)
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""
@@ -563,8 +563,12 @@ class Recorder:
         if todo:
             for req, value in zip(todo, self._run_child(todo)):
                 self._memo[req] = value
-            self._turns.landed()  # a page waiting for these goes on while they are stored
-            self._store({req: self._memo[req] for req in todo if not isinstance(self._memo[req], TraceError)})
+            self._turns.landed()  # a page waiting for these goes on
+            if self.store is not None:
+                for req in todo:
+                    rec = self._memo[req]
+                    if not isinstance(rec, TraceError):
+                        self._unstored[self._key(req)] = ({f: self._digest(f) for f in set(rec.files)}, rec)
         for req in requests:
             out[req] = self._memo[req]
         return out
@@ -583,7 +587,8 @@ class Recorder:
         return self._proc
 
     def close(self) -> None:
-        """Stop the child process (it also stops by itself when this process exits)."""
+        """Store what is not stored yet, and stop the child process (it also stops when this process exits)."""
+        self.flush()
         if self._finalizer is not None:
             self._finalizer()
         self._proc = None
@@ -607,6 +612,7 @@ class Recorder:
         try:
             pickle.dump(payload, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             proc.stdin.flush()
+            self.flush()  # the last batch's recordings go to the store while the child runs this one
             reply = Path(pickle.load(proc.stdout))
             try:
                 return pickle.loads(reply.read_bytes())
@@ -627,6 +633,17 @@ class Recorder:
                 f"the recording process failed ({type(exc).__name__}):\n"
                 + stderr.decode(errors="replace")[-4000:]
             ) from None
+
+
+def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Recording]]) -> None:
+    """Write ``pending`` (key -> (digests, recording)) to ``store`` in one transaction, and empty it."""
+    if store is None or not pending:
+        return
+    items = dict(pending)
+    for key in items:
+        pending.pop(key, None)
+    store.put_many({key: pickle.dumps({"digests": digests, "recording": rec}, protocol=pickle.HIGHEST_PROTOCOL)
+                    for key, (digests, rec) in items.items()})
 
 
 PRELOAD_ENV = "DOCS_HOOKS_RECORDER_PRELOAD"

@@ -211,3 +211,26 @@ def test_replies_go_through_files_that_are_removed_and_the_child_removes_its_fol
     finally:
         rec.close()
     assert not os.path.exists(folder)  # and goes with the child
+
+
+def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_closed(tmp_path):
+    import gc
+
+    (tmp_path / "src").mkdir()
+    module = tmp_path / "src" / "noisy.py"
+    module.write_text(NOISY, encoding="utf-8")
+
+    def recorder():
+        return Recorder(tmp_path, [tmp_path / "src"], {str(module): "noisy"}, {"src/noisy.py": "one"}, tmp_path / "c")
+
+    request = Request("shout 9", "noisy", "shout", (9,))
+    first = recorder()
+    assert first.record([request])[request].result == 18
+    del first  # a caller that forgot: its recordings are written when it goes
+    gc.collect()
+
+    again = recorder()
+    try:
+        assert again.record([request])[request].result == 18 and again.runs == 0
+    finally:
+        again.close()

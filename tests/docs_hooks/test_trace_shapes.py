@@ -249,6 +249,7 @@ def build(root: Path, builder=None):
         builder = make_builder(load_settings(root))
         builder.math = StubMath()
     result = builder.expand("docs/page.md", (root / "docs/page.md").read_text(encoding="utf-8"))
+    builder.await_background()  # as a build ends: what was recorded is stored for the next one
     return result.markdown, [str(p) for p in result.problems], builder
 
 
