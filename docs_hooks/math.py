@@ -82,12 +82,7 @@ class MathRenderer:
 
     def _ask(self, payload: list[dict]) -> list[dict]:
         """One batch through the build's KaTeX process (started on first use, kept for the build)."""
-        if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen(
-                [self.node, str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, encoding="utf-8", cwd=self.project_root,
-                env={"KATEX_ROOT": str(self.project_root), "PATH": ""},
-            )
+        self.start()
         try:
             self._proc.stdin.write(json.dumps(payload) + "\n")
             self._proc.stdin.flush()
@@ -99,6 +94,16 @@ class MathRenderer:
             self.close()
             raise TraceError(f"KaTeX failed to run: {err.strip()[-2000:]}")
         return json.loads(answer)
+
+    def start(self) -> None:
+        """Start the KaTeX process now, if it is not running: it loads KaTeX while the build does other work."""
+        if not self.available() or (self._proc is not None and self._proc.poll() is None):
+            return
+        self._proc = subprocess.Popen(
+            [self.node, str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding="utf-8", cwd=self.project_root,
+            env={"KATEX_ROOT": str(self.project_root), "PATH": ""},
+        )
 
     def close(self) -> None:
         if self.store is not None:

@@ -83,12 +83,17 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
     parsed = {rel: parse_page(text, rel) for rel, text in pages.items()}  # needs no index: read first
     evidence = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
     spare = _early_recorder(settings) if coverage and evidence else None
+    math = _early_katex(settings)
     try:
         builder = Builder(settings, index_for(settings))
     except BaseException:
         if spare is not None:
             stop_child(*spare)
+        if math is not None:
+            math.close()
         raise
+    if math is not None:
+        builder.math = math
     for rel, text in pages.items():
         builder.remember_parse(rel, text, parsed[rel])
     if spare is not None:
@@ -142,6 +147,21 @@ def _early_recorder(settings: Settings):
         return None
     modules = sorted(p.stem for p in settings.source_root.glob("*.py") if p.stem != "__init__")
     return start_child(settings.project_root, recorder_path(settings), modules)
+
+
+def _early_katex(settings: Settings):
+    """A KaTeX renderer whose process starts now, loading KaTeX while the code is indexed, or None.
+
+    Only when the cache holds no rendered formula (a first build): then the
+    pages' formulas all go to KaTeX, the first of them soon after the index.
+    """
+    if settings.cache_dir is not None and (settings.cache_dir / f"katex{STORE_SUFFIX}").is_file():
+        return None
+    from .math import MathRenderer
+
+    math = MathRenderer(settings.project_root, settings.cache_dir)
+    math.start()
+    return math
 
 
 def build_order(settings: Settings) -> list[Path]:

@@ -112,3 +112,23 @@ def test_a_rendered_formula_is_read_back_by_the_next_build_without_katex(tmp_pat
     second.node = None  # this build could not render anything
     assert second.render_many([formula]) == [(html, None)]
     assert list((tmp_path / "cache").iterdir()) == [tmp_path / "cache" / "katex.sqlite3"]  # one file
+
+
+def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(make_project):
+    if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
+        pytest.skip("KaTeX is not installed here: run npm ci")
+    from docs_hooks.project import make_builder
+    from docs_hooks.settings import load_settings
+
+    root = make_project({"docs/page.md": "# Page\n\nThe mean $\\mu$.\n"})
+    if not (root / "node_modules").exists():
+        (root / "node_modules").symlink_to(REPO / "node_modules")
+    first = make_builder(load_settings(root), coverage=False)
+    assert first.math._proc is not None  # running before any page asked for a formula
+    first.expand("docs/page.md", (root / "docs/page.md").read_text())
+    first.await_background()
+    first.math.close()
+    assert (root / ".cache/docs_hooks/katex.sqlite3").is_file()
+
+    later = make_builder(load_settings(root), coverage=False)
+    assert later.math._proc is None  # formulas are cached: KaTeX starts only if one is missing
