@@ -66,8 +66,8 @@ def make_builder(settings: Settings, coverage: bool = True) -> Builder:
     """
     with paused():
         builder = _make_builder(settings, coverage)
-        # What the builder holds lives through the build: out of collections until its end (expand_site and
-        # the adapter unfreeze), and frozen before the collector runs again, which would walk all of it once.
+        # What the builder holds lives through the build: out of collections until expand_site ends, or the
+        # adapter's next build starts (see gcpause), and frozen before the collector runs again.
         freeze()
     return builder
 

@@ -232,6 +232,18 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         return repr(value)
 
 
+def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
+    """The call a frame starts: its caller (when that is the project's code), its line and its arguments."""
+    back = frame.f_back
+    caller = None
+    if back is not None and back.f_code.co_filename in modules and "<" not in back.f_code.co_qualname:
+        caller = f"{modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
+    return Call(function, caller, back.f_lineno if back is not None else 0, args, {}, None)
+
+
 class _Recorder:
     def __init__(self, modules: dict[str, str]):
         self.modules = modules  # absolute filename -> module name
@@ -260,17 +272,10 @@ class _Recorder:
         qual = frame.f_code.co_qualname
         if "<" in qual:  # comprehensions, lambdas, nested functions
             return None
-        caller = None
-        if back is not None and back.f_code.co_filename in self.modules and "<" not in back.f_code.co_qualname:
-            caller = f"{self.modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
         self.files.add(frame.f_code.co_filename)
         # Only the first call from each place is kept (``places`` above): a loop (central differences
         # call the forward thousands of times) adds nothing the pages show, only weight to the cache.
-        where = (f"{module}.{qual}", caller, back.f_lineno if back else 0)
-        code = frame.f_code
-        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-        args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
-        self.stack.append((frame, Call(where[0], caller, where[2], args, {}, None)))
+        self.stack.append((frame, _entry_call(frame, self.modules, f"{module}.{qual}")))
         frame.f_trace_lines = False
         return self._local
 
@@ -301,15 +306,10 @@ class _TargetOnly:
     def __call__(self, frame, event, arg):
         if event == "call" and frame.f_code is self.code and self.frame is None:
             sys.settrace(None)  # what the function calls runs at full speed
-            code, back = frame.f_code, frame.f_back
-            caller = None
-            if back is not None and back.f_code.co_filename in self.modules and "<" not in back.f_code.co_qualname:
-                caller = f"{self.modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
-            names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-            args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
+            code = frame.f_code
             name = f"{self.modules.get(code.co_filename, code.co_filename)}.{code.co_qualname}"
             self.frame = frame
-            self.call = Call(name, caller, back.f_lineno if back is not None else 0, args, {}, None)
+            self.call = _entry_call(frame, self.modules, name)
         return None
 
     def finish(self, result: Any) -> list[Call]:
@@ -459,8 +459,8 @@ class Request:
     target_only: bool = False
 
 
-def test_request(node_id: str, tests_parent: Path, project_root: Path, target_only: bool = False) -> Request:
-    """A request for ``tests/test_x.py::test_name`` (``target_only``: record the test's own call only)."""
+def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Request:
+    """A request for ``tests/test_x.py::test_name``."""
     path, sep, func = node_id.partition("::")
     if not sep or not path.endswith(".py") or not func:
         raise TraceError(f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name")
@@ -469,7 +469,7 @@ def test_request(node_id: str, tests_parent: Path, project_root: Path, target_on
         raise TraceError(f"test file '{path}' does not exist (from '{node_id}')")
     module = ".".join(Path(path).with_suffix("").relative_to(tests_parent.relative_to(project_root)).parts) \
         if tests_parent != project_root else ".".join(Path(path).with_suffix("").parts)
-    return Request(node_id, module, func, target_only=target_only)
+    return Request(node_id, module, func)
 
 
 class Recorder:
@@ -481,7 +481,6 @@ class Recorder:
         self.sys_path = [str(p) for p in sys_path]
         self.modules = modules  # absolute filename -> module name
         self.file_digests = file_digests  # repo path -> digest of its current text
-        self.cache_dir = cache_dir
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
         self.store = Store(cache_dir / f"recordings{STORE_SUFFIX}") if cache_dir is not None else None
         self.runs = 0  # how many child processes were started (for tests)
@@ -556,7 +555,6 @@ class Recorder:
             return self._record_each(requests)
 
     def _record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
-        out: dict[Request, Recording | TraceError] = {}
         missing = [req for req in dict.fromkeys(requests) if req not in self._memo]
         self._memo.update(self._cached(missing))
         todo = [req for req in missing if req not in self._memo]
@@ -569,9 +567,7 @@ class Recorder:
                     rec = self._memo[req]
                     if not isinstance(rec, TraceError):
                         self._unstored[self._key(req)] = ({f: self._digest(f) for f in set(rec.files)}, rec)
-        for req in requests:
-            out[req] = self._memo[req]
-        return out
+        return {req: self._memo[req] for req in requests}
 
     def _start(self) -> subprocess.Popen:
         """The child process that serves this recorder's requests (started on the first miss)."""

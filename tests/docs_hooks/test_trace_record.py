@@ -43,11 +43,14 @@ def die():
 '''
 
 
-def make_recorder(tmp_path):
-    (tmp_path / "src").mkdir()
-    module = tmp_path / "src" / "noisy.py"
-    module.write_text(NOISY, encoding="utf-8")
-    return Recorder(tmp_path, [tmp_path / "src"], {str(module): "noisy"}, {}, None)
+def make_recorder(tmp_path, name: str = "noisy", text: str = NOISY, digest: str | None = None, cache=None):
+    """A recorder for a project with one module, ``src/<name>.py`` (written on the first call)."""
+    module = tmp_path / "src" / f"{name}.py"
+    if not module.exists():
+        module.parent.mkdir(exist_ok=True)
+        module.write_text(text, encoding="utf-8")
+    digests = {f"src/{name}.py": digest} if digest is not None else {}
+    return Recorder(tmp_path, [tmp_path / "src"], {str(module): name}, digests, cache)
 
 
 def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_out_of_the_replies(tmp_path):
@@ -87,13 +90,10 @@ def test_closing_the_recorder_stops_its_child(tmp_path):
 
 
 def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touched_changes(tmp_path):
-    (tmp_path / "src").mkdir()
-    module = tmp_path / "src" / "noisy.py"
-    module.write_text(NOISY, encoding="utf-8")
     cache = tmp_path / "cache"
 
     def recorder(digest):
-        return Recorder(tmp_path, [tmp_path / "src"], {str(module): "noisy"}, {"src/noisy.py": digest}, cache)
+        return make_recorder(tmp_path, digest=digest, cache=cache)
 
     request = Request("shout 5", "noisy", "shout", (5,))
     first = recorder("one")
@@ -131,10 +131,7 @@ def worked_example():
 
 
 def test_a_target_only_request_records_the_function_itself_and_nothing_it_calls(tmp_path):
-    (tmp_path / "src").mkdir()
-    module = tmp_path / "src" / "nested.py"
-    module.write_text(NESTED, encoding="utf-8")
-    rec = Recorder(tmp_path, [tmp_path / "src"], {str(module): "nested"}, {}, None)
+    rec = make_recorder(tmp_path, "nested", NESTED)
     only = Request("worked", "nested", "worked_example", target_only=True)
     full = Request("worked", "nested", "worked_example")  # the same name: replies go by position
     try:
@@ -166,10 +163,7 @@ def test_a_caller_waiting_for_another_callers_batch_goes_on_when_that_batch_is_i
     import threading
     import time
 
-    (tmp_path / "src").mkdir()
-    module = tmp_path / "src" / "sleepy.py"
-    module.write_text(SLEEPY, encoding="utf-8")
-    rec = Recorder(tmp_path, [tmp_path / "src"], {str(module): "sleepy"}, {}, None)
+    rec = make_recorder(tmp_path, "sleepy", SLEEPY)
     first, long = Request("first", "sleepy", "nap", (0.5,)), Request("long", "sleepy", "nap", (3.0,))
     rec.record([Request("warm up", "sleepy", "nap", (0.0,))])  # the child is up before the clock starts
     done = {}
@@ -216,12 +210,8 @@ def test_replies_go_through_files_that_are_removed_and_the_child_removes_its_fol
 def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_closed(tmp_path):
     import gc
 
-    (tmp_path / "src").mkdir()
-    module = tmp_path / "src" / "noisy.py"
-    module.write_text(NOISY, encoding="utf-8")
-
     def recorder():
-        return Recorder(tmp_path, [tmp_path / "src"], {str(module): "noisy"}, {"src/noisy.py": "one"}, tmp_path / "c")
+        return make_recorder(tmp_path, digest="one", cache=tmp_path / "c")
 
     request = Request("shout 9", "noisy", "shout", (9,))
     first = recorder()
