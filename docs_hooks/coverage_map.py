@@ -88,6 +88,10 @@ class Measurement:
         _yield_to_the_build(self._proc.pid)
         self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)
 
+    def done(self) -> bool:
+        """Whether ``result()`` would answer now: read from the cache, or the run has ended."""
+        return self._map is not None or self._error is not None or self._proc.poll() is not None
+
     def result(self) -> CoverageMap:
         if self._map is not None:
             return self._map

@@ -213,13 +213,20 @@ class Builder:
             self._deferred_keys[key] = len(self._deferred) - 1
         return f"<!--trace-deferred:{self._deferred_keys[key]}-->"
 
+    def can_finish(self, text: str) -> bool:
+        """Whether ``finish`` would fill ``text`` now, without waiting: it holds no placeholder, or the
+        coverage run has ended (or was read from the cache)."""
+        return self._coverage_run is None or self._coverage_run.done() or not DEFERRED.search(text)
+
     def finish(self, page: str, text: str) -> tuple[str, list[TraceError]]:
         """``text`` with every deferred placeholder filled (waiting for the coverage run if need be).
 
         A placeholder that cannot be filled becomes an error box, and its problem
-        is returned once per page, with the page's name.
+        is returned once per page, with the page's name. A bug in the background
+        work that has shown already is raised here; ``await_background`` raises
+        the rest when the build ends.
         """
-        self.await_background()  # done long before: MkDocs has rendered every page by now
+        self._raise_prefetch_errors()
         problems: dict[str, TraceError] = {}
 
         def fill(m: re.Match) -> str:

@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 
 from docs_hooks import gcpause
+from docs_hooks.atomic import atomic_write
 from docs_hooks.cachedir import MAX_AGE_DAYS, prune
 from docs_hooks.lock import compare, read_lock
 from docs_hooks.project import fingerprint, make_builder
@@ -32,6 +33,7 @@ def on_config(config, **kwargs):
         _state["builder"] = make_builder(settings)
         _state["fingerprint"] = stamp
     _state["settings"] = settings
+    _state["unfinished"] = {}  # page -> its HTML file, written before the coverage run ended (on_post_page)
     _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
     return config
@@ -69,15 +71,42 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 
 def on_post_page(output, page, config, **kwargs):
-    """Fill in what waited for the coverage run: the tests ran while MkDocs rendered the pages."""
+    """Fill in what waited for the coverage run: the tests ran while MkDocs rendered the pages.
+
+    While the run is still going, the page is written with its placeholders and
+    filled in on_post_build instead: MkDocs goes on with the other pages meanwhile.
+    """
     settings, builder = _state["settings"], _state["builder"]
-    html, problems = builder.finish(settings.rel(Path(page.file.abs_src_path)), output)
+    rel = settings.rel(Path(page.file.abs_src_path))
+    if not builder.can_finish(output):
+        _state["unfinished"][rel] = Path(page.file.abs_dest_path)
+        return output
+    return _finish(builder, rel, output)
+
+
+def _finish(builder, rel: str, html: str) -> str:
+    html, problems = builder.finish(rel, html)
     for problem in problems:
         log.warning(str(problem))
     return html
 
 
 def on_post_build(config, **kwargs):
+    builder = _state["builder"]
+    builder.await_background()  # a bug in the background work is raised here, not lost
+    unfinished, _state["unfinished"] = _state["unfinished"], {}
+    for rel, dest in unfinished.items():
+        written = dest.read_text(encoding="utf-8")
+        html = _finish(builder, rel, written)
+        if html == written:  # its placeholders are gone: a plugin changed the page after this hook
+            from mkdocs.exceptions import PluginError
+
+            raise PluginError(
+                f"{rel}: its HTML file {dest} no longer holds the placeholders docs_hooks left in it while the "
+                "coverage run was going; another plugin's on_post_page removed them (by removing HTML "
+                "comments, say). Turn that off in the plugin, or build again: with the run's result cached, "
+                "docs_hooks fills the page before the other plugins see it")
+        atomic_write(dest, html)
     # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
     # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
     # hands them back when its next build starts (on_config).

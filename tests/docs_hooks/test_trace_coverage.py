@@ -197,3 +197,81 @@ def test_a_page_expanded_again_while_serving_reuses_its_placeholders(make_projec
 
     assert len(builder._deferred) == 1
     assert "<!--trace-deferred:0-->" in first.markdown and "<!--trace-deferred:0-->" in edited.markdown
+
+
+# ------------------------------------------------------------------ the MkDocs build does not wait for the run
+
+SLOW_TESTS = TESTS + '''
+
+def test_slowly():
+    """Outlasts the build's pages; then leaves a mark, so the build can tell when the run had ended."""
+    import time
+    from pathlib import Path
+
+    time.sleep(3)
+    Path("run-ended").write_text("")
+'''
+
+# Listed after docs_hooks, so it sees each page as docs_hooks hands it on (and as MkDocs writes it).
+WATCHER = '''\
+from pathlib import Path
+
+
+def on_post_page(output, page, config, **kwargs):
+    ended = Path(config.config_file_path).parent.joinpath("run-ended").exists()
+    Path(config.config_file_path).parent.joinpath("seen.txt").write_text(
+        f"run ended: {ended}; placeholder: {'trace-deferred' in output}\\n")
+    return output
+'''
+
+
+def slow_site(make_project, watcher: str = WATCHER) -> Path:
+    from .conftest import REPO
+    from .test_trace_cli import MKDOCS_YML
+
+    root = project(make_project)
+    (root / "tests/test_branchy.py").write_text(SLOW_TESTS, encoding="utf-8")
+    (root / "docs").mkdir(exist_ok=True)
+    (root / "docs/page.md").write_text(CLIP_PAGE, encoding="utf-8")
+    (root / "watcher.py").write_text(watcher, encoding="utf-8")
+    hooks = f"  - {REPO / 'docs_hooks' / 'hooks.py'}\n"
+    assert hooks in MKDOCS_YML
+    (root / "mkdocs.yml").write_text(MKDOCS_YML.replace(hooks, hooks + "  - watcher.py\n"), encoding="utf-8")
+    return root
+
+
+def test_a_page_written_while_the_coverage_run_goes_on_is_filled_when_the_build_ends(make_project):
+    from .conftest import run_cli
+    from .test_trace_cli import mkdocs_build
+
+    root = slow_site(make_project)
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    # MkDocs went on while the tests ran: the page was handed on with its placeholder, before the run ended ...
+    assert (root / "seen.txt").read_text() == "run ended: False; placeholder: True\n"
+    # ... and the file it wrote was filled in when the build ended.
+    html = (root / "site/page/index.html").read_text(encoding="utf-8")
+    assert "trace-deferred" not in html
+    row = re.search(r"<tr><td>Tests that run these equations' lines \(line coverage\)</td><td>(.*?)</td></tr>", html)
+    assert row and "test_large_values_are_clipped" in row.group(1)
+    assert "test_small_values_pass_through" not in row.group(1)
+
+
+def test_a_plugin_that_removes_the_placeholders_fails_the_build_with_the_page_and_what_to_do(make_project):
+    from .conftest import run_cli
+    from .test_trace_cli import mkdocs_build
+
+    stripper = WATCHER.replace("    return output\n", "    import re\n\n    return re.sub(r'<!--.*?-->', '', output)\n")
+    root = slow_site(make_project, stripper)
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    log = result.stdout + result.stderr
+    assert result.returncode == 1, log
+    assert ("docs/page.md: its HTML file " + str(root / "site/page/index.html") + " no longer holds the "
+            "placeholders docs_hooks left in it while the coverage run was going") in log
+    assert "Turn that off in the plugin, or build again" in log

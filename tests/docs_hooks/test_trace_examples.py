@@ -826,9 +826,9 @@ def test_a_bug_in_a_prefetch_is_raised_in_the_build_not_swallowed(tmp_path):
 
     builder.prefetchers.append(broken)
     builder.prefetch({"docs/page.md": "# Page\n"})
-    with pytest.raises(KeyError, match="a bug in a prefetcher"):  # at the latest when the page is finished
-        expanded = builder.expand("docs/page.md", "# Page\n")
-        builder.finish("docs/page.md", expanded.markdown)
+    with pytest.raises(KeyError, match="a bug in a prefetcher"):  # at the latest when the build ends
+        builder.expand("docs/page.md", "# Page\n")
+        builder.await_background()
 
 
 def test_a_table_of_every_page_reads_the_other_pages_without_running_their_examples(tmp_path):
