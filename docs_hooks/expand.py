@@ -24,6 +24,7 @@ HEADING = re.compile(r"^(#{1,6})\s")
 CODE_SPAN = re.compile(r"(`+[^`]*`+|<code>.*?</code>)")
 PLACEHOLDER = re.compile("\x02trace-math-(\\d+)\x03")
 DEFERRED = re.compile(r"<!--trace-deferred:(\d+)-->")
+SITE_TABLE = re.compile(r"<!--trace-site:(\d+)-->")
 COVERAGE_ROW = "Tests that run these equations' lines (line coverage)"
 REACHED_SHOWN = 100  # tests listed as reaching a function through others (see Builder._reached_by_tests)
 FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -150,7 +151,6 @@ class Builder:
         self.all_entries: dict[str, list[EntryData]] = {}
         self._expanded: dict[tuple[str, str], Expanded] = {}  # (page, text) -> result, once per build
         self._expanding: set[str] = set()
-        self._site_wide: set[str] = set()  # pages whose tables are made from every page
         self._graph_memo: dict[tuple, list[str]] = {}
         self._parsed: dict[str, tuple] = {}  # page -> (its text, the parsed page)
         self._recorder = None
@@ -158,6 +158,8 @@ class Builder:
         self._deferred: list[tuple[Callable, Callable]] = []  # HTML that needs the coverage run (see defer)
         self._deferred_done: dict[int, str | TraceError] = {}
         self._deferred_keys: dict[tuple, int] = {}
+        self._site_tables: list[tuple[Callable[[], str], int]] = []  # (make, line): see site_table
+        self._site_keys: dict[tuple, int] = {}
         # Functions run by prefetch() in threads of their own: (builder, {page: parsed page}) -> None.
         self.prefetchers: list[Callable] = []
         self._prefetch_threads: list = []
@@ -213,21 +215,44 @@ class Builder:
             self._deferred_keys[key] = len(self._deferred) - 1
         return f"<!--trace-deferred:{self._deferred_keys[key]}-->"
 
+    def site_table(self, make: Callable[[], str], key: tuple, line: int) -> str:
+        """A table made from every page of the site (the traceability matrix, say), as a placeholder
+        that ``finish`` fills.
+
+        When the pages are finished every page has been expanded, so the table
+        reads the entries the pages really have, with no second reading of the
+        pages for it; and the page that holds the table is expanded once, like
+        any other (its Markdown no longer changes with the other pages). The
+        table is made again at each ``finish``: while serving, it follows edits
+        of the other pages. ``line`` is the block's, for the table's problems.
+        """
+        if key not in self._site_keys:
+            self._site_tables.append((make, line))
+            self._site_keys[key] = len(self._site_tables) - 1
+        return f"<!--trace-site:{self._site_keys[key]}-->"
+
     def can_finish(self, text: str) -> bool:
         """Whether ``finish`` would fill ``text`` now, without waiting: it holds no placeholder, or the
         coverage run has ended (or was read from the cache)."""
-        return self._coverage_run is None or self._coverage_run.done() or not DEFERRED.search(text)
+        return (self._coverage_run is None or self._coverage_run.done()
+                or not (DEFERRED.search(text) or SITE_TABLE.search(text)))
 
-    def finish(self, page: str, text: str) -> tuple[str, list[TraceError]]:
+    def finish(self, page: str, text: str, coverage: bool = True) -> tuple[str, list[TraceError]]:
         """``text`` with every deferred placeholder filled (waiting for the coverage run if need be).
 
+        The site-wide tables are filled first (they may hold what waits for the
+        coverage run themselves); with ``coverage=False`` only they are, and
+        what waits for the coverage run stays a placeholder, unwaited for.
         A placeholder that cannot be filled becomes an error box, and its problem
         is returned once per page, with the page's name. A bug in the background
         work that has shown already is raised here; ``await_background`` raises
         the rest when the build ends.
         """
         self._raise_prefetch_errors()
-        problems: dict[str, TraceError] = {}
+        text, found = self._fill_site_tables(page, text)
+        if not coverage:
+            return text, found
+        problems: dict[str, TraceError] = {err.message: err for err in found}
 
         def fill(m: re.Match) -> str:
             n = int(m.group(1))
@@ -244,6 +269,20 @@ class Builder:
 
         filled = DEFERRED.sub(fill, text)
         return filled, list(problems.values())
+
+    def _fill_site_tables(self, page: str, text: str) -> tuple[str, list[TraceError]]:
+        ctx = Context(self, page, None, [], [], {})
+
+        def fill(m: re.Match) -> str:
+            make, line = self._site_tables[int(m.group(1))]
+            try:
+                return ctx.inline_math(make().rstrip("\n"), line)  # the placeholder ends its line already
+            except TraceError as err:
+                ctx.problems.append(err.at(page, line))
+                return R.error_box(str(err.at(page, line)))
+
+        filled = SITE_TABLE.sub(fill, text)
+        return self.render_math(filled, ctx), ctx.problems
 
     def tests_running(self, resolved_list) -> list[str]:
         """Tests that executed any of these statements, by line coverage (indexed tests only)."""
@@ -353,20 +392,18 @@ class Builder:
             result = self._expand(page, text)
         finally:
             self._expanding.discard(page)
-        if page not in self._site_wide:  # a site-wide table changes with the other pages: never kept
-            self._expanded[key] = result
+        self._expanded[key] = result
         return result
 
     def site_entries(self) -> dict[str, list[EntryData]]:
-        """The entries of every page of the site, read from pages not expanded yet.
+        """The entries of every page of the site.
 
-        Site-wide tables (the traceability matrix) need them; a page that is
-        being expanded right now (the one holding the table) is left out. A page
-        not expanded yet is read for its entries and equations only, which needs
-        no recorded evidence: a table of every page does not wait for every
-        page's recordings.
+        Site-wide tables (the traceability matrix) need them. They are made when
+        the pages are finished (see site_table), when every page has been
+        expanded; a page that has not been (one MkDocs leaves out, say) is read
+        for its entries and equations only, which needs no recorded evidence. A
+        page being expanded right now is left out.
         """
-        self._site_wide.update(self._expanding)
         for file in self.settings.pages():
             rel = self.settings.rel(file)
             if rel not in self._expanding and rel not in self.all_entries:

@@ -155,4 +155,5 @@ TABLES = {
 
 def attach(builder: Builder) -> None:
     for kind, table in TABLES.items():
-        builder.inventory_kinds[kind] = lambda ctx, block, table=table: table(ctx.builder, ctx.page)
+        builder.inventory_kinds[kind] = lambda ctx, block, kind=kind, table=table: ctx.builder.site_table(
+            lambda b=ctx.builder, page=ctx.page: table(b, page), (kind, ctx.page, block.line), block.line)

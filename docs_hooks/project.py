@@ -193,8 +193,9 @@ class SiteResult:
 
 
 def expand_site(settings: Settings, builder: Builder | None = None, finish: bool = True) -> SiteResult:
-    """Every page expanded. With ``finish`` (the default) the Markdown is complete: what waits
-    for the coverage run is filled in; without it that part stays a placeholder, unwaited for."""
+    """Every page expanded, its site-wide tables filled in. With ``finish`` (the default) the Markdown
+    is complete: what waits for the coverage run is filled in; without it that part stays a
+    placeholder, unwaited for."""
     builder = builder or make_builder(settings)
     result = SiteResult()
     freeze()  # the index and the parsed pages live through the build: see gcpause
@@ -207,11 +208,10 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
     finally:
         unfreeze()
     builder.await_background()  # a bug in the background work is raised here, not lost
-    if finish:
-        for rel, expanded in result.pages.items():
-            markdown, problems = builder.finish(rel, expanded.markdown)
-            result.pages[rel] = dataclasses.replace(expanded, markdown=markdown, problems=expanded.problems + problems)
-            result.problems.extend(problems)
+    for rel, expanded in result.pages.items():
+        markdown, problems = builder.finish(rel, expanded.markdown, coverage=finish)
+        result.pages[rel] = dataclasses.replace(expanded, markdown=markdown, problems=expanded.problems + problems)
+        result.problems.extend(problems)
     return result
 
 

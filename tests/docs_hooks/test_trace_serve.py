@@ -20,7 +20,7 @@ def test_the_fingerprint_ignores_pages_and_follows_code_and_tests(make_project):
     assert fingerprint(settings) != second
 
 
-def test_an_unchanged_page_is_expanded_once_but_a_site_wide_table_every_time(make_project):
+def test_an_unchanged_page_is_expanded_once_and_a_site_wide_table_follows_the_other_pages(make_project):
     root = make_project({
         "docs/page.md": "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n",
         "docs/pages.md": "```trace-inventory\nof: pages\n```\n",
@@ -30,5 +30,35 @@ def test_an_unchanged_page_is_expanded_once_but_a_site_wide_table_every_time(mak
 
     assert builder.expand("docs/page.md", page) is builder.expand("docs/page.md", page)
     first = builder.expand("docs/pages.md", table)
-    assert builder.expand("docs/pages.md", table) is not first
-    assert "Forward" in first.markdown
+    assert builder.expand("docs/pages.md", table) is first  # the table is a placeholder until the page is finished
+    assert "Forward" not in first.markdown
+    html, problems = builder.finish("docs/pages.md", first.markdown)
+    assert problems == [] and "Forward" in html
+
+    builder.expand("docs/page.md", page.replace("Forward", "The forward pass"))  # an edit while serving
+    html, problems = builder.finish("docs/pages.md", first.markdown)
+    assert problems == [] and "The forward pass" in html and "Forward" not in html
+
+
+def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block_by_the_build_and_by_check(
+        make_project):
+    from docs_hooks.errors import TraceError
+    from docs_hooks.project import check_site, expand_site
+
+    root = make_project({"docs/pages.md": "# Pages\n\n```trace-inventory\nof: pages\n```\n"})
+    settings = load_settings(root)
+
+    def broken(builder, page):
+        raise TraceError("no table today")
+
+    def with_broken_kind():
+        builder = make_builder(settings, coverage=False)
+        builder.inventory_kinds["pages"] = lambda ctx, block: ctx.builder.site_table(
+            lambda: broken(ctx.builder, ctx.page), ("broken", ctx.page), block.line)
+        return builder
+
+    site = expand_site(settings, with_broken_kind())
+    assert [str(p) for p in site.problems] == ["docs/pages.md:3: no table today"]
+    assert "no table today" in site.pages["docs/pages.md"].markdown and "trace-site" not in site.pages[
+        "docs/pages.md"].markdown
+    assert "docs/pages.md:3: no table today" in [str(p) for p in check_site(settings, with_broken_kind())]
