@@ -82,7 +82,7 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
             continue  # the page's own read reports it
     parsed = {rel: parse_page(text, rel) for rel, text in pages.items()}  # needs no index: read first
     evidence = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
-    spare = _early_recorder(settings) if coverage and evidence else None
+    spare = _early_recorder(settings, parsed.values()) if coverage and evidence else None
     math = _early_katex(settings)
     try:
         builder = Builder(settings, index_for(settings))
@@ -131,8 +131,9 @@ def _compile_spec_in_background(settings: Settings):
 PLAIN_BLOCKS = frozenset({"entry", "equation", "excerpt", "inventory"})
 
 
-def _early_recorder(settings: Settings):
-    """A recording child started before the code is indexed, importing the source's modules meanwhile.
+def _early_recorder(settings: Settings, pages=()):
+    """A recording child started before the code is indexed, importing meanwhile the source's modules
+    and the test modules the ``pages`` (parsed) name.
 
     Only when some page shows recorded evidence and the cache holds no
     recording at all (a first build, or after ``make clean``): then the build
@@ -146,7 +147,23 @@ def _early_recorder(settings: Settings):
     if not settings.source_root.is_dir():
         return None
     modules = sorted(p.stem for p in settings.source_root.glob("*.py") if p.stem != "__init__")
-    return start_child(settings.project_root, recorder_path(settings), modules)
+    return start_child(settings.project_root, recorder_path(settings), modules + _test_modules(settings, pages))
+
+
+def _test_modules(settings: Settings, pages) -> list[str]:
+    """The modules of the tests that the pages' blocks name (``test:``), in the order the pages name them."""
+    from .record import test_request
+
+    found: dict[str, None] = {}
+    for page in pages:
+        for block in page.blocks:
+            test = block.data.get("test")
+            if isinstance(test, str):
+                try:
+                    found[test_request(test, settings.tests_root.parent, settings.project_root).module] = None
+                except TraceError:
+                    continue  # the page reports it where it is written
+    return list(found)
 
 
 def _early_katex(settings: Settings):

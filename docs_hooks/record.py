@@ -106,7 +106,19 @@ def _is_local_module(name: str | None) -> bool:
     file = getattr(sys.modules.get(name), "__file__", None)
     if not file:
         return name == "__main__"
-    file = os.path.abspath(file)
+    key = (file, tuple(_LOCAL_ROOTS))
+    local = _LOCAL_FILES.get(key)
+    if local is None:
+        local = _LOCAL_FILES[key] = _is_local_file(os.path.abspath(file))
+    return local
+
+
+# A module file -> whether it is the project's: asked for every loaded module after every request,
+# hundreds of them (NumPy's, pytest's), whose answer never changes.
+_LOCAL_FILES: dict[tuple[str, tuple], bool] = {}
+
+
+def _is_local_file(file: str) -> bool:
     prefixes = {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
     if any(file.startswith(p) for p in prefixes) or "site-packages" in file:
         return False
@@ -200,11 +212,12 @@ def _make(value: Any, project_root: str) -> Any:
 def _loaded_files(baseline: set[str], project_root: str) -> set[str]:
     """Files of the project's own modules imported since ``baseline`` (they can change a result)."""
     out = set()
+    root = os.path.abspath(project_root) + os.sep
     for name, module in list(sys.modules.items()):
         if name in baseline or not _is_local_module(name):
             continue
         file = getattr(module, "__file__", None)
-        if file and os.path.abspath(file).startswith(os.path.abspath(project_root) + os.sep):
+        if file and os.path.abspath(file).startswith(root):
             out.add(os.path.abspath(file))
     return out
 

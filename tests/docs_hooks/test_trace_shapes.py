@@ -637,7 +637,7 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
 
     started = []
     early = project._early_recorder
-    monkeypatch.setattr(project, "_early_recorder", lambda s: started.append(early(s)) or started[-1])
+    monkeypatch.setattr(project, "_early_recorder", lambda s, pages: started.append(early(s, pages)) or started[-1])
     root = tiny_project(tmp_path, CACHE_PAGE)
 
     _, problems, builder = build(root)
@@ -649,3 +649,35 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
     assert started[1] is None  # recordings are cached now: a child starts only on a miss
     make_builder(load_settings(root), coverage=False)
     assert len(started) == 2  # check never starts one early
+
+
+def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_well(tmp_path, monkeypatch):
+    from docs_hooks import project
+    from docs_hooks.record import PRELOAD_ENV
+
+    example = """
+    ```trace-example
+    title: Rows
+    test: tests/test_ops.py::test_rows_are_normalised
+    show:
+      - {label: mean, code: mu}
+    ```
+
+    ```trace-example
+    title: Nowhere
+    test: tests/test_nowhere.py::test_gone
+    show:
+      - {label: mean, code: mu}
+    ```
+    """
+    root = tiny_project(tmp_path, CACHE_PAGE, example)
+    preloads = []
+    start = project.start_child
+    monkeypatch.setattr(project, "start_child", lambda *a: preloads.append(a[2]) or start(*a))
+
+    _, problems, builder = build(root)
+
+    assert preloads == [["model", "ops", "optim", "settings", "train", "tests.test_ops"]]  # not the missing file
+    assert [p.split(": ", 1)[1] for p in problems if "test_nowhere" in p] == [
+        "example 'Nowhere': test file 'tests/test_nowhere.py' does not exist (from 'tests/test_nowhere.py::test_gone')"]
+    assert PRELOAD_ENV  # the child reads the list from this variable (see record.start_child)
