@@ -1,10 +1,11 @@
 """Which tests actually run each line of the source: line coverage per test.
 
 The static call graph says which tests *call* a function; this says which
-tests *executed* a given line, measured by coverage.py with its
-``test_function`` dynamic context while pytest runs the configured tests. The
-run happens in a child process, once per change of the code: its result is
-cached under a digest of every source and test file.
+tests *executed* a given line, measured by coverage.py while pytest runs the
+configured tests, each test's lines under the test's name (pytest tells
+coverage.py when each test starts: see child_main). The run happens in a child
+process, once per change of the code: its result is cached under a digest of
+every source and test file.
 """
 
 from __future__ import annotations
@@ -69,20 +70,20 @@ class Measurement:
             self._map = CoverageMap({f: {int(n): t for n, t in lines.items()} for f, lines in raw.items()})
             return
         self._tmp = tempfile.TemporaryDirectory()
-        self._data_file = os.path.join(self._tmp.name, "coverage.sqlite")
-        rc = os.path.join(self._tmp.name, "coveragerc")
-        Path(rc).write_text(f"[run]\ndynamic_context = test_function\nsource = {source_root}\n"
-                            f"data_file = {self._data_file}\n")
+        self._lines_file = os.path.join(self._tmp.name, "lines.json")
         env = dict(os.environ)
         # Modules import as the code index names them: from the source root, tests from the project root.
-        env["PYTHONPATH"] = os.pathsep.join([str(source_root), str(project_root), env.get("PYTHONPATH", "")])
+        # This package comes last, for the run's own driver (child_main).
+        env["PYTHONPATH"] = os.pathsep.join([str(source_root), str(project_root), env.get("PYTHONPATH", ""),
+                                             str(Path(__file__).resolve().parent.parent)])
         self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")
         self._proc = subprocess.Popen(
             # --assert=plain: which lines run does not depend on pytest's assertion rewriting, and
             # rewriting every test module and plugin package again (when bytecode is not cached)
             # would take longer than the tests do.
-            [sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", "-q",
-             "-p", "no:cacheprovider", "--assert=plain", "-x", *pytest_args],
+            [sys.executable, "-c", "from docs_hooks.coverage_map import child_main; child_main()",
+             str(source_root), str(project_root), self._lines_file,
+             "-q", "-p", "no:cacheprovider", "--assert=plain", "-x", *pytest_args],
             cwd=project_root, stdout=self._output, stderr=subprocess.STDOUT, env=env,
         )
         _yield_to_the_build(self._proc.pid)
@@ -104,19 +105,12 @@ class Measurement:
                 self._error = TraceError("the tests failed while measuring which test runs which line; "
                                          "fix them first:\n" + "\n".join(tail))
                 raise self._error
-            import coverage
-
-            data = coverage.CoverageData(basename=self._data_file)
-            data.read()
-            lines: dict[str, dict[int, list[str]]] = {}
-            for measured in data.measured_files():
-                repo_path = Path(measured).resolve().relative_to(self.project_root.resolve()).as_posix()
-                by_line = data.contexts_by_lineno(measured)
-                lines[repo_path] = {n: sorted(c for c in ctxs if c) for n, ctxs in by_line.items() if any(ctxs)}
+            text = Path(self._lines_file).read_text(encoding="utf-8")
+            lines = {f: {int(n): t for n, t in by_line.items()} for f, by_line in json.loads(text).items()}
         finally:
             self._finalizer()
         if self._cached is not None:
-            atomic_write(self._cached, json.dumps(lines, sort_keys=True))
+            atomic_write(self._cached, text)
         self._map = CoverageMap(lines)
         return self._map
 
@@ -145,3 +139,56 @@ def _discard(proc: subprocess.Popen, output, tmp: tempfile.TemporaryDirectory) -
         proc.wait()
     output.close()
     tmp.cleanup()
+
+
+def child_main() -> None:  # pragma: no cover - runs in the coverage run's own process
+    """The coverage run: pytest under coverage.py, each test's lines measured under the test's name.
+
+    Arguments: the source root, the project root, the JSON file to write
+    (repo path -> line -> the tests that ran it), then pytest's arguments.
+    pytest switches coverage.py's context as each test's call starts and ends,
+    to the test's name as the code index gives it (module.function, or
+    module.Class.method). coverage.py's own ``test_function`` contexts guess the
+    test from each new frame's name instead: that check on every call costs a
+    good part of the run, and it takes any function named ``test*`` for a test
+    (Hypothesis runs a test through a method named ``test_function``, so every
+    line such a test ran was counted for that method). The exit code is pytest's.
+    """
+    source_root, project_root, out, *pytest_args = sys.argv[1:]
+    import coverage
+    import pytest
+
+    cov = coverage.Coverage(data_file=None, config_file=False, source=[source_root])
+
+    class TestContexts:
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_call(self, item):
+            cov.switch_context(_test_context(item))
+            yield
+            cov.switch_context("")
+
+    cov.start()
+    try:
+        code = pytest.main(pytest_args, plugins=[TestContexts()])
+    finally:
+        cov.stop()
+    if code == 0:
+        data = cov.get_data()
+        root = Path(project_root).resolve()
+        lines = {}
+        for measured in data.measured_files():
+            by_line = data.contexts_by_lineno(measured)
+            lines[Path(measured).resolve().relative_to(root).as_posix()] = {
+                n: sorted(c for c in contexts if c) for n, contexts in by_line.items() if any(contexts)}
+        Path(out).write_text(json.dumps(lines, sort_keys=True), encoding="utf-8")
+    sys.exit(int(code))
+
+
+def _test_context(item) -> str:
+    """A pytest test's name as coverage.py's ``test_function`` contexts give it."""
+    function = getattr(item, "function", None)
+    name = getattr(function, "__name__", None) or item.name.partition("[")[0]
+    cls = getattr(item, "cls", None)
+    if cls is not None:
+        return f"{cls.__module__}.{cls.__name__}.{name}"
+    return f"{getattr(function, '__module__', None) or item.module.__name__}.{name}"

@@ -54,6 +54,27 @@ def test_each_line_knows_the_tests_that_ran_it(make_project, tmp_path):
     assert passed == ["tests.test_branchy.test_small_values_pass_through"]
 
 
+def test_a_test_that_hypothesis_runs_is_counted_under_its_own_name(make_project, tmp_path):
+    root = project(make_project)
+    (root / "tests/test_branchy.py").write_text(TESTS + '''
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=5, deadline=None, database=None)
+@given(st.integers(6, 100))
+def test_every_large_value_is_clipped(x):
+    assert clip(x, 5) == 5
+''', encoding="utf-8")
+    settings_ = load_settings(root)
+    index = index_for(settings_)
+
+    cov = measure(root, settings_.source_root, settings_.coverage_tests, index.file_digests, tmp_path / "cache")
+
+    assert cov.tests_running("src/branchy.py", 3, 3) == [
+        "tests.test_branchy.test_every_large_value_is_clipped", "tests.test_branchy.test_large_values_are_clipped"]
+
+
 def test_the_result_is_cached_until_the_code_changes(make_project, tmp_path):
     root = project(make_project)
     settings = load_settings(root)
