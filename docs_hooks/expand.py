@@ -19,6 +19,7 @@ from .errors import TraceError
 from .lock import LockEntry
 from .math import INLINE_MATH, MathRenderer
 from .settings import Settings
+from .stash import in_heading, placeholder, stash_blocks, unstash
 
 HEADING = re.compile(r"^(#{1,6})\s")
 CODE_SPAN = re.compile(r"(`+[^`]*`+|<code>.*?</code>)")
@@ -62,6 +63,10 @@ class Expanded:
     uses: list[LockEntry]  # every reference that resolved, for the lock
     unresolved: dict[tuple[str, str], int]  # (page, key) -> line, for references that did not
     entries: list[EntryData]
+    # What MkDocs renders: ``markdown`` with the generated HTML kept out as placeholders, and that HTML
+    # (see stash: the adapter puts it back into the page's HTML).
+    stashed: str = ""
+    stash: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -470,11 +475,13 @@ class Builder:
         self.all_entries[page] = entries
         if light:
             return Expanded("", ctx.problems, ctx.uses, ctx.unresolved, entries)
-        markdown = self.render_math("\n".join(out), ctx)
-        return Expanded(markdown, ctx.problems, ctx.uses, ctx.unresolved, entries)
+        stash: list[str] = []
+        stashed = stash_blocks(self.render_math("\n".join(out), ctx, stash), stash)
+        return Expanded(unstash(stashed, stash), ctx.problems, ctx.uses, ctx.unresolved, entries, stashed, stash)
 
-    def render_math(self, markdown: str, ctx: Context) -> str:
-        """Every formula of the page to KaTeX HTML, in one batch."""
+    def render_math(self, markdown: str, ctx: Context, stash: list[str] | None = None) -> str:
+        """Every formula of the page to KaTeX HTML, in one batch; with ``stash``, the HTML of each formula
+        outside a heading goes there, and a placeholder into the Markdown (see stash)."""
         if not ctx.math:
             return markdown
         try:
@@ -489,7 +496,17 @@ class Builder:
                     ctx.problems.append(TraceError(f"KaTeX cannot render {tex!r}: {error}; fix the TeX", ctx.page, line))
                 out = f'<code class="trace-error">{R.esc(tex)}</code>'
             html.append(f'<div class="trace-math">{out}</div>' if display else out)
-        return PLACEHOLDER.sub(lambda m: html[int(m.group(1))], markdown)
+        if stash is None:
+            return PLACEHOLDER.sub(lambda m: html[int(m.group(1))], markdown)
+        # A formula shown as a block stays HTML: stash_blocks keeps it out of Markdown with its block.
+
+        def keep(m: re.Match) -> str:
+            n = int(m.group(1))
+            if ctx.math[n][1] or in_heading(markdown, m.start()):
+                return html[n]
+            return placeholder(stash, html[n], inline=True)
+
+        return PLACEHOLDER.sub(keep, markdown)
 
     def inline_refs(self, text: str, first_line: int, ctx: Context) -> str:
         """Replace ``[[module.function: text]]`` with a linked ``file.py:L``."""

@@ -16,6 +16,7 @@ from docs_hooks.cachedir import MAX_AGE_DAYS, prune
 from docs_hooks.lock import compare, read_lock
 from docs_hooks.project import fingerprint, make_builder
 from docs_hooks.settings import load_settings
+from docs_hooks.stash import unstash
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
@@ -33,6 +34,7 @@ def on_config(config, **kwargs):
         _state["builder"] = make_builder(settings)
         _state["fingerprint"] = stamp
     _state["settings"] = settings
+    _state["stash"] = {}  # page -> the HTML its Markdown holds placeholders for (on_page_markdown)
     _state["unfinished"] = {}  # page -> its HTML file, written before the coverage run ended (on_post_page)
     _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
@@ -67,7 +69,14 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     )
     for problem in problems:
         log.warning(str(problem))
-    return result.markdown
+    _state["stash"][rel] = result.stash
+    return result.stashed
+
+
+def on_page_content(html, page, config, files, **kwargs):
+    """Put back the generated HTML that was kept out of the Markdown parser (see docs_hooks.stash)."""
+    stash = _state["stash"].pop(_state["settings"].rel(Path(page.file.abs_src_path)), None)
+    return unstash(html, stash) if stash else html
 
 
 def on_post_page(output, page, config, **kwargs):

@@ -1,0 +1,133 @@
+"""Generated HTML kept out of the Markdown parser: a placeholder in the Markdown, the HTML put back after.
+
+The pages the generator writes are mostly HTML it made itself: tables, worked
+examples, KaTeX's output for every formula. Python-Markdown would read all of
+it again, tag by tag, only to hand it on unchanged (a raw HTML block, or inline
+HTML), and that reading is most of what MkDocs spends on these pages. So the
+Markdown MkDocs renders holds a short HTML comment in place of each such piece,
+which Markdown hands on as it is, and the MkDocs adapter puts the HTML back into
+the page's HTML (``on_page_content``, before the search index and the theme see
+it). The HTML of the page comes out the same.
+
+Only what Markdown would pass on unchanged is kept out:
+
+- a formula's HTML inside a line, except in a heading (the table of contents and the heading's
+  anchor are made from the heading's text);
+- a run of lines that starts a raw HTML block (a block-level tag at the start of a
+  line, after a blank line), closes every block-level element it opens, and ends
+  at a blank line; never inside a fenced code block, and never an element that
+  asks Markdown to read its content (``markdown="1"``).
+
+Pure functions of their text; the MkDocs adapter and ``expand`` use them.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A block of HTML becomes a comment on a line of its own (a raw HTML block, passed on as it is); HTML
+# inside a line becomes an empty element Markdown takes for inline HTML, like the KaTeX span it stands for:
+# a comment at the start of a line would end the paragraph there.
+PLACEHOLDER = re.compile(r'<!--trace-html:(\d+)-->|<trace-html n="(\d+)"></trace-html>')
+# Tags that open a raw HTML block in Python-Markdown (a subset of its block-level elements).
+BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "details", "dialog", "div", "dl", "fieldset", "figure",
+    "footer", "form", "header", "hr", "main", "nav", "ol", "p", "pre", "script", "section", "style",
+    "table", "ul",
+})
+_OPENING = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)[\s>/]")
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>")
+_VOID = frozenset({"hr", "br", "img", "input", "meta", "link", "wbr", "col", "area", "source", "embed"})
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def placeholder(stash: list[str], html: str, inline: bool = False) -> str:
+    """Keep ``html`` in ``stash``; what stands for it in the Markdown (a block's, or one ``inline``)."""
+    stash.append(html)
+    n = len(stash) - 1
+    return f'<trace-html n="{n}"></trace-html>' if inline else f"<!--trace-html:{n}-->"
+
+
+def unstash(text: str, stash: list[str]) -> str:
+    """``text`` with every placeholder replaced by its HTML (which may hold placeholders of its own)."""
+    if not stash:
+        return text
+
+    def fill(m: re.Match) -> str:
+        n = int(m.group(1) or m.group(2))
+        return unstash(stash[n], stash) if n < len(stash) else m.group(0)
+
+    return PLACEHOLDER.sub(fill, text)
+
+
+def in_heading(text: str, start: int) -> bool:
+    """Whether position ``start`` of Markdown ``text`` lies in a heading (``# ...``, or underlined)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if re.match(r" {0,3}#", text[line_start:start]):
+        return True
+    line_end = text.find("\n", start)
+    if line_end < 0:
+        return False
+    next_end = text.find("\n", line_end + 1)
+    following = text[line_end + 1:next_end if next_end >= 0 else len(text)]
+    return re.fullmatch(r" {0,3}(=+|-+) *", following) is not None
+
+
+def stash_blocks(text: str, stash: list[str]) -> str:
+    """``text`` with each raw HTML block that Markdown would pass on unchanged replaced by a placeholder."""
+    lines = text.split("\n")
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+                fence = None
+            out.append(line)
+            i += 1
+            continue
+        if m:
+            fence = m.group(1)
+            out.append(line)
+            i += 1
+            continue
+        end = _html_run(lines, i) if (i == 0 or not lines[i - 1].strip()) else None
+        if end is None:
+            out.append(line)
+            i += 1
+            continue
+        out.append(placeholder(stash, "\n".join(lines[i:end])))
+        i = end
+    return "\n".join(out)
+
+
+def _html_run(lines: list[str], i: int) -> int | None:
+    """The end (exclusive) of the raw HTML block starting at line ``i``, if it can be kept out; else None.
+
+    The block is one or more block-level elements, each starting a line, each
+    closed in lines that all start with a tag; it must end at a blank line (or
+    the end of the text), as Markdown would end it.
+    """
+    open_tags: list[str] = []
+    end = i
+    while True:
+        line = lines[end]
+        if not open_tags:  # between elements: the next one must open a raw HTML block
+            opening = _OPENING.match(line)
+            if opening is None or opening.group(1).lower() not in BLOCK_TAGS:
+                return None
+        if not line.startswith("<") or re.search(r"\smarkdown\s*=", line):
+            return None
+        for closing, name, self_closing in _TAG.findall(line):
+            name = name.lower()
+            if name not in BLOCK_TAGS or name in _VOID or self_closing:
+                continue
+            if not closing:
+                open_tags.append(name)
+            elif not open_tags or open_tags.pop() != name:
+                return None
+        end += 1
+        if end == len(lines) or not lines[end].strip():
+            return end if not open_tags else None

@@ -1,0 +1,187 @@
+"""Generated HTML kept out of the Markdown parser comes out of MkDocs exactly as Markdown would have passed it."""
+
+from __future__ import annotations
+
+import markdown
+import pytest
+
+from docs_hooks.stash import in_heading, placeholder, stash_blocks, unstash
+
+from .conftest import REPO
+
+# Shaped like KaTeX's output: nested spans, attributes, and text Markdown would otherwise read
+# (underscores, asterisks, an ampersand).
+FORMULA = ('<span class="katex"><span class="katex-mathml"><math><semantics><mrow><mi>x</mi></mrow>'
+           '<annotation encoding="application/x-tex">x_i * y_j + a &amp; b</annotation></semantics></math></span>'
+           '<span class="katex-html" aria-hidden="true"><span class="mord mathnormal">x</span></span></span>')
+TABLE = ('<div class="trace-table-wrap" data-search-exclude><table class="trace-table"><thead><tr><th>A</th></tr>'
+         '</thead><tbody><tr><td><code>a_b * c</code></td></tr></tbody></table></div>')
+EXAMPLE = "\n".join([
+    '<div class="trace-example" id="example-rows">',
+    '<p class="trace-example-head"><strong>Rows</strong></p>',
+    '<div class="trace-example-inputs">',
+    '<table class="trace-table"><tbody><tr><th>X</th><td>1.0</td></tr></tbody></table>',
+    "</div>",
+    '<script type="application/json" class="trace-example-data">{"rows":[1,2]}</script>',
+    TABLE,
+    "</div>",
+])
+
+# Each document holds {f} where a formula goes (inline) and {t}, {e} where generated blocks go.
+DOCUMENTS = {
+    "prose": "# Title\n\nThe mean {f} of a row, and {f} again.\n\n{f} starts this line\nand this one ends with {f}\n",
+    "blocks": "Text before.\n\n{t}\n\nText between.\n\n{e}\n\n## After {{#after}}\n\n{t}\n",
+    "lists and quotes": "- first {f}\n- {f} second\n\n> quoted {f}\n> more\n\n1. one\n2. {f}\n",
+    "admonition": "!!! note\n\n    The scale {f} is usual,\n    {f} and so on.\n\nAfter.\n",
+    "table cells": "| a | b |\n|---|---|\n| {f} | text |\n| `code` | {f} |\n",
+    "emphasis and links": "*stress {f}* and [a link {f}](https://example.com) and **{f}**\n",
+    "fences": "```python\n{t}\nx = 1\n```\n\n{t}\n",
+    "block right after text": "A paragraph\n{t}\n\nAnother.\n",
+    "block followed by text": "Before.\n\n{t}\nstraight after the block\n\nEnd.\n",
+    "headings": "## The step {f}\n\nUnder it.\n\nSetext {f}\n----------\n\nText.\n",
+}
+
+
+def site_markdown() -> markdown.Markdown:
+    """Python-Markdown as the site's MkDocs configures it."""
+    from mkdocs.config import load_config
+
+    config = load_config(str(REPO / "mkdocs.yml"))
+    return markdown.Markdown(extensions=config.markdown_extensions, extension_configs=config.mdx_configs)
+
+
+def fill(template: str, formula: str, table: str, example: str) -> str:
+    return template.replace("{f}", formula).replace("{t}", table).replace("{e}", example).replace("{{", "{").replace(
+        "}}", "}")
+
+
+def through_markdown(text: str, stash: list[str]) -> str:
+    """As the build does it: each formula's placeholder (its HTML in a heading), then the blocks',
+    Markdown, then the HTML put back. The formulas' places are marked \x00 in ``text``."""
+    while "\x00" in text:
+        at = text.index("\x00")
+        html = FORMULA if in_heading(text, at) else placeholder(stash, FORMULA, inline=True)
+        text = text[:at] + html + text[at + 1:]
+    return unstash(site_markdown().convert(stash_blocks(text, stash)), stash)
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_the_page_comes_out_as_markdown_renders_it_with_the_html_inline(name):
+    template = DOCUMENTS[name]
+    full = site_markdown().convert(fill(template, FORMULA, TABLE, EXAMPLE))
+    stash: list[str] = []
+
+    kept_out = through_markdown(fill(template, "\x00", TABLE, EXAMPLE), stash)
+
+    assert kept_out == full
+    assert "trace-html" not in kept_out
+    assert bool(stash) is (name not in NOTHING_KEPT_OUT)
+
+
+NOTHING_KEPT_OUT = {"block right after text", "block followed by text", "headings"}  # see the documents
+
+
+def test_a_formula_s_tex_comes_out_as_katex_wrote_it_where_markdown_would_read_its_backslashes():
+    formula = FORMULA.replace("x_i * y_j + a", "a \\\\ b \\{c\\}")  # TeX: a \\ b \{c\}
+    stash: list[str] = []
+
+    html = unstash(site_markdown().convert("The sum " + placeholder(stash, formula, inline=True) + " here.\n"), stash)
+
+    assert formula in html
+    assert formula not in site_markdown().convert("The sum " + formula + " here.\n")  # Markdown alone: 'a \ b {c}'
+
+
+def test_the_blocks_and_formulas_are_really_kept_out():
+    stash: list[str] = []
+    text = fill(DOCUMENTS["blocks"], FORMULA, TABLE, EXAMPLE)
+
+    stashed = stash_blocks(text, stash)
+
+    assert stash == [TABLE, EXAMPLE, TABLE]
+    assert "<table" not in stashed and stashed.count("<!--trace-html:") == 3
+    assert unstash(stashed, stash) == text
+
+
+@pytest.mark.parametrize("name, text", [
+    ("inside a fenced code block", "```html\n\n<div>in code</div>\n\n```\n"),
+    ("asking Markdown to read its content", '\n<div markdown="1">\n*read*\n</div>\n'),
+    ("right after a line of text", "Text\n<div>x</div>\n"),
+    ("followed by text on the next line", "\n<div>x</div>\ntext\n"),
+    ("left open", "\n<div>x\n"),
+    ("closed in the wrong order", "\n<div><table></div></table>\n"),
+    ("an inline tag", "\n<a href='x'>link</a>\n"),
+    ("a tag Markdown does not take for a block", "\n<svg><rect/></svg>\n"),
+])
+def test_a_block_markdown_would_read_or_change_stays_in_the_markdown(name, text):
+    stash: list[str] = []
+    assert stash_blocks(text, stash) == text
+    assert stash == []
+
+
+def test_a_run_of_several_closed_blocks_is_kept_out_whole():
+    stash: list[str] = []
+    text = "<p class='owner'>Owner</p>\n" + TABLE + "\n\nText.\n"
+
+    assert stash_blocks(text, stash) == "<!--trace-html:0-->\n\nText.\n"
+    assert stash == ["<p class='owner'>Owner</p>\n" + TABLE]
+
+
+@pytest.mark.parametrize("text, inside", [
+    ("## The step X\n", True),
+    ("   # Indented X\n", True),
+    ("Setext X\n===\n", True),
+    ("Setext X\n---\n", True),
+    ("Prose X here\n\n---\n", False),
+    ("Prose X # not a heading\n", False),
+    ("| X | b |\n|---|---|\n", False),
+])
+def test_a_formula_in_a_heading_stays_in_the_markdown(text, inside):
+    # The table of contents and the heading's anchor are made from the heading's text.
+    assert in_heading(text, text.index("X")) is inside
+
+
+def test_inline_html_over_several_lines_comes_out_whole_where_markdown_would_break_it():
+    # KaTeX draws a square root with an SVG path written over several lines; inside an admonition
+    # Markdown read those lines as text (it closed the admonition early and escaped the SVG's '/>').
+    svg = '<span class="katex"><svg><path d="M95,702\nc-2.7,0,-7.17\nz"/></svg></span>'
+    page = "!!! note\n\n    The scale \x00 is usual.\n\nAfter.\n"
+    stash: list[str] = []
+    md = site_markdown()
+
+    stashed = page.replace("\x00", placeholder(stash, svg, inline=True))
+    html = unstash(md.convert(stash_blocks(stashed, stash)), stash)
+
+    assert svg in html
+    assert html.index("The scale") < html.index("</div>") < html.index("After.")
+    assert svg not in site_markdown().convert(page.replace("\x00", svg))  # what Markdown alone made of it
+
+
+def test_unstash_fills_placeholders_inside_kept_html_and_leaves_unknown_ones():
+    stash = ["<div>" + '<trace-html n="1"></trace-html>' + "</div>", "<b>x</b>"]
+
+    assert unstash("<!--trace-html:0--> <!--trace-html:7-->", stash) == "<div><b>x</b></div> <!--trace-html:7-->"
+
+
+
+def test_a_mkdocs_build_puts_every_piece_back_and_a_heading_keeps_its_formula(make_project):
+    from .conftest import run_cli
+    from .test_trace_cli import MKDOCS_YML, mkdocs_build
+
+    page = ("# Layer norm\n\n## The mean $\\mu$ {#mean}\n\n$\\mu$ is the mean of the row.\n\n"
+            "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
+            "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
+            "code: mu = X.mean(axis=-1, keepdims=True)\n```\n")
+    root = make_project({"mkdocs.yml": MKDOCS_YML.replace("  - md_in_html\n", "  - md_in_html\n  - toc\n"),
+                         "docs/page.md": page})
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (root / "site/page/index.html").read_text(encoding="utf-8")
+    assert "trace-html" not in html
+    assert html.count('<span class="katex">') == 3  # the heading's, the line's, the equation's
+    assert '<div class="trace-math"><span class="katex-display">' in html
+    assert '<p><span class="katex">' in html  # the formula that starts a line stays in its paragraph
+    heading = html[html.index('id="mean"'):]
+    assert heading.index('<span class="katex">') < heading.index("</h2>")
