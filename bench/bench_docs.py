@@ -189,11 +189,18 @@ def fmt(values: list[Timing]) -> str:
 
 
 CAPTURE_HOOK = '''\
-"""Bench helper: writes each page's expanded Markdown and every generated file into a floor docs folder."""
+"""Bench helper: writes each page's expanded Markdown and every generated file into a floor docs folder.
+
+A page is written as MkDocs would get it without the hooks: with the generated HTML in it (not the
+placeholders the hooks keep it out of Markdown with), and with what the hooks fill in at the end of the
+build (site-wide tables, what the coverage run measured) filled in.
+"""
+import sys
 from pathlib import Path
 from mkdocs.plugins import event_priority
 
 OUT = Path({out!r})
+PAGES = {{}}  # the file to write -> (its front matter, the expanded Markdown, the page's path for the hooks)
 
 
 @event_priority(-100)
@@ -210,13 +217,25 @@ def on_files(files, config, **kwargs):
 def on_page_markdown(markdown, page, config, files, **kwargs):
     from mkdocs.utils.meta import get_data
 
+    from docs_hooks.stash import unstash
+
+    full = unstash(markdown, getattr(page, "docs_hooks_html", None) or [])
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
     body, meta = get_data(source)
     head = source[: len(source) - len(body)] if meta and source.endswith(body) else ""
-    dest = OUT / page.file.src_uri
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(head + markdown, encoding="utf-8")
+    PAGES[OUT / page.file.src_uri] = (head, full, page.file.abs_src_path)
     return markdown
+
+
+@event_priority(-100)
+def on_post_build(config, **kwargs):
+    adapter = next(m for m in list(sys.modules.values())
+                   if getattr(m, "__file__", None) and Path(m.__file__).name == "hooks.py" and hasattr(m, "_state"))
+    settings, builder = adapter._state["settings"], adapter._state["builder"]
+    for dest, (head, full, src) in PAGES.items():
+        text, _ = builder.finish(settings.rel(Path(src)), full)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(head + text, encoding="utf-8")
 '''
 
 

@@ -34,7 +34,6 @@ def on_config(config, **kwargs):
         _state["builder"] = make_builder(settings)
         _state["fingerprint"] = stamp
     _state["settings"] = settings
-    _state["stash"] = {}  # page -> the HTML its Markdown holds placeholders for (on_page_markdown)
     _state["unfinished"] = {}  # page -> its HTML file, written before the coverage run ended (on_post_page)
     _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
@@ -69,13 +68,13 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     )
     for problem in problems:
         log.warning(str(problem))
-    _state["stash"][rel] = result.stash
+    page.docs_hooks_html = result.stash  # what the Markdown holds placeholders for: see on_page_content
     return result.stashed
 
 
 def on_page_content(html, page, config, files, **kwargs):
     """Put back the generated HTML that was kept out of the Markdown parser (see docs_hooks.stash)."""
-    stash = _state["stash"].pop(_state["settings"].rel(Path(page.file.abs_src_path)), None)
+    stash = getattr(page, "docs_hooks_html", None)
     return unstash(html, stash) if stash else html
 
 

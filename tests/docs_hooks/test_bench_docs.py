@@ -63,3 +63,27 @@ def test_a_child_process_counts_in_all_cpu_but_not_in_the_process_own(bench, tmp
     assert run.cpu - run.main >= 0.5  # the child spun for 0.6 s of CPU
     assert run.main < run.cpu - 0.5
     assert bench.cpu_bound(run, 1) == pytest.approx(run.cpu)
+
+
+def test_the_floor_holds_the_pages_the_hooks_build_renders(bench, make_project, tmp_path):
+    from .conftest import run_cli
+    from .test_trace_cli import MKDOCS_YML
+
+    page = ("# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
+            "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
+            "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
+            "code: mu = X.mean(axis=-1, keepdims=True)\n```\n\n"
+            "```trace-inventory\nof: pages\n```\n")
+    project = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": page})
+    assert run_cli(project, "relock") == 0
+    bench.mkdocs_build(project, tmp_path / "site", env_project=project)
+
+    floor = bench.make_floor(project, tmp_path / "floor", tmp_path, env_project=project)
+    bench.mkdocs_build(floor, tmp_path / "site-floor")
+
+    markdown = (floor / "docs" / "page.md").read_text(encoding="utf-8")
+    assert '<span class="katex">' in markdown and "Forward</a>" in markdown  # the formulas, the table of entries
+    assert "trace-html" not in markdown and "trace-site" not in markdown
+    built, floor_built = ((root / "page" / "index.html").read_text(encoding="utf-8")
+                          for root in (tmp_path / "site", tmp_path / "site-floor"))
+    assert floor_built == built
