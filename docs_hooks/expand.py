@@ -64,7 +64,8 @@ class Expanded:
     unresolved: dict[tuple[str, str], int]  # (page, key) -> line, for references that did not
     entries: list[EntryData]
     # What MkDocs renders: ``markdown`` with the generated HTML kept out as placeholders, and that HTML
-    # (see stash: the adapter puts it back into the page's HTML).
+    # (see stash: the adapter puts it back into the page's HTML); ``markdown`` itself unless the builder
+    # keeps the HTML out (Builder.keep_html_out).
     stashed: str = ""
     stash: list[str] = field(default_factory=list)
 
@@ -153,6 +154,9 @@ class Builder:
         self.spec = None  # a spec.SpecIndex when the settings name a specification
         self.math = MathRenderer(settings.project_root, settings.cache_dir)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
+        # Whether each Expanded also holds its Markdown with the generated HTML kept out (see stash): what
+        # the MkDocs adapter renders. The command line reads the whole Markdown only.
+        self.keep_html_out = False
         self.all_entries: dict[str, list[EntryData]] = {}
         self._expanded: dict[tuple[str, str], Expanded] = {}  # (page, text) -> result, once per build
         self._expanding: set[str] = set()
@@ -475,6 +479,9 @@ class Builder:
         self.all_entries[page] = entries
         if light:
             return Expanded("", ctx.problems, ctx.uses, ctx.unresolved, entries)
+        if not self.keep_html_out:
+            markdown = self.render_math("\n".join(out), ctx)
+            return Expanded(markdown, ctx.problems, ctx.uses, ctx.unresolved, entries, markdown)
         stash: list[str] = []
         stashed = stash_blocks(self.render_math("\n".join(out), ctx, stash), stash)
         return Expanded(unstash(stashed, stash), ctx.problems, ctx.uses, ctx.unresolved, entries, stashed, stash)

@@ -32,6 +32,7 @@ def on_config(config, **kwargs):
     stamp = fingerprint(settings)
     if _state.get("fingerprint") != stamp:
         _state["builder"] = make_builder(settings)
+        _state["builder"].keep_html_out = True  # see on_page_content
         _state["fingerprint"] = stamp
     _state["settings"] = settings
     _state["unfinished"] = {}  # page -> its HTML file, written before the coverage run ended (on_post_page)

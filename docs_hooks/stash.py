@@ -36,8 +36,8 @@ BLOCK_TAGS = frozenset({
     "table", "ul",
 })
 _OPENING = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)[\s>/]")
-_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>")
-_VOID = frozenset({"hr", "br", "img", "input", "meta", "link", "wbr", "col", "area", "source", "embed"})
+# The block-level tags of a line, opening or closing (``<hr>`` opens nothing: it is void).
+_TAG = re.compile(r"<(/?)(" + "|".join(sorted(BLOCK_TAGS - {"hr"})) + r")\b[^>]*?(/?)>", re.I)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -93,7 +93,7 @@ def stash_blocks(text: str, stash: list[str]) -> str:
             out.append(line)
             i += 1
             continue
-        end = _html_run(lines, i) if (i == 0 or not lines[i - 1].strip()) else None
+        end = _html_run(lines, i) if line[:1] == "<" and (i == 0 or not lines[i - 1].strip()) else None
         if end is None:
             out.append(line)
             i += 1
@@ -122,7 +122,7 @@ def _html_run(lines: list[str], i: int) -> int | None:
             return None
         for closing, name, self_closing in _TAG.findall(line):
             name = name.lower()
-            if name not in BLOCK_TAGS or name in _VOID or self_closing:
+            if self_closing:
                 continue
             if not closing:
                 open_tags.append(name)
