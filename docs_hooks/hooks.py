@@ -1,8 +1,11 @@
 """MkDocs adapter: the one module mkdocs.yml names under ``hooks:``.
 
 It only wires MkDocs events to the core: build the code index once per build,
-expand each page's trace blocks, report problems through MkDocs' logger (so
-``mkdocs build --strict`` fails on them), and watch the code during ``serve``.
+expand each page's trace blocks (handing Markdown placeholders for the HTML the
+generator made, which on_page_content puts back), fill in what waited for the
+coverage run (on_post_page, or on_post_build for a page written before the run
+ended), report problems through MkDocs' logger (so ``mkdocs build --strict``
+fails on them), and watch the code during ``serve``.
 """
 
 from __future__ import annotations

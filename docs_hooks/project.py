@@ -222,13 +222,14 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
             expanded = builder.expand(rel, file.read_text(encoding="utf-8"))
             result.pages[rel] = expanded
             result.problems.extend(expanded.problems)
+        builder.await_background()  # a bug in the background work is raised here, not lost
+        for rel, expanded in result.pages.items():
+            markdown, problems = builder.finish(rel, expanded.markdown, coverage=finish)
+            result.pages[rel] = dataclasses.replace(expanded, markdown=markdown,
+                                                    problems=expanded.problems + problems)
+            result.problems.extend(problems)
     finally:
         unfreeze()
-    builder.await_background()  # a bug in the background work is raised here, not lost
-    for rel, expanded in result.pages.items():
-        markdown, problems = builder.finish(rel, expanded.markdown, coverage=finish)
-        result.pages[rel] = dataclasses.replace(expanded, markdown=markdown, problems=expanded.problems + problems)
-        result.problems.extend(problems)
     return result
 
 

@@ -185,3 +185,33 @@ def test_a_mkdocs_build_puts_every_piece_back_and_a_heading_keeps_its_formula(ma
     assert '<p><span class="katex">' in html  # the formula that starts a line stays in its paragraph
     heading = html[html.index('id="mean"'):]
     assert heading.index('<span class="katex">') < heading.index("</h2>")
+
+
+def test_a_rebuild_in_the_same_process_as_mkdocs_serve_does_it_puts_the_html_back_again(make_project, tmp_path):
+    import logging
+
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    from .conftest import run_cli
+    from .test_trace_cli import MKDOCS_YML
+
+    page = ("# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
+            "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n")
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": page})
+    assert run_cli(root, "relock") == 0
+    logging.getLogger("mkdocs").setLevel(logging.ERROR)
+
+    def build_once() -> str:  # as mkdocs serve rebuilds: the configuration loaded again, the hooks module kept
+        build(load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(tmp_path / "site")))
+        return (tmp_path / "site" / "page" / "index.html").read_text(encoding="utf-8")
+
+    first = build_once()
+    (root / "docs/page.md").write_text(page.replace("of the row.", "of the row, edited."), encoding="utf-8")
+    second = build_once()
+
+    for html in (first, second):
+        assert "trace-html" not in html
+        assert html.count('<span class="katex">') == 1 and 'class="trace-table' in html
+    assert "of the row, edited." in second
+    assert second.replace("of the row, edited.", "of the row.") == first
