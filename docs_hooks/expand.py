@@ -226,7 +226,8 @@ class Builder:
 
     def site_table(self, make: Callable[[], str], key: tuple, line: int) -> str:
         """A table made from every page of the site (the traceability matrix, say), as a placeholder
-        that ``finish`` fills.
+        that ``fill_site_tables`` fills (``finish`` calls it; the MkDocs adapter calls it earlier, before
+        the search index reads the page).
 
         When the pages are finished every page has been expanded, so the table
         reads the entries the pages really have, with no second reading of the
@@ -258,7 +259,7 @@ class Builder:
         the rest when the build ends.
         """
         self._raise_prefetch_errors()
-        text, found = self._fill_site_tables(page, text)
+        text, found = self.fill_site_tables(page, text)
         if not coverage:
             return text, found
         problems: dict[str, TraceError] = {err.message: err for err in found}
@@ -279,7 +280,10 @@ class Builder:
         filled = DEFERRED.sub(fill, text)
         return filled, list(problems.values())
 
-    def _fill_site_tables(self, page: str, text: str) -> tuple[str, list[TraceError]]:
+    def fill_site_tables(self, page: str, text: str) -> tuple[str, list[TraceError]]:
+        """``text`` with its site-wide tables made (see site_table), and their problems."""
+        if not SITE_TABLE.search(text):
+            return text, []
         ctx = Context(self, page, None, [], [], {})
 
         def fill(m: re.Match) -> str:

@@ -2,9 +2,10 @@
 
 It only wires MkDocs events to the core: build the code index once per build,
 expand each page's trace blocks (handing Markdown placeholders for the HTML the
-generator made, which on_page_content puts back), fill in what waited for the
-coverage run (on_post_page, or on_post_build for a page written before the run
-ended), report problems through MkDocs' logger (so ``mkdocs build --strict``
+generator made, which on_page_content puts back), fill in the site-wide tables
+once every page is expanded (on_page_context) and what waited for the coverage
+run (on_post_page, or on_post_build for a page written before the run ended),
+report problems through MkDocs' logger (so ``mkdocs build --strict``
 fails on them), and watch the code during ``serve``.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+
+from mkdocs.plugins import event_priority
 
 from docs_hooks import gcpause
 from docs_hooks.atomic import atomic_write
@@ -80,6 +83,16 @@ def on_page_content(html, page, config, files, **kwargs):
     """Put back the generated HTML that was kept out of the Markdown parser (see docs_hooks.stash)."""
     stash = getattr(page, "docs_hooks_html", None)
     return unstash(html, stash) if stash else html
+
+
+@event_priority(100)  # before the search plugin reads the page
+def on_page_context(context, page, config, nav, **kwargs):
+    """Fill in the site-wide tables: every page has been expanded by now, and the search index reads them."""
+    settings, builder = _state["settings"], _state["builder"]
+    page.content, problems = builder.fill_site_tables(settings.rel(Path(page.file.abs_src_path)), page.content)
+    for problem in problems:
+        log.warning(str(problem))
+    return context
 
 
 def on_post_page(output, page, config, **kwargs):
