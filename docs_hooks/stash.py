@@ -61,16 +61,27 @@ def unstash(text: str, stash: list[str]) -> str:
 
 
 def in_heading(text: str, start: int) -> bool:
-    """Whether position ``start`` of Markdown ``text`` lies in a heading (``# ...``, or underlined)."""
+    """Whether position ``start`` of Markdown ``text`` lies in a heading: ``# ...``, or a paragraph
+    underlined with ``===`` or ``---`` (on the lines that follow it, up to a blank line)."""
     line_start = text.rfind("\n", 0, start) + 1
     if re.match(r" {0,3}#", text[line_start:start]):
         return True
     line_end = text.find("\n", start)
     if line_end < 0:
         return False
-    next_end = text.find("\n", line_end + 1)
-    following = text[line_end + 1:next_end if next_end >= 0 else len(text)]
-    return re.fullmatch(r" {0,3}(=+|-+) *", following) is not None
+    while line_end >= 0:  # the paragraph's next lines, one at a time
+        next_end = text.find("\n", line_end + 1)
+        line = text[line_end + 1:next_end if next_end >= 0 else len(text)]
+        if re.fullmatch(r" {0,3}(=+|-+) *", line):
+            return True
+        if not line.strip() or _PARAGRAPH_ENDS.match(line):
+            return False
+        line_end = next_end
+    return False
+
+
+# A line that ends a paragraph by starting a block of its own (so no underline below it makes a heading).
+_PARAGRAPH_ENDS = re.compile(r" {0,3}(#|`{3}|~{3}|>|[-*+] |\d+[.)] |<)")
 
 
 def stash_blocks(text: str, stash: list[str]) -> str:
