@@ -16,6 +16,7 @@ import yaml
 
 from .errors import TraceError
 
+FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a line that opens or closes a fenced code block
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)?.*$")
 LITERAL_LINE_REF = re.compile(r"(?<![\w/.-])(?P<ref>[A-Za-z_][\w/.-]*\.py:\d+(?:-\d+)?)")
 # [[module.function: statement]]; the statement may hold one level of brackets: x[0]
@@ -317,3 +318,14 @@ def literal_line_refs(text: str, path: str, first_line: int) -> list[TraceError]
                 )
             )
     return problems
+
+
+def prose_lines(lines: list[str]):
+    """(index, line) of every line of Markdown outside fenced code blocks (the fences themselves left out)."""
+    in_fence = None
+    for i, line in enumerate(lines):
+        m = FENCE_LINE.match(line)
+        if m:
+            in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
+        elif not in_fence:
+            yield i, line

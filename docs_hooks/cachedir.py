@@ -33,6 +33,11 @@ _USED_EVERY = 86400  # a row's "last read" is moved on at most once a day: reads
 _CHUNK = 500  # keys per query (SQLite limits the parameters of one statement)
 
 
+def store_file(cache_dir: Path | None, kind: str) -> Path | None:
+    """The file of the ``kind`` store (``katex``, ``recordings``, ``index``) in ``cache_dir``; None without one."""
+    return Path(cache_dir) / f"{kind}{STORE_SUFFIX}" if cache_dir is not None else None
+
+
 def used(path: Path) -> None:
     """Mark a cache entry as read just now."""
     try:

@@ -13,7 +13,7 @@ from typing import Callable
 
 from . import render as R
 from .anchors import Resolved, parse_ref, resolve
-from .blocks import INLINE_REF, Block, Markdown, parse_page
+from .blocks import INLINE_REF, Block, Markdown, parse_page, prose_lines
 from .codeindex import CodeIndex, Function
 from .errors import TraceError
 from .lock import LockEntry
@@ -24,11 +24,8 @@ from .stash import in_heading, placeholder, stash_blocks, unstash
 HEADING = re.compile(r"^(#{1,6})\s")
 CODE_SPAN = re.compile(r"(`+[^`]*`+|<code>.*?</code>)")
 PLACEHOLDER = re.compile("\x02trace-math-(\\d+)\x03")
-DEFERRED = re.compile(r"<!--trace-deferred:(\d+)-->")
-SITE_TABLE = re.compile(r"<!--trace-site:(\d+)-->")
 COVERAGE_ROW = "Tests that run these equations' lines (line coverage)"
 REACHED_SHOWN = 100  # tests listed as reaching a function through others (see Builder._reached_by_tests)
-FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @dataclass
@@ -122,23 +119,38 @@ class Context:
 Handler = Callable[[Context, Block], str]
 
 
-def prose_lines(lines: list[str]):
-    """(index, line) of every line outside fenced code blocks (the fences themselves left out)."""
-    in_fence = None
-    for i, line in enumerate(lines):
-        m = FENCE_LINE.match(line)
-        if m:
-            in_fence = None if in_fence and m.group(1).startswith(in_fence) else (in_fence or m.group(1))
-        elif not in_fence:
-            yield i, line
-
-
 def recorder_path(settings: Settings) -> list:
     """Where recorded code imports from: the source root, the project root, the model run helper's folder."""
     path = [settings.source_root, settings.project_root]
     if settings.model_run is not None:
         path.append(settings.model_run.parent)
     return path
+
+
+class Slots:
+    """What numbered placeholders ``<!--trace-NAME:N-->`` stand for, filled in later (see Builder.finish).
+
+    The same key gets the same placeholder, so pages expanded again and again
+    while serving do not add new ones.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.pattern = re.compile(rf"<!--trace-{name}:(\d+)-->")
+        self._items: list = []
+        self._numbers: dict[tuple, int] = {}
+
+    def placeholder(self, key: tuple, item) -> str:
+        if key not in self._numbers:
+            self._numbers[key] = len(self._items)
+            self._items.append(item)
+        return f"<!--trace-{self.name}:{self._numbers[key]}-->"
+
+    def __getitem__(self, n: int):
+        return self._items[n]
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 class Builder:
@@ -164,11 +176,9 @@ class Builder:
         self._parsed: dict[str, tuple] = {}  # page -> (its text, the parsed page)
         self._recorder = None
         self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
-        self._deferred: list[tuple[Callable, Callable]] = []  # HTML that needs the coverage run (see defer)
+        self._deferred = Slots("deferred")  # (make, on_error) of HTML that needs the coverage run (see defer)
         self._deferred_done: dict[int, str | TraceError] = {}
-        self._deferred_keys: dict[tuple, int] = {}
-        self._site_tables: list[tuple[Callable[[], str], int]] = []  # (make, line): see site_table
-        self._site_keys: dict[tuple, int] = {}
+        self._site_tables = Slots("site")  # (make, line) of each site-wide table (see site_table)
         # Functions run by prefetch() in threads of their own: (builder, {page: parsed page}) -> None.
         self.prefetchers: list[Callable] = []
         self._prefetch_threads: list = []
@@ -214,15 +224,11 @@ class Builder:
         and lets ``check`` (which reads no HTML) skip waiting for them. Without a
         coverage run configured the HTML is made at once. ``on_error(message)``
         is the HTML shown in its place when the coverage run failed. ``key``
-        names what the HTML is made from: the same key gets the same placeholder,
-        so pages expanded again and again while serving do not add new ones.
+        names what the HTML is made from (see Slots).
         """
         if not self.settings.coverage_tests:
             return make()
-        if key not in self._deferred_keys:
-            self._deferred.append((make, on_error))
-            self._deferred_keys[key] = len(self._deferred) - 1
-        return f"<!--trace-deferred:{self._deferred_keys[key]}-->"
+        return self._deferred.placeholder(key, (make, on_error))
 
     def site_table(self, make: Callable[[], str], key: tuple, line: int) -> str:
         """A table made from every page of the site (the traceability matrix, say), as a placeholder
@@ -236,16 +242,13 @@ class Builder:
         table is made again at each ``finish``: while serving, it follows edits
         of the other pages. ``line`` is the block's, for the table's problems.
         """
-        if key not in self._site_keys:
-            self._site_tables.append((make, line))
-            self._site_keys[key] = len(self._site_tables) - 1
-        return f"<!--trace-site:{self._site_keys[key]}-->"
+        return self._site_tables.placeholder(key, (make, line))
 
     def can_finish(self, text: str) -> bool:
         """Whether ``finish`` would fill ``text`` now, without waiting: it holds no placeholder, or the
         coverage run has ended (or was read from the cache)."""
         return (self._coverage_run is None or self._coverage_run.done()
-                or not (DEFERRED.search(text) or SITE_TABLE.search(text)))
+                or not (self._deferred.pattern.search(text) or self._site_tables.pattern.search(text)))
 
     def finish(self, page: str, text: str, coverage: bool = True) -> tuple[str, list[TraceError]]:
         """``text`` with every deferred placeholder filled (waiting for the coverage run if need be).
@@ -277,12 +280,12 @@ class Builder:
                 return self._deferred[n][1](value.message)
             return value
 
-        filled = DEFERRED.sub(fill, text)
+        filled = self._deferred.pattern.sub(fill, text)
         return filled, list(problems.values())
 
     def fill_site_tables(self, page: str, text: str) -> tuple[str, list[TraceError]]:
         """``text`` with its site-wide tables made (see site_table), and their problems."""
-        if not SITE_TABLE.search(text):
+        if not self._site_tables.pattern.search(text):
             return text, []
         ctx = Context(self, page, None, [], [], {})
 
@@ -294,7 +297,7 @@ class Builder:
                 ctx.problems.append(err.at(page, line))
                 return R.error_box(str(err.at(page, line)))
 
-        filled = SITE_TABLE.sub(fill, text)
+        filled = self._site_tables.pattern.sub(fill, text)
         return self.render_math(filled, ctx), ctx.problems
 
     def tests_running(self, resolved_list) -> list[str]:
@@ -823,13 +826,11 @@ def _split_at_headings(seg: Markdown) -> list[tuple[str, int, bool]]:
     """Split Markdown before each heading of level 1 or 2 (outside code fences)."""
     chunks: list[tuple[str, int, bool]] = []
     current: list[str] = []
-    start, starts_heading, fence = seg.line, False, None
-    for i, line in enumerate(seg.text.split("\n")):
-        m = FENCE_LINE.match(line)
-        if m:
-            fence = None if fence and m.group(1).startswith(fence) else (fence or m.group(1))
-        h = HEADING.match(line) if fence is None else None
-        if h and len(h.group(1)) <= 2:
+    start, starts_heading = seg.line, False
+    lines = seg.text.split("\n")
+    headings = {i for i, line in prose_lines(lines) if (h := HEADING.match(line)) and len(h.group(1)) <= 2}
+    for i, line in enumerate(lines):
+        if i in headings:
             if current:
                 chunks.append(("\n".join(current), start, starts_heading))
             current, start, starts_heading = [], seg.line + i, True

@@ -73,8 +73,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     problems = result.problems + compare(
         _state["locked"], result.uses, settings.rel(settings.lock_path), result.unresolved, pages={rel}
     )
-    for problem in problems:
-        log.warning(str(problem))
+    _warn(problems)
     page.docs_hooks_html = result.stash  # what the Markdown holds placeholders for: see on_page_content
     return result.stashed
 
@@ -90,8 +89,7 @@ def on_page_context(context, page, config, nav, **kwargs):
     """Fill in the site-wide tables: every page has been expanded by now, and the search index reads them."""
     settings, builder = _state["settings"], _state["builder"]
     page.content, problems = builder.fill_site_tables(settings.rel(Path(page.file.abs_src_path)), page.content)
-    for problem in problems:
-        log.warning(str(problem))
+    _warn(problems)
     return context
 
 
@@ -111,9 +109,14 @@ def on_post_page(output, page, config, **kwargs):
 
 def _finish(builder, rel: str, html: str) -> str:
     html, problems = builder.finish(rel, html)
+    _warn(problems)
+    return html
+
+
+def _warn(problems) -> None:
+    """Each problem as a warning of MkDocs' logger: ``mkdocs build --strict`` fails on it."""
     for problem in problems:
         log.warning(str(problem))
-    return html
 
 
 def on_post_build(config, **kwargs):

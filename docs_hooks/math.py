@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .cachedir import STORE_SUFFIX, Store
+from .cachedir import Store, store_file
 from .errors import TraceError
 from .turns import Turns
 
@@ -30,7 +30,7 @@ class MathRenderer:
         self.cache: dict[tuple[str, bool], tuple[str | None, str | None]] = {}
         self.node = shutil.which("node")
         # Every formula of the site in one store: a first build renders hundreds of them.
-        self.store = Store(cache_dir / f"katex{STORE_SUFFIX}") if cache_dir else None
+        self.store = Store(store_file(cache_dir, "katex")) if cache_dir else None
         self._version: str | None = None
         self._proc: subprocess.Popen | None = None
         self._turns = Turns()  # the build's thread and the prefetch share one KaTeX process

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .blocks import parse_page
-from .cachedir import STORE_SUFFIX
+from .cachedir import store_file
 from .codeindex import CodeIndex, Root, build_index
 from .errors import TraceError
 from .expand import Builder, Expanded, recorder_path
@@ -29,7 +29,7 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
     if tests.is_dir():
         roots.append(Root(tests, root, True))
     # A copy of the tree (impact's old revision) lives in a temporary folder: nothing to keep for it.
-    cache = settings.cache_dir / f"index{STORE_SUFFIX}" if settings.cache_dir is not None and project_root is None else None
+    cache = store_file(settings.cache_dir, "index") if project_root is None else None
     return build_index(roots, root, cache)
 
 
@@ -142,7 +142,7 @@ def _early_recorder(settings: Settings, pages=()):
     for nothing would only take a core from the build; one starts on the first
     miss instead. ``check`` never starts one early.
     """
-    if settings.cache_dir is not None and (settings.cache_dir / f"recordings{STORE_SUFFIX}").is_file():
+    if settings.cache_dir is not None and store_file(settings.cache_dir, "recordings").is_file():
         return None
     if not settings.source_root.is_dir():
         return None
@@ -172,7 +172,7 @@ def _early_katex(settings: Settings):
     Only when the cache holds no rendered formula (a first build): then the
     pages' formulas all go to KaTeX, the first of them soon after the index.
     """
-    if settings.cache_dir is not None and (settings.cache_dir / f"katex{STORE_SUFFIX}").is_file():
+    if settings.cache_dir is not None and store_file(settings.cache_dir, "katex").is_file():
         return None
     from .math import MathRenderer
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cachedir import STORE_SUFFIX, Store
+from .cachedir import Store, store_file
 from .errors import TraceError
 from .turns import Turns
 
@@ -495,7 +495,7 @@ class Recorder:
         self.modules = modules  # absolute filename -> module name
         self.file_digests = file_digests  # repo path -> digest of its current text
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
-        self.store = Store(cache_dir / f"recordings{STORE_SUFFIX}") if cache_dir is not None else None
+        self.store = Store(store_file(cache_dir, "recordings")) if cache_dir is not None else None
         self.runs = 0  # how many child processes were started (for tests)
         self._memo: dict[Request, Recording] = {}
         self._proc: subprocess.Popen | None = None

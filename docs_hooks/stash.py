@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from .blocks import prose_lines
+
 # A block of HTML becomes a comment on a line of its own (a raw HTML block, passed on as it is); HTML
 # inside a line becomes an empty element Markdown takes for inline HTML, like the KaTeX span it stands for:
 # a comment at the start of a line would end the paragraph there.
@@ -38,7 +40,6 @@ BLOCK_TAGS = frozenset({
 _OPENING = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)[\s>/]")
 # The block-level tags of a line, opening or closing (``<hr>`` opens nothing: it is void).
 _TAG = re.compile(r"<(/?)(" + "|".join(sorted(BLOCK_TAGS - {"hr"})) + r")\b[^>]*?(/?)>", re.I)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def placeholder(stash: list[str], html: str, inline: bool = False) -> str:
@@ -87,30 +88,18 @@ _PARAGRAPH_ENDS = re.compile(r" {0,3}(#|`{3}|~{3}|>|[-*+] |\d+[.)] |<)")
 def stash_blocks(text: str, stash: list[str]) -> str:
     """``text`` with each raw HTML block that Markdown would pass on unchanged replaced by a placeholder."""
     lines = text.split("\n")
+    prose = {i for i, _ in prose_lines(lines)}  # outside fenced code
     out: list[str] = []
-    fence: str | None = None
     i = 0
     while i < len(lines):
-        line = lines[i]
-        m = _FENCE.match(line)
-        if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
-                fence = None
-            out.append(line)
-            i += 1
-            continue
-        if m:
-            fence = m.group(1)
-            out.append(line)
-            i += 1
-            continue
-        end = _html_run(lines, i) if line[:1] == "<" and (i == 0 or not lines[i - 1].strip()) else None
+        starts = i in prose and lines[i][:1] == "<" and (i == 0 or not lines[i - 1].strip())
+        end = _html_run(lines, i) if starts else None
         if end is None:
-            out.append(line)
+            out.append(lines[i])
             i += 1
-            continue
-        out.append(placeholder(stash, "\n".join(lines[i:end])))
-        i = end
+        else:
+            out.append(placeholder(stash, "\n".join(lines[i:end])))
+            i = end
     return "\n".join(out)
 
 

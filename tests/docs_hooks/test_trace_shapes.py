@@ -655,22 +655,16 @@ def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_
     from docs_hooks import project
     from docs_hooks.record import PRELOAD_ENV
 
-    example = """
+    examples = [f"""
     ```trace-example
-    title: Rows
-    test: tests/test_ops.py::test_rows_are_normalised
+    title: {title}
+    test: {test}
     show:
-      - {label: mean, code: mu}
+      - {{label: mean, code: mu}}
     ```
-
-    ```trace-example
-    title: Nowhere
-    test: tests/test_nowhere.py::test_gone
-    show:
-      - {label: mean, code: mu}
-    ```
-    """
-    root = tiny_project(tmp_path, CACHE_PAGE, example)
+    """ for title, test in [("Rows", "tests/test_ops.py::test_rows_are_normalised"),
+                            ("Nowhere", "tests/test_nowhere.py::test_gone")]]
+    root = tiny_project(tmp_path, CACHE_PAGE, *examples)
     preloads = []
     start = project.start_child
     monkeypatch.setattr(project, "start_child", lambda *a: preloads.append(a[2]) or start(*a))
