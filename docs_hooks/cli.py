@@ -20,7 +20,6 @@ from .errors import TraceError
 from .lock import read_lock, write_lock
 from .project import check_site, expand_site, index_for, make_builder
 from .settings import load_settings
-from .expand import Builder
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,9 +61,11 @@ def _check(settings) -> int:
     return 0
 
 
-def _references(settings, builder=None):
-    """Every page's references and problems; the HTML is not needed, so nothing waits for coverage."""
-    return expand_site(settings, builder or make_builder(settings, coverage=False), finish=False)
+def _references(settings, index=None):
+    """Every page's references and problems, resolved by a static builder: nothing runs, nothing renders.
+
+    ``index`` is the code index to resolve against (the base revision's, for impact); default: the project's."""
+    return expand_site(settings, make_builder(settings, static=True, index=index), finish=False)
 
 
 def _relock(settings) -> int:
@@ -110,8 +111,7 @@ def _impact(settings, rev: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
-        old_builder = Builder(settings, index_for(settings, Path(tmp)))
-        old = _references(settings, old_builder)
+        old = _references(settings, index_for(settings, Path(tmp)))
     lines = []
     for page, expanded in now.pages.items():
         before = {u.key: u for u in old.pages[page].uses}

@@ -89,6 +89,12 @@ class Measurement:
         _yield_to_the_build(self._proc.pid)
         self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)
 
+    def stop(self) -> None:
+        """End the run if it is still going (its result is not needed any more) and remove its files."""
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None:
+            finalizer()
+
     def done(self) -> bool:
         """Whether ``result()`` would answer now: read from the cache, or the run has ended."""
         return self._map is not None or self._error is not None or self._proc.poll() is not None

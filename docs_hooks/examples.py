@@ -46,12 +46,7 @@ SHOW_KEYS = ("label", "code", "name")
 CENTRAL_DIFFERENCES = "central_differences"  # the function of this module run in the child
 
 
-def attach(builder) -> None:
-    builder.handlers["example"] = example_handler
-    builder.prefetchers.append(_prefetch_tests)
-
-
-def _prefetch_tests(builder, parsed: dict) -> None:
+def prefetch_tests(builder, parsed: dict) -> None:
     """Record the examples' tests before the pages are expanded, a page at a time (see Builder.prefetch).
 
     Then the central differences of the page's ``gradcheck`` examples, which need

@@ -8,6 +8,7 @@ page and line), and the references it made, for the review lock.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -159,13 +160,24 @@ class Builder:
     def __init__(self, settings: Settings, index: CodeIndex):
         self.settings = settings
         self.index = index
-        self.handlers: dict[str, Handler] = {
-            "excerpt": _excerpt,
-        }
-        self.inventory_kinds: dict[str, Handler] = {}  # trace-inventory 'of:' value -> handler
+        from .kinds import KINDS  # the kinds' modules use this one: imported when the first builder is made
+
+        # This build's copy of the registry of block kinds (docs_hooks.kinds): how each renders, what
+        # it resolves without running anything, what it starts early.
+        self.handlers: dict[str, Handler] = {k: kind.render for k, kind in KINDS.items() if kind.render}
+        self.references: dict[str, Handler] = {k: kind.references for k, kind in KINDS.items() if kind.references}
+        self.inventory_kinds: dict[str, Handler] = dict(KINDS["inventory"].tables)  # 'of:' value -> handler
+        self.prefetchers: list[Callable] = [kind.prefetch for kind in KINDS.values() if kind.prefetch]
+        # What the evidence modules keep for one build (see shapes.state): dropped with the builder.
+        self.run_state: dict = {"makers": list(dict.fromkeys(kind.requests for kind in KINDS.values()
+                                                             if kind.requests)),
+                                "recordings": None, "lock": threading.Lock()}
         self.spec = None  # a spec.SpecIndex when the settings name a specification
         self.math = MathRenderer(settings.project_root, settings.cache_dir)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
+        # A static builder (check, relock, impact) only resolves: it reads the pages and resolves their
+        # references against the index, renders nothing and starts no process.
+        self.static = False
         # Whether each Expanded also holds its Markdown with the generated HTML kept out (see stash): what
         # the MkDocs adapter renders. The command line reads the whole Markdown only.
         self.keep_html_out = False
@@ -179,8 +191,6 @@ class Builder:
         self._deferred = Slots("deferred")  # (make, on_error) of HTML that needs the coverage run (see defer)
         self._deferred_done: dict[int, str | TraceError] = {}
         self._site_tables = Slots("site")  # (make, line) of each site-wide table (see site_table)
-        # Functions run by prefetch() in threads of their own: (builder, {page: parsed page}) -> None.
-        self.prefetchers: list[Callable] = []
         self._prefetch_threads: list = []
         self._prefetch_errors: list[BaseException] = []
 
@@ -391,6 +401,23 @@ class Builder:
             self._recorder.flush()
         self._raise_prefetch_errors()
 
+    def close(self) -> None:
+        """End every process this build started (the recorder, KaTeX, the coverage run) and drop their state.
+
+        A builder that is replaced (``mkdocs serve`` after a code change) or whose
+        build is over is closed, so no worker outlives the build that made it.
+        """
+        for thread in self._prefetch_threads:
+            thread.join()
+        self._prefetch_threads = []
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
+        self.math.close()
+        if self._coverage_run is not None:
+            self._coverage_run.stop()
+            self._coverage_run = None
+
     def _raise_prefetch_errors(self) -> None:
         if self._prefetch_errors:
             raise self._prefetch_errors.pop(0)
@@ -447,7 +474,9 @@ class Builder:
 
         def close_entry() -> None:
             if ctx.entry is not None:
-                if not light:
+                if self.static:
+                    self.check_entry(ctx.entry, ctx)
+                elif not light:
                     out.append(self.entry_footer(ctx.entry, ctx))
                 ctx.entry = None
 
@@ -474,6 +503,10 @@ class Builder:
                     out.append(self.equation(seg, ctx, numbers))
                 elif light:
                     continue
+                elif self.static:
+                    references = self.references.get(seg.kind)
+                    if references is not None:
+                        references(ctx, seg)
                 else:
                     handler = self.handlers.get(seg.kind)
                     if handler is None:
@@ -496,7 +529,7 @@ class Builder:
     def render_math(self, markdown: str, ctx: Context, stash: list[str] | None = None) -> str:
         """Every formula of the page to KaTeX HTML, in one batch; with ``stash``, the HTML of each formula
         outside a heading goes there, and a placeholder into the Markdown (see stash)."""
-        if not ctx.math:
+        if not ctx.math or self.static:
             return markdown
         try:
             results = self.math.render_many([(tex, display) for tex, display, _ in ctx.math])
@@ -616,12 +649,16 @@ class Builder:
             self.section_used(entry),
             self.section_implemented_in(entry),
         ]
+        self.check_entry(entry, ctx)
+        return "\n".join(parts)
+
+    def check_entry(self, entry: EntryData, ctx: Context) -> None:
+        """What an entry's status claims, against the call graph: an implemented function some test calls."""
         if entry.status == "implemented" and not self.tested_by(entry.functions):
             ctx.problems.append(TraceError(
                 f"entry '{entry.title}' is marked implemented, but no test calls "
                 f"{', '.join(f.name for f in entry.functions)}; add a test or change its status",
                 ctx.page, entry.line))
-        return "\n".join(parts)
 
     # ------------------------------------------------------------------ generated sections
 
@@ -840,7 +877,7 @@ def _split_at_headings(seg: Markdown) -> list[tuple[str, int, bool]]:
     return chunks
 
 
-def _excerpt(ctx: Context, block: Block) -> str:
+def excerpt_block(ctx: Context, block: Block) -> str:
     """Live lines of code: each referenced statement with its real numbers and a link."""
     b = ctx.builder
     try:

@@ -38,7 +38,7 @@ from . import render as R
 from .codeindex import Function, Statement, did_you_mean
 from .errors import TraceError
 from .record import Made, Opaque, Request
-from .shapes import CONFIG, Desc, config_made, model_run, once, recording, register_requests, state
+from .shapes import CONFIG, Desc, config_made, model_run, once, recording, state
 
 PARAMS = "params"
 PROBE_PARAMS = "probe params"
@@ -58,7 +58,7 @@ def _split(index, dotted: str | None, setting: str) -> tuple[str, str]:
     return fn.module, fn.name[len(fn.module) + 1 :]
 
 
-def _inventory_requests(builder) -> dict[str, Request | TraceError]:
+def inventory_requests(builder) -> dict[str, Request | TraceError]:
     s = builder.settings
     out: dict[str, Request | TraceError] = {}
     try:
@@ -485,7 +485,7 @@ def params_block(ctx, block) -> str:
     return _param_table(b, chosen, roles, model_run(b).dims, inv.rule)
 
 
-def _parameters_inventory(ctx, block) -> str:
+def parameters_inventory(ctx, block) -> str:
     b = ctx.builder
     inv = parameters(b)
     out = _param_table(b, inv.params, None, model_run(b).dims, inv.rule)
@@ -777,7 +777,7 @@ def _config_tables(builder, inv: ConfigInventory) -> str:
     return "\n".join(out) + "\n"
 
 
-def _config_inventory_block(ctx, block) -> str:
+def config_inventory_block(ctx, block) -> str:
     return _config_tables(ctx.builder, config_inventory(ctx.builder))
 
 
@@ -792,11 +792,3 @@ def inventory_block(ctx, block) -> str:
                          f"available: {', '.join(sorted(ctx.builder.inventory_kinds))}")
     return handler(ctx, block)
 
-
-def attach(builder) -> None:
-    register_requests(builder, _inventory_requests)
-    builder.inventory_kinds["parameters"] = _parameters_inventory
-    builder.inventory_kinds["config"] = _config_inventory_block
-    builder.handlers["params"] = params_block
-    builder.handlers["config"] = config_block
-    builder.handlers["inventory"] = inventory_block

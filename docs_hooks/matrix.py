@@ -153,7 +153,9 @@ TABLES = {
 }
 
 
-def attach(builder: Builder) -> None:
-    for kind, table in TABLES.items():
-        builder.inventory_kinds[kind] = lambda ctx, block, kind=kind, table=table: ctx.builder.site_table(
-            lambda b=ctx.builder, page=ctx.page: table(b, page), (kind, ctx.page, block.line), block.line)
+def site_table_block(table):
+    """The trace-inventory handler of one site-wide ``table``: a placeholder the build fills once every page is read."""
+    def handler(ctx, block) -> str:
+        return ctx.builder.site_table(lambda: table(ctx.builder, ctx.page), (block.data["of"], ctx.page, block.line),
+                                      block.line)
+    return handler

@@ -57,22 +57,29 @@ def fingerprint(settings: Settings) -> str:
     return h.hexdigest()
 
 
-def make_builder(settings: Settings, coverage: bool = True) -> Builder:
-    """A builder for one build: the index, then the slow work started in the background.
+def make_builder(settings: Settings, coverage: bool = True, static: bool = False,
+                 index: CodeIndex | None = None) -> Builder:
+    """The one factory of builders: the build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
-    The coverage run, the recordings and KaTeX each run in a child process of
-    their own, started here, so that they overlap with each other and with the
-    rest of the build instead of running in turn.
+    A full builder (the build) indexes the code, then starts the slow work in the
+    background: the coverage run (unless ``coverage`` is false), the recordings
+    and KaTeX each in a child process of its own, so that they overlap with each
+    other and with the rest of the build instead of running in turn.
+
+    A ``static`` builder (``check``, ``relock``, ``impact``) stops after resolving:
+    it reads the pages and resolves every reference against the index, and starts
+    no process. ``index`` is the code index to resolve against (``impact`` passes
+    the base revision's); by default the project's own.
     """
     with paused():
-        builder = _make_builder(settings, coverage)
+        builder = _make_builder(settings, coverage and not static, static, index)
         # What the builder holds lives through the build: out of collections until expand_site ends, or the
         # adapter's next build starts (see gcpause), and frozen before the collector runs again.
         freeze()
     return builder
 
 
-def _make_builder(settings: Settings, coverage: bool) -> Builder:
+def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeIndex | None) -> Builder:
     spec = _compile_spec_in_background(settings)
     pages = {}
     for file in build_order(settings):
@@ -83,15 +90,16 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
     parsed = {rel: parse_page(text, rel) for rel, text in pages.items()}  # needs no index: read first
     evidence = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
     spare = _early_recorder(settings, parsed.values()) if coverage and evidence else None
-    math = _early_katex(settings)
+    math = None if static else _early_katex(settings)
     try:
-        builder = Builder(settings, index_for(settings))
+        builder = Builder(settings, index if index is not None else index_for(settings))
     except BaseException:
         if spare is not None:
             stop_child(*spare)
         if math is not None:
             math.close()
         raise
+    builder.static = static
     if math is not None:
         builder.math = math
     for rel, text in pages.items():
@@ -100,8 +108,8 @@ def _make_builder(settings: Settings, coverage: bool) -> Builder:
         builder.make_recorder(spare)  # which uses it, or stops it with itself
     if coverage:  # check reads no HTML and never waits for it: it makes its builder without
         builder.start_coverage()
-    _attach_extensions(builder)
-    builder.prefetch(pages)
+    if not static:
+        builder.prefetch(pages)
     if spec is not None:
         builder.spec = spec.result()  # a Typst error is raised here, as if compiled in this thread
     return builder
@@ -190,15 +198,6 @@ def build_order(settings: Settings) -> list[Path]:
     return sorted(settings.pages(), key=key)
 
 
-def _attach_extensions(builder: Builder) -> None:
-    """Handlers for evidence blocks and the spec, where those modules are present."""
-    try:
-        from . import evidence
-    except ImportError:  # pragma: no cover - evidence is part of the package
-        return
-    evidence.attach(builder)
-
-
 @dataclass
 class SiteResult:
     pages: dict[str, Expanded] = field(default_factory=dict)
@@ -234,10 +233,11 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
 
 
 def check_site(settings: Settings, builder: Builder | None = None) -> list[TraceError]:
-    """Every problem the strict build would report about references, plus the lock comparison.
+    """Every problem of the pages' references, plus the lock comparison: what ``check`` reports.
 
-    It reads no HTML, so it does not wait for the coverage run (``make test`` runs the tests)."""
-    result = expand_site(settings, builder or make_builder(settings, coverage=False), finish=False)
+    It stops after resolving (a static builder): it runs nothing, so it reads no
+    recording, renders no formula and does not wait for the coverage run."""
+    result = expand_site(settings, builder or make_builder(settings, static=True), finish=False)
     locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     unresolved = {k: v for e in result.pages.values() for k, v in e.unresolved.items()}
     return result.problems + compare(locked, result.uses, settings.rel(settings.lock_path), unresolved)

@@ -145,6 +145,3 @@ def results_block(ctx, block) -> str:
 
     return render(data, shown_as, stale, code_link)
 
-
-def attach(builder) -> None:
-    builder.handlers["results"] = results_block

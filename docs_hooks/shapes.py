@@ -20,8 +20,6 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -41,12 +39,9 @@ PROBE_CONFIG = "probe config"
 
 RequestMaker = Callable[[Any], dict[str, "Request | TraceError"]]
 
-_STATE: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-
-
 def state(builder) -> dict:
-    """This build's cache for the evidence modules (dropped with the builder)."""
-    return _STATE.setdefault(builder, {"makers": [], "recordings": None, "lock": threading.Lock()})
+    """This build's cache for the evidence modules: ``builder.run_state``, dropped with the builder."""
+    return builder.run_state
 
 
 def once(builder, key: str, compute):
@@ -61,11 +56,6 @@ def once(builder, key: str, compute):
     if isinstance(value, TraceError):
         raise TraceError(value.message)
     return value
-
-
-def register_requests(builder, maker: RequestMaker) -> None:
-    """Add requests (made from the builder when first needed) to the build's one recording call."""
-    state(builder)["makers"].append(maker)
 
 
 def recordings(builder) -> dict[str, "Recording | TraceError"]:
@@ -123,7 +113,7 @@ def config_made(settings, probe: bool = False) -> Made:
     return Made(path, "probe", (cfg,)) if probe else cfg
 
 
-def _model_requests(builder) -> dict[str, Request | TraceError]:
+def model_requests(builder) -> dict[str, Request | TraceError]:
     try:
         path = model_run_path(builder.settings)
     except TraceError as err:
@@ -668,18 +658,16 @@ def _render_site(b, run: ModelRun, data: SiteShapes, callee: Function, label: st
 # ----------------------------------------------------------------------------- attach
 
 
-def _prefetch_model_run(builder, parsed: dict) -> None:
+def prefetch_model_run(builder, parsed: dict) -> None:
     """Record the model run early when some page shows what it saw (see Builder.prefetch)."""
     plain = {"entry", "equation", "excerpt", "example"}
     if any(block.kind not in plain for page in parsed.values() for block in page.blocks):
         recordings(builder)
 
 
-def attach(builder) -> None:
-    register_requests(builder, _model_requests)
-    builder.prefetchers.insert(0, _prefetch_model_run)  # first: nearly every page shows what it saw
-    builder.handlers["symbols"] = symbols_block
-    builder.handlers["shapes"] = shapes_block
+def shapes_references(ctx, block) -> None:
+    """The code references of a trace-shapes block (its labels' refs), resolved without running anything."""
+    _labels(ctx, block)
 
 
-__all__ = ["attach", "model_run", "recordings", "register_requests", "Dims", "Desc", "ModelRun", "config_made"]
+__all__ = ["model_run", "recordings", "Dims", "Desc", "ModelRun", "config_made"]

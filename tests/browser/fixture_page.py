@@ -1,4 +1,4 @@
-"""A page of editable examples for every kernel in docs/assets/trace-widgets.js.
+"""A page of editable examples for every kernel in docs_hooks/assets/trace-widgets.js.
 
 The site's own pages show the worked examples their authors chose. This page
 makes sure every browser kernel is exercised through the real widget (inputs,
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from docs_hooks import examples
 from docs_hooks.expand import Builder
 from docs_hooks.project import index_for
 from docs_hooks.settings import load_settings
@@ -71,7 +70,6 @@ def example_html() -> str:
     """The expanded page's example blocks (raw HTML: one block each, no blank line inside)."""
     settings = load_settings(REPO)
     builder = Builder(settings, index_for(settings))
-    examples.attach(builder)
     result = builder.expand("docs/_widget-fixture.md", page_text())
     if result.problems:
         raise AssertionError("the widget fixture page does not expand:\n" + "\n".join(map(str, result.problems)))
@@ -85,11 +83,11 @@ def write(site_root: Path) -> Path:
     html = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Widget fixture</title>
-<link rel="stylesheet" href="../assets/trace.css">
+<link rel="stylesheet" href="../assets/docs_hooks/trace.css">
 </head><body><article class="md-content md-typeset">
 {example_html()}
 </article>
-<script src="../assets/trace-widgets.js"></script>
+<script src="../assets/docs_hooks/trace-widgets.js"></script>
 </body></html>
 """
     path = site_root / URL / "index.html"

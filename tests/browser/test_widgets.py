@@ -2,7 +2,7 @@
 
 Three checks, each against the real code, never against numbers typed here:
 
-- every kernel in docs/assets/trace-widgets.js, run in chromium on the inputs
+- every kernel in docs_hooks/assets/trace-widgets.js, run in chromium on the inputs
   of the project's worked-example test (and on perturbed inputs), returns for
   each of its keys (a local, or the text of a sub-expression of the function)
   what the Python function computes;
@@ -278,7 +278,7 @@ def check_widgets(open_page, path: str) -> tuple[int, list[str]]:
 def check_widget(page, i: int, snap: dict, data: dict, where: str) -> list[str]:
     problems: list[str] = []
     if not snap["kernel"]:
-        return [f"{where}: no browser kernel for {snap['function']} in docs/assets/trace-widgets.js"]
+        return [f"{where}: no browser kernel for {snap['function']} in docs_hooks/assets/trace-widgets.js"]
     if snap["error"] or snap["missing"]:
         return [f"{where}: error {snap['error']!r}, not recomputed: {snap['missing']}"]
     if "rows" not in data:

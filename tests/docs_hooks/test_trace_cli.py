@@ -2,7 +2,7 @@
 
 ``impact REV`` resolves today's pages against the code at REV and now, and lists
 the references whose code differs. The adapter is exercised with a real
-``mkdocs build --strict`` of a tiny site that names docs_hooks/hooks.py.
+``mkdocs build --strict`` of a tiny site that names the plugin under ``plugins:``.
 """
 
 from __future__ import annotations
@@ -131,8 +131,9 @@ site_name: Tiny
 docs_dir: docs
 theme:
   name: mkdocs
-hooks:
-  - {REPO / "docs_hooks" / "hooks.py"}
+plugins:
+  - search
+  - docs_hooks
 markdown_extensions:
   - attr_list
   - md_in_html

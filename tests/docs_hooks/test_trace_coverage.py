@@ -247,7 +247,6 @@ def on_post_page(output, page, config, **kwargs):
 
 
 def slow_site(make_project, watcher: str = WATCHER) -> Path:
-    from .conftest import REPO
     from .test_trace_cli import MKDOCS_YML
 
     root = project(make_project)
@@ -255,9 +254,9 @@ def slow_site(make_project, watcher: str = WATCHER) -> Path:
     (root / "docs").mkdir(exist_ok=True)
     (root / "docs/page.md").write_text(CLIP_PAGE, encoding="utf-8")
     (root / "watcher.py").write_text(watcher, encoding="utf-8")
-    hooks = f"  - {REPO / 'docs_hooks' / 'hooks.py'}\n"
-    assert hooks in MKDOCS_YML
-    (root / "mkdocs.yml").write_text(MKDOCS_YML.replace(hooks, hooks + "  - watcher.py\n"), encoding="utf-8")
+    plugins = "plugins:\n  - search\n  - docs_hooks\n"
+    assert plugins in MKDOCS_YML
+    (root / "mkdocs.yml").write_text(MKDOCS_YML.replace(plugins, plugins + "hooks:\n  - watcher.py\n"), encoding="utf-8")
     return root
 
 

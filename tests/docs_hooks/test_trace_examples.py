@@ -184,9 +184,7 @@ def builder_for(root: Path, **overrides) -> Builder:
     settings = load_settings(root)
     for key, value in overrides.items():
         setattr(settings, key, value)
-    builder = Builder(settings, index_for(settings))
-    examples.attach(builder)
-    return builder
+    return Builder(settings, index_for(settings))
 
 
 def page(example: str, function: str = "ops.layer_norm_backward") -> str:
@@ -832,16 +830,12 @@ def test_a_bug_in_a_prefetch_is_raised_in_the_build_not_swallowed(tmp_path):
 
 
 def test_a_table_of_every_page_reads_the_other_pages_without_running_their_examples(tmp_path):
-    from docs_hooks import inventory, matrix
-
     root = write_project(tmp_path / "proj")
     (root / "docs").mkdir()
     home = "# Home\n\n```trace-inventory\nof: pages\n```\n"
     (root / "docs/index.md").write_text(home, encoding="utf-8")
     (root / "docs/page.md").write_text(TWO_EXAMPLES, encoding="utf-8")
     builder = builder_for(root)
-    inventory.attach(builder)
-    matrix.attach(builder)
 
     result = builder.expand("docs/index.md", home)
     html, problems = builder.finish("docs/index.md", result.markdown)  # as if MkDocs had left out docs/page.md

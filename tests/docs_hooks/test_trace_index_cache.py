@@ -108,19 +108,21 @@ def test_a_build_keeps_its_objects_out_of_garbage_collection_and_hands_them_back
     assert gc.get_freeze_count() == 0 and gc.isenabled()
 
 
-def test_the_mkdocs_adapter_keeps_a_build_frozen_until_the_next_build_of_the_process(make_project, monkeypatch):
+def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_process(make_project, monkeypatch):
     """After `mkdocs build` the process ends: unfreezing then would only make the collector walk everything."""
     import gc
     from types import SimpleNamespace
 
-    from docs_hooks import gcpause, hooks
+    from docs_hooks import gcpause
+    from docs_hooks.plugin import TracePlugin
 
     gc.unfreeze()
-    monkeypatch.setattr(hooks, "_state", {})  # this test's builds only
+    plugin = TracePlugin()
+    plugin.load_config({})
     root = make_project()
-    config = SimpleNamespace(config_file_path=str(root / "mkdocs.yml"))
-    hooks.on_config(config)
-    hooks.on_post_build(config)
+    config = SimpleNamespace(config_file_path=str(root / "mkdocs.yml"), extra_css=[], extra_javascript=[])
+    plugin.on_config(config)
+    plugin.on_post_build(config=config)
     frozen = gc.get_freeze_count()
     assert frozen > 0  # still frozen after the build
 
@@ -128,8 +130,9 @@ def test_the_mkdocs_adapter_keeps_a_build_frozen_until_the_next_build_of_the_pro
     monkeypatch.setattr(gcpause, "unfreeze", lambda: calls.append("unfreeze") or gc.unfreeze())
     monkeypatch.setattr(gcpause, "freeze", lambda: calls.append("freeze") or gc.freeze())
     (root / "src/ops.py").write_text((root / "src/ops.py").read_text() + "\n")  # a new builder is made
-    hooks.on_config(config)  # the next build of a serve process
+    plugin.on_config(config)  # the next build of a serve process
     assert calls[0] == "unfreeze" and calls[-1] == "freeze"
 
-    hooks.on_build_error(error=RuntimeError("a failed build"))
+    plugin.on_build_error(error=RuntimeError("a failed build"))
+    plugin.on_shutdown()
     assert gc.get_freeze_count() == 0 and gc.isenabled()

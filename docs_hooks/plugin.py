@@ -1,0 +1,227 @@
+"""The MkDocs plugin: ``plugins: [search, docs_hooks]`` in mkdocs.yml.
+
+It only wires MkDocs events to the core, keeping one build's state on the
+plugin object (MkDocs keeps the object across the rebuilds of ``mkdocs serve``):
+
+- on_config: read ``[tool.docs_hooks]``, make the builder (the code index, and
+  the workers it starts) when the code changed, link the plugin's own CSS and
+  JavaScript;
+- on_files: ship those assets, KaTeX's stylesheet and fonts and the compiled
+  specification; keep the review lock and the helpers the build runs out of the site;
+- on_page_markdown: expand the page's trace blocks (the generated HTML stays out
+  of the Markdown parser as placeholders, put back in on_page_content);
+- on_page_context / on_post_page / on_post_build: fill in the site-wide tables and
+  what waited for the coverage run;
+- on_serve / on_shutdown: watch the code; end the workers when serving stops.
+
+Problems go to the ``mkdocs.plugins.docs_hooks`` logger as warnings, so
+``mkdocs build --strict`` fails on them; a problem that stops the build
+(unreadable settings, a source file that does not parse) is a ``PluginError``:
+MkDocs prints its message, starting with the file and line, and no traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File
+
+from . import gcpause
+from .atomic import atomic_write
+from .cachedir import MAX_AGE_DAYS, prune
+from .errors import TraceError
+from .lock import compare, read_lock
+from .project import fingerprint, make_builder
+from .settings import load_settings
+from .stash import unstash
+
+log = logging.getLogger("mkdocs.plugins.docs_hooks")
+
+ASSETS = Path(__file__).with_name("assets")  # the plugin's own stylesheet and scripts
+SITE_ASSETS = "assets/docs_hooks"  # where they go in the site
+
+
+class PluginConfig(base.Config):
+    root = c.Optional(c.Dir(exists=True))
+    """Folder holding the pyproject.toml whose ``[tool.docs_hooks]`` configures the plugin; default: the folder of mkdocs.yml."""
+
+    assets = c.Type(bool, default=True)
+    """Link the plugin's stylesheet, scripts and KaTeX's stylesheet into every page (turn off only to bring your own)."""
+
+
+class TracePlugin(BasePlugin[PluginConfig]):
+    """Traced documentation of NumPy code: trace blocks in the pages become tables, listings and examples."""
+
+    def __init__(self):
+        self.settings = None
+        self.builder = None
+        self.fingerprint: str | None = None
+        self.locked: dict = {}
+        self.unfinished: dict[str, Path] = {}  # page -> its HTML file, written before the coverage run ended
+
+    # ------------------------------------------------------------------ set-up
+
+    def on_startup(self, *, command, dirty):
+        """Defining this event makes MkDocs keep the plugin object across the rebuilds of ``mkdocs serve``."""
+
+    def on_config(self, config):
+        gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
+        root = Path(self.config.root or Path(config.config_file_path).parent)
+        try:
+            settings = load_settings(root)
+            # While serving, a rebuild after a page edit keeps the builder (its index and the pages it
+            # expanded) when no code, test, helper or spec file changed; any change makes a new one,
+            # and the old one's workers are ended.
+            stamp = fingerprint(settings)
+            if self.fingerprint != stamp:
+                self._close_builder()
+                self.builder = make_builder(settings)
+                self.builder.keep_html_out = True  # see on_page_content
+                self.fingerprint = stamp
+            self.settings = settings
+            self.unfinished = {}
+            self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+        except TraceError as err:
+            raise PluginError(str(err)) from None
+        if self.config.assets:
+            config.extra_css.append(f"{SITE_ASSETS}/katex/katex.min.css")
+            config.extra_css.append(f"{SITE_ASSETS}/trace.css")
+            for script in sorted(ASSETS.glob("*.js")):
+                config.extra_javascript.append(f"{SITE_ASSETS}/{script.name}")
+        gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
+        return config
+
+    def on_files(self, files, *, config):
+        settings, builder = self.settings, self.builder
+        for f in list(files):
+            if f.abs_src_path and self._kept_out(Path(f.abs_src_path)):
+                files.remove(f)
+        for f in files.documentation_pages():
+            builder.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
+        if builder.spec is not None and settings.spec_pdf:
+            files.append(File.generated(config, settings.spec_pdf, content=builder.spec.pdf))
+        if self.config.assets:
+            for asset in sorted(ASSETS.iterdir()):
+                if asset.suffix in (".css", ".js"):
+                    files.append(File.generated(config, f"{SITE_ASSETS}/{asset.name}", abs_src_path=str(asset)))
+            for src_uri, path in builder.math.assets(f"{SITE_ASSETS}/katex"):
+                files.append(File.generated(config, src_uri, abs_src_path=str(path)))
+        return files
+
+    def _kept_out(self, path: Path) -> bool:
+        """Whether a file of the docs folder is the build's, not the reader's: the lock, the helpers it runs."""
+        s = self.settings
+        path = path.resolve()
+        if path == s.lock_path.resolve():
+            return True
+        helper = s.model_run.resolve().parent if s.model_run is not None else None
+        return helper is not None and helper != s.docs_dir.resolve() and helper in path.parents
+
+    # ------------------------------------------------------------------ pages
+
+    def on_page_markdown(self, markdown, *, page, config, files):
+        settings, builder = self.settings, self.builder
+        source_path = Path(page.file.abs_src_path)
+        rel = settings.rel(source_path)
+        # MkDocs hands over the page without its front matter; keep line numbers true to the file.
+        source = source_path.read_text(encoding="utf-8")
+        offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0
+        try:
+            result = builder.expand(rel, "\n" * offset + markdown)
+        except TraceError as err:
+            raise PluginError(str(err)) from None
+        lock_name = settings.rel(settings.lock_path)
+        self._warn(result.problems + compare(self.locked, result.uses, lock_name, result.unresolved, pages={rel}))
+        page.docs_hooks_html = result.stash  # what the Markdown holds placeholders for: see on_page_content
+        return result.stashed
+
+    def on_page_content(self, html, *, page, config, files):
+        """Put back the generated HTML that was kept out of the Markdown parser (see docs_hooks.stash)."""
+        stash = getattr(page, "docs_hooks_html", None)
+        return unstash(html, stash) if stash else html
+
+    @event_priority(100)  # before the search plugin reads the page
+    def on_page_context(self, context, *, page, config, nav):
+        """Fill in the site-wide tables: every page has been expanded by now, and the search index reads them."""
+        rel = self.settings.rel(Path(page.file.abs_src_path))
+        page.content, problems = self.builder.fill_site_tables(rel, page.content)
+        self._warn(problems)
+        return context
+
+    def on_post_page(self, output, *, page, config):
+        """Fill in what waited for the coverage run: the tests ran while MkDocs rendered the pages.
+
+        While the run is still going, the page is written with its placeholders and
+        filled in on_post_build instead: MkDocs goes on with the other pages meanwhile.
+        """
+        rel = self.settings.rel(Path(page.file.abs_src_path))
+        if not self.builder.can_finish(output):
+            self.unfinished[rel] = Path(page.file.abs_dest_path)
+            return output
+        return self._finish(rel, output)
+
+    def on_post_build(self, *, config):
+        builder = self.builder
+        builder.await_background()  # a bug in the background work is raised here, not lost
+        unfinished, self.unfinished = self.unfinished, {}
+        for rel, dest in unfinished.items():
+            written = dest.read_text(encoding="utf-8")
+            html = self._finish(rel, written)
+            if html == written:  # its placeholders are gone: a plugin changed the page after this hook
+                raise PluginError(
+                    f"{rel}: its HTML file {dest} no longer holds the placeholders docs_hooks left in it while the "
+                    "coverage run was going; another plugin's on_post_page removed them (by removing HTML "
+                    "comments, say). Turn that off in the plugin, or build again: with the run's result cached, "
+                    "docs_hooks fills the page before the other plugins see it")
+            atomic_write(dest, html)
+        # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
+        # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
+        # hands them back when its next build starts (on_config).
+        removed = prune(self.settings.cache_dir)  # entries no build has used for a month
+        if removed:
+            log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
+
+    def on_build_error(self, *, error):
+        gcpause.unfreeze()
+
+    # ------------------------------------------------------------------ serve
+
+    def on_serve(self, server, *, config, builder):
+        s = self.settings
+        watched = [s.source_root, s.tests_root, s.lock_path]
+        if s.model_run is not None:
+            watched.append(s.model_run.parent)
+        if s.spec_source is not None:
+            watched.append(s.spec_source.parent)
+        for path in dict.fromkeys(watched):
+            if path.exists():
+                server.watch(str(path))
+        return server
+
+    def on_shutdown(self):
+        self._close_builder()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _close_builder(self) -> None:
+        """End the workers of the build before (the recorder, KaTeX, the coverage run) and let it go."""
+        if self.builder is not None:
+            self.builder.close()
+            self.builder = None
+            self.fingerprint = None
+
+    def _finish(self, rel: str, html: str) -> str:
+        html, problems = self.builder.finish(rel, html)
+        self._warn(problems)
+        return html
+
+    @staticmethod
+    def _warn(problems) -> None:
+        """Each problem as a warning of MkDocs' logger: ``mkdocs build --strict`` fails on it."""
+        for problem in problems:
+            log.warning(str(problem))
