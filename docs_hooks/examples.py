@@ -210,6 +210,41 @@ def collect(ctx, block: Block) -> Example:
     return ex
 
 
+def example_references(ctx, block: Block) -> None:
+    """What ``check`` resolves of an example without running its test: the test and the function exist, and
+    each shown expression is one statement of the function (locked like any other reference)."""
+    d = block.data
+    title = d["title"]
+
+    def fail(message: str, field_name: str | None = None) -> TraceError:
+        line = block.field_line(field_name) if field_name else block.line
+        return TraceError(f"example '{title}': {message}", ctx.page, line)
+
+    if ctx.entry is None:
+        raise fail("trace-example outside an entry; put a trace-entry block above it")
+    b = ctx.builder
+    try:
+        fn = b.index.function(d["function"]) if "function" in d else ctx.entry.functions[0]
+    except TraceError as err:
+        raise fail(err.message, "function") from None
+    try:
+        req = test_request(d["test"], b.settings.tests_root.parent, b.settings.project_root)
+    except TraceError as err:
+        raise fail(err.message, "test") from None
+    _test_function(b.index, req, fail)
+    for item in d["show"]:
+        code = str(item.get("code", "")).strip()
+        if not code or (code.isidentifier() and code in fn.local_names):
+            continue
+        tree, target = _parse_show_code(code)
+        statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
+        if statement is None:
+            raise fail(f"show row '{item.get('label')}': '{code}' is neither a local of {fn.name} nor an expression "
+                       f"in it ({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
+                       "Copy the code from the function.", "show")
+        ctx.uses.extend(_lock_uses(ctx, block, title, fn, Row(str(item.get("label")), code, None, None, statement)))
+
+
 def _test_name(req: Request) -> str:
     """The index's name of the test a request runs."""
     return f"{req.module}.{req.function.replace('::', '.')}"

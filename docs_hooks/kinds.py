@@ -36,7 +36,8 @@ KINDS: dict[str, Kind] = {
     "symbols": Kind(BLOCK_KINDS["symbols"], render=shapes.symbols_block, requests=shapes.model_requests,
                     prefetch=shapes.prefetch_model_run),
     "shapes": Kind(BLOCK_KINDS["shapes"], render=shapes.shapes_block, references=shapes.shapes_references),
-    "example": Kind(BLOCK_KINDS["example"], render=examples.example_handler, prefetch=examples.prefetch_tests),
+    "example": Kind(BLOCK_KINDS["example"], render=examples.example_handler,
+                    references=examples.example_references, prefetch=examples.prefetch_tests),
     "params": Kind(BLOCK_KINDS["params"], render=inventory.params_block, requests=inventory.inventory_requests),
     "config": Kind(BLOCK_KINDS["config"], render=inventory.config_block),
     "inventory": Kind(BLOCK_KINDS["inventory"], render=inventory.inventory_block, tables={

@@ -200,3 +200,133 @@ def test_strict_build_of_a_reviewed_site_succeeds_then_fails_when_the_code_chang
         "since reviewed. Old text: 'mu = X.mean(axis=-1, keepdims=True)'. New text: "
         "'mu = X.mean(axis=-1, keepdims=True) * 2'. Review the page against the new code, then run 'make relock'\n"
     ) in changed.stdout + changed.stderr
+
+
+# ------------------------------------------------------------------ check, relock and impact stop after resolving
+
+RICH_PAGE = """\
+# Layer norm
+
+```trace-entry
+title: Layer norm forward
+function: ops.layer_norm_forward
+status: implemented
+spec: [eq:ln-mean]
+```
+
+```trace-equation
+id: ln-mean
+title: Mean of one row
+tex: \\mu_t = \\frac{1}{d} \\sum_i X_{ti}
+code: mu = X.mean(axis=-1, keepdims=True)
+```
+
+```trace-example
+test: tests/test_ops.py::test_rows_have_zero_mean
+title: One matrix
+show:
+  - {label: Mean, code: mu}
+  - {label: Centred, code: X - mu}
+```
+
+```trace-shapes
+names:
+  - {ref: "model.Block.norm: return layer_norm_forward(", label: Before the branch}
+```
+
+The shift is [[ops.layer_norm_backward: dbeta = dY.sum(axis=0)]].
+"""
+
+OTHER_PAGE = "# Backward\n\nThe shift is [[ops.layer_norm_backward: dbeta = dY.sum(axis=0)]].\n"
+
+RICH_PYPROJECT = ('[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+                  'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\n')
+
+RICH_SPEC = "#set math.equation(numbering: \"(1)\")\n\n= Normalisation\n\n$ mu_t = 1/d sum_i X_(t i) $ <eq:ln-mean>\n"
+
+
+@pytest.fixture
+def rich(make_project, capsys):
+    """A committed and reviewed project whose page cites the spec and shows an example and shapes."""
+    root = make_project({"pyproject.toml": RICH_PYPROJECT, "spec/model.typ": RICH_SPEC, "docs/page.md": RICH_PAGE,
+                         "docs/other.md": OTHER_PAGE, ".gitignore": "node_modules\n.cache\n"})
+    assert run_cli(root, "relock") == 0
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    capsys.readouterr()
+    return root
+
+
+def test_impact_head_with_nothing_changed_lists_nothing_on_a_page_citing_the_spec_and_showing_evidence(rich, capsys):
+    assert impact(rich, capsys) == (0, "No page references code that changed since HEAD.\n", "")
+
+
+def test_impact_of_a_one_statement_change_lists_exactly_the_references_to_that_statement(rich, capsys):
+    (rich / "src/ops.py").write_text(OPS.replace("dbeta = dY.sum(axis=0)", "dbeta = dY.sum(axis=0) * 1.0"))
+
+    code, out, err = impact(rich, capsys)
+
+    assert (code, err) == (0, "")
+    assert out == (
+        "Pages whose referenced code changed since HEAD:\n"
+        "\n"
+        "- `docs/other.md`: inline | ops.layer_norm_backward: dbeta = dY.sum(axis=0): code changed since HEAD\n"
+        "- `docs/page.md`: inline | ops.layer_norm_backward: dbeta = dY.sum(axis=0): code changed since HEAD\n"
+    )
+
+
+def test_impact_of_a_change_inside_a_shown_expression_names_the_example(rich, capsys):
+    (rich / "src/ops.py").write_text(OPS.replace("mu = X.mean(axis=-1, keepdims=True)",
+                                                 "mu = X.mean(axis=-1, keepdims=True) + 0.0"))
+
+    code, out, _ = impact(rich, capsys)
+
+    assert code == 0
+    assert "- `docs/page.md`: equation ln-mean | mu = X.mean(axis=-1, keepdims=True): code changed since HEAD\n" in out
+    assert "entry layer-norm-forward | ops.layer_norm_forward: code changed since HEAD" in out
+    assert "docs/other.md" not in out
+
+
+PROCESS_WATCH = """\
+import sys
+started = []
+def watch(event, args):
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.system"):
+        started.append(repr(args[1] if event == "subprocess.Popen" else args))
+sys.addaudithook(watch)
+from docs_hooks import cli
+code = cli.main(["--root", sys.argv[1], sys.argv[2]])
+print("STARTED", started)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "relock"])
+def test_check_and_relock_on_a_cold_cache_start_no_process_but_git(rich, command):
+    import shutil
+
+    shutil.rmtree(rich / ".cache", ignore_errors=True)
+
+    result = subprocess.run([sys.executable, "-c", PROCESS_WATCH, str(rich), command], cwd=rich,
+                            capture_output=True, text=True, timeout=300)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    started = result.stdout.split("STARTED ", 1)[1].strip()
+    assert started.startswith("[") and all(part.startswith("['git',") for part in eval(started)), started
+    assert not (rich / ".cache/docs_hooks/recordings.sqlite3").exists()
+    assert not (rich / ".cache/docs_hooks/katex.sqlite3").exists()
+
+
+def test_a_full_build_of_the_same_project_does_start_workers(rich):
+    """The other direction: the same watch sees the recorder and KaTeX of a real build (so the test above can fail)."""
+    code = PROCESS_WATCH.replace('from docs_hooks import cli\ncode = cli.main(["--root", sys.argv[1], sys.argv[2]])',
+                                 "from docs_hooks.project import expand_site\nfrom docs_hooks.settings import "
+                                 "load_settings\nexpand_site(load_settings(sys.argv[1]))\ncode = 0")
+    result = subprocess.run([sys.executable, "-c", code, str(rich), "build"], cwd=rich, capture_output=True,
+                            text=True, timeout=300)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    started = eval(result.stdout.split("STARTED ", 1)[1].strip())
+    assert any("node" in part and "katex_render.js" in part for part in started), started
+    assert any("docs_hooks.record" in part for part in started), started

@@ -1,0 +1,134 @@
+"""The MkDocs plugin (docs_hooks.plugin): what a site that names it under ``plugins:`` gets.
+
+Each test builds a tiny throwaway site with MkDocs itself, in a child process, as
+``mkdocs build`` and ``mkdocs serve`` do.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from .conftest import run_cli
+from .test_trace_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, mkdocs_build
+
+# Builds the site again and again in one process, as `mkdocs serve` does after each change (MkDocs keeps the
+# plugin object, since it defines on_startup), editing a source file before each rebuild. After each build it
+# prints the worker processes alive under this process and the resident memory of the whole process tree.
+SERVE_LIKE = r"""
+import json, logging, os, sys
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+root = Path(sys.argv[1])
+logging.getLogger("mkdocs").setLevel(logging.ERROR)
+
+def tree(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found + [q for p in found for q in tree(p)]
+
+def rss_kb(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+def config():
+    return load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
+
+first = config()
+first.plugins.on_startup(command="serve", dirty=False)
+ops = root / "src" / "ops.py"
+for edit in range(int(sys.argv[2]) + 1):
+    if edit:
+        ops.write_text(ops.read_text() + f"\n# edit {edit}\n")
+    build(config(), serve_url="http://127.0.0.1:8000/")
+    workers = tree(os.getpid())
+    print(json.dumps({"edit": edit, "workers": len(workers),
+                      "rss_mb": sum(rss_kb(p) for p in [os.getpid(), *workers]) / 1024}), flush=True)
+first.plugins.on_shutdown()
+print(json.dumps({"after_shutdown": len(tree(os.getpid()))}), flush=True)
+"""
+
+
+def serve_like(root, edits: int) -> list[dict]:
+    result = subprocess.run([sys.executable, "-c", SERVE_LIKE, str(root), str(edits)], cwd=root,
+                            capture_output=True, text=True, timeout=900,
+                            env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def rich_site(make_project):
+    root = make_project({"pyproject.toml": RICH_PYPROJECT, "spec/model.typ": RICH_SPEC, "docs/page.md": RICH_PAGE,
+                         "mkdocs.yml": MKDOCS_YML})
+    assert run_cli(root, "relock") == 0
+    return root
+
+
+def test_serve_ends_the_old_workers_on_each_code_change_so_processes_and_memory_stay_flat(make_project):
+    root = rich_site(make_project)
+
+    runs = serve_like(root, edits=10)
+
+    builds, shutdown = runs[:-1], runs[-1]
+    assert len(builds) == 11
+    assert builds[0]["workers"] >= 2  # the recorder and KaTeX of the first build
+    assert max(b["workers"] for b in builds[1:]) <= builds[0]["workers"], builds
+    assert builds[-1]["rss_mb"] - builds[0]["rss_mb"] < 100, builds
+    assert shutdown == {"after_shutdown": 0}
+
+
+def test_the_plugin_links_its_own_assets_and_keeps_the_lock_and_helpers_out_of_the_site(make_project):
+    page = RICH_PAGE.split("```trace-shapes")[0]  # no call-site shapes: the helper below runs no model
+    root = make_project({"pyproject.toml": RICH_PYPROJECT + 'model_run = "docs/examples/model_run.py"\n',
+                         "spec/model.typ": RICH_SPEC, "docs/page.md": page, "mkdocs.yml": MKDOCS_YML,
+                         "docs/examples/model_run.py": "def config():\n    return {}\n"})
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    site = root / "site"
+    html = (site / "page/index.html").read_text(encoding="utf-8")
+    for asset in ("assets/docs_hooks/trace.css", "assets/docs_hooks/katex/katex.min.css",
+                  "assets/docs_hooks/trace-widgets.js"):
+        assert (site / asset).is_file(), asset
+        assert f'"../{asset}"' in html, asset
+    assert not (site / "trace.lock").exists()
+    assert not (site / "examples").exists()
+
+
+def test_a_settings_problem_stops_the_build_with_one_message_and_no_traceback(make_project):
+    root = make_project({"pyproject.toml": "[tool.docs_hooks]\nsource_root = 'nowhere'\nsorce = 1\n",
+                         "mkdocs.yml": MKDOCS_YML, "docs/page.md": "# Page\n"})
+
+    result = mkdocs_build(root)
+
+    log = result.stdout + result.stderr
+    assert result.returncode == 1
+    assert "Traceback" not in log
+    assert "ERROR   -  pyproject.toml: unknown setting 'sorce' in [tool.docs_hooks]; known settings: " in log
+    assert "Aborted with a BuildError!" in log
+
+
+def test_a_source_file_that_does_not_parse_stops_the_build_at_its_line_with_no_traceback(make_project):
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": "# Page\n"})
+    (root / "src/ops.py").write_text("def broken(:\n    pass\n", encoding="utf-8")
+
+    result = mkdocs_build(root)
+
+    log = result.stdout + result.stderr
+    assert result.returncode == 1
+    assert "Traceback" not in log
+    assert "ERROR   -  src/ops.py:1: " in log, log
