@@ -3,7 +3,7 @@
 Why this exists: the trace blocks are expanded at build time (code index,
 recorded runs, coverage map, KaTeX, the review lock). This prints how long the
 site takes to build with the generator, next to the "floor": the same site
-built from the already-expanded Markdown with the hooks off. Everything runs
+built from the already-expanded Markdown with the plugin off. Everything runs
 on a copy of the project in a temporary folder (the project's own docs/,
 .cache/ and site/ are never written), each figure is the median of several
 runs, and the machine is shared and noisy, so the ratios are what to read.
@@ -12,7 +12,7 @@ Nothing passes or fails.
 Figures (wall-clock seconds, median of --runs runs):
 
 cold build       ``mkdocs build`` in a fresh process with no .cache/docs_hooks
-floor cold       the same build of the expanded pages, mkdocs.yml without ``hooks:``
+floor cold       the same build of the expanded pages, mkdocs.yml without the docs_hooks plugin
 cache kept       ``mkdocs build`` in a fresh process with the cache the previous build
                  left (CI with a restored cache when no code changed)
 warm rebuild     in one process, as ``mkdocs serve`` does it: load the config and
@@ -191,16 +191,25 @@ def fmt(values: list[Timing]) -> str:
 CAPTURE_HOOK = '''\
 """Bench helper: writes each page's expanded Markdown and every generated file into a floor docs folder.
 
-A page is written as MkDocs would get it without the hooks: with the generated HTML in it (not the
-placeholders the hooks keep it out of Markdown with), and with what the hooks fill in at the end of the
-build (site-wide tables, what the coverage run measured) filled in.
+A page is written as MkDocs would get it without the plugin: with the generated HTML in it (not the
+placeholders the plugin keeps it out of Markdown with), and with what the plugin fills in at the end of the
+build (site-wide tables, what the coverage run measured) filled in. The stylesheets and scripts the plugin
+links go to assets.json, for the floor's mkdocs.yml.
 """
-import sys
+import json
 from pathlib import Path
 from mkdocs.plugins import event_priority
 
 OUT = Path({out!r})
-PAGES = {{}}  # the file to write -> (its front matter, the expanded Markdown, the page's path for the hooks)
+PAGES = {{}}  # the file to write -> (its front matter, the expanded Markdown, the page's path for the plugin)
+
+
+@event_priority(-100)
+def on_config(config, **kwargs):
+    links = {{"extra_css": [str(x) for x in config.extra_css],
+              "extra_javascript": [str(x) for x in config.extra_javascript]}}
+    (OUT.parent / "assets.json").write_text(json.dumps(links), encoding="utf-8")
+    return config
 
 
 @event_priority(-100)
@@ -229,9 +238,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 @event_priority(-100)
 def on_post_build(config, **kwargs):
-    adapter = next(m for m in list(sys.modules.values())
-                   if getattr(m, "__file__", None) and Path(m.__file__).name == "hooks.py" and hasattr(m, "_state"))
-    settings, builder = adapter._state["settings"], adapter._state["builder"]
+    plugin = config.plugins["docs_hooks"]
+    settings, builder = plugin.settings, plugin.builder
     for dest, (head, full, src) in PAGES.items():
         text, _ = builder.finish(settings.rel(Path(src)), full)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -239,30 +247,31 @@ def on_post_build(config, **kwargs):
 '''
 
 
-def _without_hooks(config_text: str) -> str:
-    """mkdocs.yml with its ``hooks:`` section removed."""
+def _without_plugin(config_text: str, links: dict) -> str:
+    """mkdocs.yml without the docs_hooks plugin, linking the stylesheets and scripts the plugin linked."""
+    if not re.search(r"^\s*-\s*docs_hooks\s*$", config_text, re.M):
+        raise SystemExit("mkdocs.yml names no 'docs_hooks' under a block-style 'plugins:' list")
     out, skipping = [], False
     for line in config_text.split("\n"):
-        if re.match(r"^hooks\s*:", line):
+        if re.match(r"^\s*-\s*docs_hooks\s*$", line):
+            continue
+        if re.match(r"^(extra_css|extra_javascript)\s*:", line):
             skipping = True
             continue
         if skipping and (line.startswith((" ", "\t", "-")) or not line.strip()):
             continue
         skipping = False
         out.append(line)
+    for key, values in links.items():
+        if values:
+            out.append(f"{key}:\n" + "".join(f"  - {v}\n" for v in values))
     return "\n".join(out)
 
 
 def _with_extra_hook(config_text: str, hook: Path) -> str:
-    lines = config_text.split("\n")
-    for i, line in enumerate(lines):
-        if re.match(r"^hooks\s*:\s*$", line):
-            j = i + 1
-            while j < len(lines) and re.match(r"^\s*-\s", lines[j]):
-                j += 1
-            lines.insert(j, f"  - {hook}")
-            return "\n".join(lines)
-    raise SystemExit("mkdocs.yml has no block-style 'hooks:' list")
+    if re.search(r"^hooks\s*:", config_text, re.M):
+        raise SystemExit("mkdocs.yml has a 'hooks:' list of its own; the bench adds one")
+    return config_text.rstrip("\n") + f"\nhooks:\n  - {hook}\n"
 
 
 def make_floor(project: Path, floor: Path, work: Path, env_project: Path | None = None) -> Path:
@@ -277,7 +286,8 @@ def make_floor(project: Path, floor: Path, work: Path, env_project: Path | None 
     (project / "mkdocs.capture.yml").write_text(_with_extra_hook(config_text, hook), encoding="utf-8")
     mkdocs_build(project, work / "site-capture", "mkdocs.capture.yml", env_project=env_project)
     (project / "mkdocs.capture.yml").unlink()
-    floor_config = _without_hooks(config_text)
+    links = json.loads((docs.parent / "assets.json").read_text(encoding="utf-8"))
+    floor_config = _without_plugin(config_text, links)
     if docs_dir != "docs":
         floor_config = re.sub(r"^docs_dir\s*:.*$", "docs_dir: docs", floor_config, flags=re.M)
     (floor / "mkdocs.yml").write_text(floor_config, encoding="utf-8")

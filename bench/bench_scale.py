@@ -200,8 +200,9 @@ docs_dir: docs
 theme:
   name: material
   font: false
-hooks:
-  - docs_hooks/hooks.py
+plugins:
+  - search
+  - docs_hooks
 markdown_extensions:
   - attr_list
   - md_in_html
