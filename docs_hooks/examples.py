@@ -926,4 +926,4 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
     ]) + "\n"
 
 
-__all__ = ["attach", "collect", "render_example", "format_value", "format_scalar", "central_differences"]
+__all__ = ["example_references", "prefetch_tests", "collect", "render_example", "format_value", "format_scalar", "central_differences"]

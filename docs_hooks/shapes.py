@@ -670,4 +670,4 @@ def shapes_references(ctx, block) -> None:
     _labels(ctx, block)
 
 
-__all__ = ["model_run", "recordings", "Dims", "Desc", "ModelRun", "config_made"]
+__all__ = ["model_requests", "prefetch_model_run", "shapes_references", "model_run", "recordings", "Dims", "Desc", "ModelRun", "config_made"]
