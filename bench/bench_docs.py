@@ -228,6 +228,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
     from docs_hooks.stash import unstash
 
+    if page.file.abs_src_path is None:  # a page the plugin makes (a source page): written in on_post_build
+        return markdown
     full = unstash(markdown, getattr(page, "docs_hooks_html", None) or [])
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
     body, meta = get_data(source)
@@ -238,8 +240,15 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 @event_priority(-100)
 def on_post_build(config, **kwargs):
+    from docs_hooks import sources
+
     plugin = config.plugins["docs_hooks"]
     settings, builder = plugin.settings, plugin.builder
+    for src_uri, repo_path in plugin.source_files.items():
+        url = builder.source_pages[repo_path]
+        dest = OUT / src_uri
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(sources.page_markdown(repo_path, plugin.source_page(repo_path, url)), encoding="utf-8")
     for dest, (head, full, src) in PAGES.items():
         text, _ = builder.finish(settings.rel(Path(src)), full)
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import render as R
+from . import sources
 from .anchors import Resolved, parse_ref, resolve
 from .blocks import INLINE_REF, Block, Markdown, parse_page, prose_lines
 from .codeindex import CodeIndex, Function
@@ -175,6 +176,7 @@ class Builder:
         self.spec = None  # a spec.SpecIndex when the settings name a specification
         self.math = MathRenderer(settings.project_root, settings.cache_dir)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
+        self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the adapter)
         # A static builder (check, relock, impact) only resolves: it reads the pages and resolves their
         # references against the index, renders nothing and starts no process.
         self.static = False
@@ -254,6 +256,11 @@ class Builder:
         """
         return self._site_tables.placeholder(key, (make, line))
 
+    def holds_placeholders(self, text: str) -> bool:
+        """Whether ``text`` still holds a placeholder that ``finish`` fills (what waits for the coverage run, or a
+        site-wide table)."""
+        return bool(self._deferred.pattern.search(text) or self._site_tables.pattern.search(text))
+
     def can_finish(self, text: str) -> bool:
         """Whether ``finish`` would fill ``text`` now, without waiting: it holds no placeholder, or the
         coverage run has ended (or was read from the cache)."""
@@ -291,7 +298,7 @@ class Builder:
             return value
 
         filled = self._deferred.pattern.sub(fill, text)
-        return filled, list(problems.values())
+        return self.source_links(page, filled), list(problems.values())
 
     def fill_site_tables(self, page: str, text: str) -> tuple[str, list[TraceError]]:
         """``text`` with its site-wide tables made (see site_table), and their problems."""
@@ -322,10 +329,22 @@ class Builder:
     # ------------------------------------------------------------------ helpers
 
     def url(self, fn: Function, start: int | None = None, end: int | None = None) -> str:
-        return self.settings.github_url(fn.repo_path, start, end)
+        """The permanent link to a span of code on the repository host; without ``repo_url``, the span on
+        its source page in this site (see docs_hooks.sources)."""
+        return self.settings.github_url(fn.repo_path, start, end) or sources.target(fn.repo_path, start, end)
 
     def line_link(self, fn: Function, start: int, end: int) -> str:
-        return R.link(R.code(R.span_label(fn.display_path, start, end)), self.url(fn, start, end), fn.name)
+        """``ops.py:42`` linked to that line on its source page in this site."""
+        return R.link(R.code(R.span_label(fn.display_path, start, end)), sources.target(fn.repo_path, start, end),
+                      fn.name)
+
+    def source_url(self, repo_path: str) -> str:
+        """The site URL of a file's source page: as the adapter made it, else MkDocs' directory URL."""
+        return self.source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"
+
+    def source_links(self, page: str, html: str) -> str:
+        """``html`` of ``page`` with its links to source pages made relative to the page (see sources)."""
+        return sources.relative_links(html, self.page_url(page), self.source_url)
 
     # ------------------------------------------------------------------ prefetch
 

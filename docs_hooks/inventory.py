@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import render as R
+from . import sources
 from .codeindex import Function, Statement, did_you_mean
 from .errors import TraceError
 from .record import Made, Opaque, Request
@@ -111,7 +112,7 @@ def _display(builder, repo_path: str) -> str:
 def _line_link(builder, repo_path: str, start: int, end: int | None = None, title: str = "") -> str:
     end = end or start
     label = R.code(R.span_label(_display(builder, repo_path), start, end))
-    return R.link(label, builder.settings.github_url(repo_path, start, end), title)
+    return R.link(label, sources.target(repo_path, start, end), title)  # to the line on its source page
 
 
 def _stmt_link(builder, fn: Function, stmt: Statement) -> str:

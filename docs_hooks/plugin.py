@@ -31,7 +31,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from . import gcpause
+from . import gcpause, sources
 from .atomic import atomic_write
 from .cachedir import MAX_AGE_DAYS, prune
 from .errors import TraceError
@@ -44,6 +44,7 @@ log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
 ASSETS = Path(__file__).with_name("assets")  # the plugin's own stylesheet and scripts
 SITE_ASSETS = "assets/docs_hooks"  # where they go in the site
+SOURCE_PLACEHOLDER = "<!--docs-hooks-source-page-->"  # a source page's body, until every page is expanded
 
 
 class PluginConfig(base.Config):
@@ -63,6 +64,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.fingerprint: str | None = None
         self.locked: dict = {}
         self.unfinished: dict[str, Path] = {}  # page -> its HTML file, written before the coverage run ended
+        self.source_files: dict[str, str] = {}  # src_uri of each source page this plugin adds -> its file's repo path
 
     # ------------------------------------------------------------------ set-up
 
@@ -103,6 +105,13 @@ class TracePlugin(BasePlugin[PluginConfig]):
                 files.remove(f)
         for f in files.documentation_pages():
             builder.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
+        self.source_files = {}
+        for repo_path in sorted({fn.repo_path for fn in builder.index.functions.values()}):
+            page = File.generated(config, sources.page_uri(repo_path),
+                                  content=sources.page_markdown(repo_path, SOURCE_PLACEHOLDER))
+            files.append(page)
+            self.source_files[page.src_uri] = repo_path
+            builder.source_pages[repo_path] = page.url
         if builder.spec is not None and settings.spec_pdf:
             files.append(File.generated(config, settings.spec_pdf, content=builder.spec.pdf))
         if self.config.assets:
@@ -125,6 +134,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
     # ------------------------------------------------------------------ pages
 
     def on_page_markdown(self, markdown, *, page, config, files):
+        if page.file.src_uri in self.source_files:
+            return markdown  # a source page: filled in on_page_context
         settings, builder = self.settings, self.builder
         source_path = Path(page.file.abs_src_path)
         rel = settings.rel(source_path)
@@ -147,7 +158,11 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     @event_priority(100)  # before the search plugin reads the page
     def on_page_context(self, context, *, page, config, nav):
-        """Fill in the site-wide tables: every page has been expanded by now, and the search index reads them."""
+        """Fill in the site-wide tables and the source pages: every page has been expanded by now."""
+        repo_path = self.source_files.get(page.file.src_uri)
+        if repo_path is not None:
+            page.content = page.content.replace(SOURCE_PLACEHOLDER, self.source_page(repo_path, page.url))
+            return context
         rel = self.settings.rel(Path(page.file.abs_src_path))
         page.content, problems = self.builder.fill_site_tables(rel, page.content)
         self._warn(problems)
@@ -159,6 +174,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
         While the run is still going, the page is written with its placeholders and
         filled in on_post_build instead: MkDocs goes on with the other pages meanwhile.
         """
+        if page.file.src_uri in self.source_files:
+            return output
         rel = self.settings.rel(Path(page.file.abs_src_path))
         if not self.builder.can_finish(output):
             self.unfinished[rel] = Path(page.file.abs_dest_path)
@@ -171,14 +188,13 @@ class TracePlugin(BasePlugin[PluginConfig]):
         unfinished, self.unfinished = self.unfinished, {}
         for rel, dest in unfinished.items():
             written = dest.read_text(encoding="utf-8")
-            html = self._finish(rel, written)
-            if html == written:  # its placeholders are gone: a plugin changed the page after this hook
+            if not builder.holds_placeholders(written):  # gone: a plugin changed the page after this hook
                 raise PluginError(
                     f"{rel}: its HTML file {dest} no longer holds the placeholders docs_hooks left in it while the "
                     "coverage run was going; another plugin's on_post_page removed them (by removing HTML "
                     "comments, say). Turn that off in the plugin, or build again: with the run's result cached, "
                     "docs_hooks fills the page before the other plugins see it")
-            atomic_write(dest, html)
+            atomic_write(dest, self._finish(rel, written))
         # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
         # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
         # hands them back when its next build starts (on_config).
@@ -214,6 +230,13 @@ class TracePlugin(BasePlugin[PluginConfig]):
             self.builder.close()
             self.builder = None
             self.fingerprint = None
+
+    def source_page(self, repo_path: str, url: str) -> str:
+        """The body of a file's source page: its lines, and the entries and equations citing each."""
+        builder, s = self.builder, self.settings
+        text = (s.project_root / repo_path).read_text(encoding="utf-8")
+        cited = [c for c in sources.citations(builder.site_entries()) if c.repo_path == repo_path]
+        return sources.render_page(repo_path, text, cited, url, builder.page_url, s.github_url(repo_path))
 
     def _finish(self, rel: str, html: str) -> str:
         html, problems = self.builder.finish(rel, html)

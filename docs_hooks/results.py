@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from . import render as R
+from . import sources
 from .atomic import atomic_write
 from .errors import TraceError
 
@@ -141,7 +142,7 @@ def results_block(ctx, block) -> str:
     stale = stale_files(data, b.index.file_digests, prefix)
 
     def code_link(repo_path: str) -> str:
-        return R.link(R.code(repo_path), b.settings.github_url(repo_path))
+        return R.link(R.code(repo_path), b.settings.github_url(repo_path) or sources.target(repo_path))
 
     return render(data, shown_as, stale, code_link)
 

@@ -102,8 +102,11 @@ def test_impact_of_an_unknown_revision_names_it(committed, capsys):
 UNPINNED = '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\n'
 
 
+ENTRY_PAGE = "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n"
+
+
 def test_links_point_at_the_current_commit(make_project):
-    root = make_project({"pyproject.toml": UNPINNED, "docs/page.md": "See [[ops.layer_norm_forward: mu = X.mean(]].\n"})
+    root = make_project({"pyproject.toml": UNPINNED, "docs/page.md": ENTRY_PAGE})
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "start")
@@ -113,15 +116,33 @@ def test_links_point_at_the_current_commit(make_project):
     markdown = expand_page(root).markdown
 
     assert len(head) == 40
-    assert f'<a href="https://example.com/repo/blob/{head}/src/ops.py#L8"' in markdown
+    assert f'<a href="https://example.com/repo/blob/{head}/src/ops.py#L6-L15">GitHub</a>' in markdown
 
 
 def test_links_fall_back_to_main_outside_git(make_project):
-    root = make_project({"pyproject.toml": UNPINNED, "docs/page.md": "See [[ops.layer_norm_forward: mu = X.mean(]].\n"})
+    root = make_project({"pyproject.toml": UNPINNED, "docs/page.md": ENTRY_PAGE})
 
     markdown = expand_page(root).markdown
 
-    assert '<a href="https://example.com/repo/blob/main/src/ops.py#L8"' in markdown
+    assert '<a href="https://example.com/repo/blob/main/src/ops.py#L6-L15">GitHub</a>' in markdown
+
+
+def test_a_line_reference_links_to_its_source_page_and_the_source_page_links_back(make_project):
+    text = SITE_PAGE.format(mean="mu = X.mean(") + "\n" + ENTRY_PAGE.replace("title: Forward", "title: Layer norm forward")
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": text})
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = (root / "site/page/index.html").read_text(encoding="utf-8")
+    assert '<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward"><code>ops.py:8</code></a>' in page
+    source = (root / "site/source/src/ops.py/index.html").read_text(encoding="utf-8")
+    assert '<tr id="L8"' in source and '<a href="#L8">8</a>' in source
+    cited = source.split('<tr id="L6"', 1)[1].split("</tr>", 1)[0]  # the function's first line: cited by its entry
+    assert 'class="trace-src-cited"' in cited and '<a href="../../../page/#layer-norm-forward">Layer norm forward</a>' \
+        in cited
+    assert "docs-hooks-source:" not in page + source
 
 
 # ------------------------------------------------------------------ the MkDocs adapter
@@ -188,7 +209,7 @@ def test_strict_build_of_a_reviewed_site_succeeds_then_fails_when_the_code_chang
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "WARNING" not in clean.stderr
     html = (root / "site/page/index.html").read_text(encoding="utf-8")
-    assert ('<a href="https://example.com/repo/blob/abc123/src/ops.py#L8" title="ops.layer_norm_forward">'
+    assert ('<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward">'
             "<code>ops.py:8</code></a>") in html
 
     (root / "src/ops.py").write_text(OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) * 2"))

@@ -367,7 +367,7 @@ def test_inline_reference_renders_as_a_permanent_link(make_project):
 
     assert expanded.problems == []
     assert expanded.markdown == (
-        'Built by <a href="https://example.com/repo/blob/abc123/src/model.py#L26-L29" title="model.build">'
+        'Built by <a href="../source/src/model.py/#L26" title="model.build">'
         "<code>model.py:26-29</code></a> here.\n"
     )
 
@@ -552,14 +552,14 @@ def test_code_that_moves_shows_new_numbers_and_still_passes(make_project, relock
     root = make_project({"docs/page.md": MEAN_PAGE})
     relock(root)
     before = expand_page(root).markdown
-    assert '<a href="https://example.com/repo/blob/abc123/src/ops.py#L8" title="ops.layer_norm_forward">' \
+    assert '<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward">' \
            "<code>ops.py:8</code></a>" in before
 
     moved = OPS.replace("\n\ndef layer_norm_forward", "\n\ndef helper():\n    return 1\n\n\ndef layer_norm_forward")
     (root / "src/ops.py").write_text(moved)
     after = expand_page(root).markdown
 
-    assert '<a href="https://example.com/repo/blob/abc123/src/ops.py#L12" title="ops.layer_norm_forward">' \
+    assert '<a href="../source/src/ops.py/#L12" title="ops.layer_norm_forward">' \
            "<code>ops.py:12</code></a>" in after
     assert "<code>ops.py:8</code>" not in after
     assert "#L10-L19" in after  # the listing's GitHub link follows too

@@ -133,7 +133,7 @@ def test_config_fields_of_a_page(tmp_path):
     block_ln = line_of(MODEL, "Xn, c_ln = layer_norm_forward(")
     final_ln = line_of(MODEL, "Xf, _ = layer_norm_forward(")
     ctor = (line_of(TRAIN, "cfg = Config("), line_of(TRAIN, "    )"))
-    ctor_link = (f'<a href="https://example.com/repo/blob/abc123/src/train.py#L{ctor[0]}-L{ctor[1]}" '
+    ctor_link = (f'<a href="docs-hooks-source:src/train.py#L{ctor[0]}-L{ctor[1]}" '
                  f'title="train.build_config"><code>train.py:{ctor[0]}-{ctor[1]}</code></a>')
     assert rows["Config.eps"] == [
         "<code>Config.eps</code><br>LayerNorm epsilon",

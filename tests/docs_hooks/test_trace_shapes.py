@@ -262,8 +262,10 @@ def line_of(text: str, needle: str) -> int:
 
 
 def link(path: str, line: int, title: str) -> str:
+    """A line reference as a block makes it: to the line on its source page (made relative when the page is
+    finished; see docs_hooks.sources)."""
     display = path.split("/", 1)[1]
-    return f'<a href="{URL}{path}#L{line}" title="{title}"><code>{display}:{line}</code></a>'
+    return f'<a href="docs-hooks-source:{path}#L{line}" title="{title}"><code>{display}:{line}</code></a>'
 
 
 def table_rows(html: str, cls: str) -> list[list[str]]:
