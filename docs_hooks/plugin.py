@@ -92,7 +92,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
             raise PluginError(str(err)) from None
         if self.config.assets:
             config.extra_css.append(f"{SITE_ASSETS}/katex/katex.min.css")
-            config.extra_css.append(f"{SITE_ASSETS}/trace.css")
+            for sheet in sorted(ASSETS.glob("*.css")):
+                config.extra_css.append(f"{SITE_ASSETS}/{sheet.name}")
             for script in sorted(ASSETS.glob("*.js")):
                 config.extra_javascript.append(f"{SITE_ASSETS}/{script.name}")
         gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
