@@ -1,9 +1,14 @@
 """TeX to HTML at build time, with KaTeX from the npm registry (pinned in package-lock.json).
 
 The site then needs no script and no network to show its math: only KaTeX's
-CSS and fonts, which the adapter ships with the site. Renders are cached by
-their TeX (and KaTeX's version) in one store for the whole site, so a warm
-rebuild starts no process.
+CSS and fonts, which the adapter ships with the site. Each formula is HTML for
+the eye and MathML for a screen reader (see katex_render.js). Renders are
+cached by their TeX, KaTeX's version and the render script's text in one store
+for the whole site, so a warm rebuild starts no process.
+
+One KaTeX process serves the build. It gets ``timeout`` seconds for each
+batch of formulas, is stopped past that, and ends when its stdin closes, so it
+does not outlive a build that is killed.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 from .cachedir import Store, store_file
@@ -20,26 +26,31 @@ from .errors import TraceError
 from .turns import Turns
 
 SCRIPT = Path(__file__).with_name("katex_render.js")
+TIMEOUT = 60.0  # seconds KaTeX may take for one batch of formulas (one page's, or the prefetch's)
 # $...$ in prose: no space just inside the dollars, no digit right after (so "$5 and $6" stays text).
 INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
 
 
 class MathRenderer:
-    def __init__(self, project_root: Path, cache_dir: Path | None = None):
+    def __init__(self, project_root: Path, cache_dir: Path | None = None, timeout: float = TIMEOUT):
         self.project_root = project_root
+        self.timeout = timeout
         self.cache: dict[tuple[str, bool], tuple[str | None, str | None]] = {}
         self.node = shutil.which("node")
         # Every formula of the site in one store: a first build renders hundreds of them.
         self.store = Store(store_file(cache_dir, "katex")) if cache_dir else None
-        self._version: str | None = None
+        self._version: str | None = None  # KaTeX's version and the render script's digest
         self._proc: subprocess.Popen | None = None
         self._turns = Turns()  # the build's thread and the prefetch share one KaTeX process
 
     def _key(self, item: tuple[str, bool]) -> str:
-        """A formula's key in the store: KaTeX's version, display or inline, and the TeX."""
+        """A formula's key in the store: KaTeX's version, the render script (its options), display or
+        inline, and the TeX."""
         if self._version is None:
             pkg = self.project_root / "node_modules" / "katex" / "package.json"
-            self._version = json.loads(pkg.read_text())["version"] if pkg.exists() else "none"
+            katex = json.loads(pkg.read_text())["version"] if pkg.exists() else "none"
+            script = hashlib.sha256(SCRIPT.read_bytes()).hexdigest() if SCRIPT.is_file() else "none"
+            self._version = f"{katex}\0{script}"
         return hashlib.sha256(f"{self._version}\0{item[1]}\0{item[0]}".encode()).hexdigest()
 
     def _from_store(self, items: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
@@ -83,17 +94,49 @@ class MathRenderer:
     def _ask(self, payload: list[dict]) -> list[dict]:
         """One batch through the build's KaTeX process (started on first use, kept for the build)."""
         self.start()
+        proc = self._proc
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            proc.kill()  # the read below then meets the end of the output
+
+        timer = threading.Timer(self.timeout, expire)
+        timer.daemon = True
+        timer.start()
         try:
-            self._proc.stdin.write(json.dumps(payload) + "\n")
-            self._proc.stdin.flush()
-            answer = self._proc.stdout.readline()
-        except (BrokenPipeError, OSError):
+            proc.stdin.write(json.dumps(payload) + "\n")
+            proc.stdin.flush()
+            answer = proc.stdout.readline()
+        except (BrokenPipeError, OSError, ValueError):
             answer = ""
+        finally:
+            timer.cancel()
         if not answer:
-            err = self._proc.stderr.read() if self._proc.poll() is not None else ""
-            self.close()
-            raise TraceError(f"KaTeX failed to run: {err.strip()[-2000:]}")
+            raise self._failed(proc, expired.is_set(), len(payload))
         return json.loads(answer)
+
+    def _failed(self, proc: subprocess.Popen, expired: bool, formulas: int) -> TraceError:
+        """The error of a KaTeX process that gave no answer; the process is ended and its stderr read."""
+        try:
+            proc.wait(timeout=5)  # its output ended: it is exiting, give it the time to
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        reason = proc.stderr.read().strip()[-2000:] if proc.stderr else ""
+        self._proc = None
+        self.close()
+        if expired:
+            return TraceError(
+                f"KaTeX gave no answer within {self.timeout:g} s for a batch of {formulas} formula(s) and was "
+                "stopped; look for a formula of this page that KaTeX cannot finish, and check that "
+                "'node' runs on this machine"
+            )
+        said = f"node said:\n{reason}" if reason else "node wrote no reason"
+        return TraceError(
+            f"KaTeX failed to run (node exited with code {proc.returncode}); if KaTeX is missing or damaged, "
+            f"run 'npm ci' in the project root. {said}"
+        )
 
     def start(self) -> None:
         """Start the KaTeX process now, if it is not running: it loads KaTeX while the build does other work."""

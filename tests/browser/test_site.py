@@ -210,6 +210,27 @@ def test_the_layer_norm_page_has_copy_buttons_and_a_palette_toggle(open_page):
     assert not watch.problems, "\n".join(watch.problems)
 
 
+def test_every_formula_of_the_layer_norm_page_is_math_a_screen_reader_reads(open_page):
+    """Each formula carries MathML, exposed to assistive technology; its HTML drawing is hidden from it."""
+    page, watch = open_page(page_url(LAYER_NORM))
+    formulas = page.evaluate(
+        """() => Array.from(document.querySelectorAll("article .katex"), k => ({
+              tex: (k.querySelector("annotation") || {}).textContent || k.textContent.slice(0, 80),
+              math: k.querySelectorAll("math").length,
+              spoken: Array.from(k.querySelectorAll("math"), m => m.textContent.trim()).join(""),
+              drawingHidden: k.querySelector(":scope > .katex-html")?.getAttribute("aria-hidden") === "true",
+            }))"""
+    )
+    assert formulas, "the LayerNorm page has no formula"
+    problems = [f"{f['tex']!r}: {f['math']} <math> elements" for f in formulas if f["math"] != 1]
+    problems += [f"{f['tex']!r}: its <math> is empty" for f in formulas if f["math"] == 1 and not f["spoken"]]
+    problems += [f"{f['tex']!r}: its HTML drawing is not aria-hidden" for f in formulas if not f["drawingHidden"]]
+    assert not problems, f"{len(problems)} of {len(formulas)} formulas:\n" + "\n".join(problems)
+    # in the accessibility tree as Playwright computes it: role math, one per formula
+    assert page.locator("article").get_by_role("math").count() == len(formulas)
+    assert not watch.problems, "\n".join(watch.problems)
+
+
 def test_weight_of_the_layer_norm_page(open_page, site):
     """Bytes the browser receives to show the page, by kind; written to screenshots/layer-norm-weight.json."""
     page, watch = open_page(page_url(LAYER_NORM))

@@ -1,0 +1,191 @@
+"""The KaTeX renderer (docs_hooks.math): what a formula KaTeX refuses, a KaTeX that fails to start or
+never answers, and a killed build each leave behind."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from docs_hooks.errors import TraceError
+from docs_hooks.math import MathRenderer
+
+from .conftest import REPO, expand_page, write_tree
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir(),
+    reason="KaTeX is not installed here: run npm ci",
+)
+
+REFUSED = "is not allowed: the build trusts no command that makes a link, loads a file or sets HTML attributes"
+
+
+def fake_katex(root: Path, index_js: str) -> Path:
+    """A project whose node_modules/katex is ``index_js``: a KaTeX that breaks in a chosen way."""
+    write_tree(root, {
+        "node_modules/katex/package.json": '{"name": "katex", "version": "0.0.0-test", "main": "index.js"}\n',
+        "node_modules/katex/index.js": textwrap.dedent(index_js),
+    })
+    return root
+
+
+# A KaTeX that loops without end on the formula "loop", after leaving a file named busy beside itself.
+LOOPING = """\
+    const fs = require("fs");
+    exports.renderToString = (tex) => {
+      if (tex === "loop") {
+        fs.writeFileSync(__dirname + "/busy", "");
+        for (;;) {}
+      }
+      return "<span>" + tex + "</span>";
+    };
+    """
+
+
+def test_a_formula_with_a_command_katex_does_not_trust_fails_with_page_and_line(make_project):
+    root = make_project({"docs/page.md": "A link in a formula, $\\href{javascript:alert(1)}{x}$, is refused.\n"})
+
+    problems = [str(p) for p in expand_page(root).problems]
+
+    assert problems == [
+        f"docs/page.md:1: KaTeX cannot render '\\\\href{{javascript:alert(1)}}{{x}}': \\href {REFUSED}; fix the TeX"
+    ]
+
+
+def test_every_refused_command_of_a_formula_is_named(tmp_path):
+    renderer = MathRenderer(REPO)
+    try:
+        [(html, error)] = renderer.render_many([("\\includegraphics{x.png} \\url{https://example.com}", True)])
+    finally:
+        renderer.close()
+
+    assert html is None
+    assert error == ("\\includegraphics, \\url are not allowed: the build trusts no command that makes a link, "
+                     "loads a file or sets HTML attributes")
+
+
+def test_each_formula_is_html_for_the_eye_and_mathml_for_a_screen_reader():
+    renderer = MathRenderer(REPO)
+    try:
+        [(html, error)] = renderer.render_many([("\\mu_t", False)])
+    finally:
+        renderer.close()
+
+    assert error is None
+    assert html.count("<math") == 1 and '<annotation encoding="application/x-tex">\\mu_t</annotation>' in html
+    assert '<span class="katex-html" aria-hidden="true">' in html
+
+
+def test_renders_cached_before_the_render_script_changed_are_not_reused(tmp_path, monkeypatch):
+    import docs_hooks.math as math
+
+    html_only = tmp_path / "katex_render.js"  # the script as it was when formulas had no MathML
+    html_only.write_text(math.SCRIPT.read_text(encoding="utf-8").replace('"htmlAndMathml"', '"html"'))
+    with monkeypatch.context() as patch:
+        patch.setattr(math, "SCRIPT", html_only)
+        before = MathRenderer(REPO, tmp_path / "cache")
+        [(old, _)] = before.render_many([("x", False)])
+        before.close()
+
+    after = MathRenderer(REPO, tmp_path / "cache")
+    try:
+        [(new, _)] = after.render_many([("x", False)])
+        assert after._proc is not None  # KaTeX ran: the store held no render of this script
+    finally:
+        after.close()
+
+    assert "<math" not in old and "<math" in new
+
+
+def test_a_katex_that_dies_at_start_is_reported_with_what_node_said(tmp_path):
+    root = fake_katex(tmp_path / "proj", 'throw new Error("this KaTeX is broken");\n')
+    renderer = MathRenderer(root)
+
+    with pytest.raises(TraceError) as caught:
+        renderer.render_many([("x", False)])
+
+    lines = str(caught.value).split("\n")
+    assert lines[:2] == [
+        "KaTeX failed to run (node exited with code 1); if KaTeX is missing or damaged, run 'npm ci' in the "
+        "project root. node said:",
+        "Error: this KaTeX is broken",
+    ]
+
+
+def test_a_missing_render_script_is_reported_with_what_node_said(tmp_path, monkeypatch):
+    import docs_hooks.math as math
+
+    monkeypatch.setattr(math, "SCRIPT", tmp_path / "site-packages" / "docs_hooks" / "katex_render.js")
+    renderer = MathRenderer(REPO)
+
+    with pytest.raises(TraceError) as caught:
+        renderer.render_many([("x", False)])
+
+    message = str(caught.value)
+    assert message.startswith("KaTeX failed to run (node exited with code 1); if KaTeX is missing or damaged, "
+                              "run 'npm ci' in the project root. node said:\n")
+    assert f"Cannot find module '{math.SCRIPT}'" in message
+
+
+def test_a_batch_katex_does_not_finish_in_time_stops_it_with_a_clear_error(tmp_path):
+    root = fake_katex(tmp_path / "proj", LOOPING)
+    renderer = MathRenderer(root, timeout=1)
+    renderer.start()
+    proc = renderer._proc
+
+    with pytest.raises(TraceError) as caught:
+        renderer.render_many([("x", False), ("loop", True)])
+
+    assert str(caught.value) == (
+        "KaTeX gave no answer within 1 s for a batch of 2 formula(s) and was stopped; look for a formula of "
+        "this page that KaTeX cannot finish, and check that 'node' runs on this machine"
+    )
+    assert proc.poll() is not None and renderer._proc is None
+    # the next batch starts a new process (given time enough to start on a busy machine)
+    renderer.timeout = 600
+    assert renderer.render_many([("y", False)]) == [("<span>y</span>", None)]
+    renderer.close()
+
+
+CHILD = """\
+import sys, threading
+from pathlib import Path
+from docs_hooks.math import MathRenderer
+
+renderer = MathRenderer(Path(sys.argv[1]), timeout=3600)
+renderer.start()
+print(renderer._proc.pid, flush=True)
+renderer.render_many([("loop", False)])
+"""
+
+
+def test_node_does_not_outlive_a_build_killed_while_katex_is_busy(tmp_path):
+    root = fake_katex(tmp_path / "proj", LOOPING)
+    build = subprocess.Popen([sys.executable, "-c", CHILD, str(root)], stdout=subprocess.PIPE, text=True,
+                             cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    node = int(build.stdout.readline())
+    exited = os.pidfd_open(node)  # readable once node has exited
+    try:
+        busy = root / "node_modules" / "katex" / "busy"
+        while not busy.exists() and build.poll() is None:
+            time.sleep(0.05)
+        assert build.poll() is None, "the build ended before KaTeX got its formula"
+
+        build.send_signal(signal.SIGKILL)
+        build.wait()
+
+        # Far longer than node needs to notice its closed stdin: a node left behind never becomes readable.
+        gone = select.select([exited], [], [], 120)[0]
+        assert gone, f"node (pid {node}) is still running after its build was killed"
+    finally:
+        if not select.select([exited], [], [], 0)[0]:
+            os.kill(node, signal.SIGKILL)
+        os.close(exited)
