@@ -19,6 +19,7 @@ from mkdocs.plugins import event_priority
 from docs_hooks import gcpause
 from docs_hooks.atomic import atomic_write
 from docs_hooks.cachedir import MAX_AGE_DAYS, prune
+from docs_hooks.errors import TraceError
 from docs_hooks.lock import compare, read_lock
 from docs_hooks.project import fingerprint, make_builder
 from docs_hooks.settings import load_settings
@@ -42,7 +43,12 @@ def on_config(config, **kwargs):
         _state["fingerprint"] = stamp
     _state["settings"] = settings
     _state["unfinished"] = {}  # page -> its HTML file, written before the coverage run ended (on_post_page)
-    _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+    try:
+        _state["locked"] = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+    except TraceError as err:  # a lock that cannot be read (a merge conflict, say): its message, no traceback
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(str(err)) from None
     gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
     return config
 

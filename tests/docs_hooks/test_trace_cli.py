@@ -197,5 +197,5 @@ def test_strict_build_of_a_reviewed_site_succeeds_then_fails_when_the_code_chang
     assert (
         "WARNING -  docs/page.md:7: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): changed "
         "since reviewed. Old text: 'mu = X.mean(axis=-1, keepdims=True)'. New text: "
-        "'mu = X.mean(axis=-1, keepdims=True) * 2'. Review the page against the new code, then run 'make relock'\n"
+        "'mu = X.mean(axis=-1, keepdims=True) * 2'. Review the page against the new code, then run 'python -m docs_hooks relock'\n"
     ) in changed.stdout + changed.stderr
