@@ -710,14 +710,6 @@ def test_corrupt_lock_is_named_in_the_error(make_project, check):
     ]
 
 
-def test_relock_repairs_a_corrupt_lock(make_project, relock, check):
-    root = make_project({"docs/page.md": MEAN_PAGE, LOCK: "{not json"})
-
-    relock(root)  # asserts exit code 0
-
-    assert check(root)[:2] == (0, [])
-
-
 @pytest.mark.parametrize("text", ["[]\n", '{"version": 1, "pages": {"docs/page.md": {"inline | x": {"code": "x"}}}}\n'])
 def test_lock_with_the_wrong_shape_is_named_in_the_error(make_project, check, text):
     root = make_project({"docs/page.md": MEAN_PAGE, LOCK: text})
