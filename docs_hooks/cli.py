@@ -109,7 +109,9 @@ def _impact(settings, rev: str) -> int:
         raise TraceError(f"'{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, "
                          "e.g. origin/main")
     try:
-        archive = subprocess.run(["git", "archive", "--format=tar", "--end-of-options", rev, "--", *roots],
+        # After --end-of-options nothing is an option; git archive then takes the paths with no "--" (some
+        # versions of git, 2.39 among them, read a "--" there as a path).
+        archive = subprocess.run(["git", "archive", "--format=tar", "--end-of-options", rev, *roots],
                                  cwd=settings.project_root, capture_output=True, check=True).stdout
     except subprocess.CalledProcessError as exc:
         raise TraceError(f"cannot read revision '{rev}': {exc.stderr.decode().strip()}") from None
