@@ -108,7 +108,7 @@ def loss_curve_svg(steps: list[int], losses: list[float], floor: float | None = 
     lo = min(min(losses), floor if floor is not None else min(losses))
     hi = max(losses)
     span = (hi - lo) or 1.0
-    x_max = max(steps)
+    x_max = max(steps) or 1  # a run of one step, step 0, still has a width
 
     def x(step: float) -> float:
         return left + w * step / x_max

@@ -39,6 +39,16 @@ def test_a_recorded_run_is_shown(make_project):
     assert "75.0%" in expanded.markdown  # the answer-token accuracy of the evaluation
 
 
+def test_a_run_of_a_single_step_is_shown(make_project):
+    one = {**RUN, "history": {**RUN["history"], "step": [0], "loss": [2.5]}}
+    root = make_project({"docs/page.md": results_page("run.json"), "run.json": json.dumps(one)})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    assert "2.5000" in expanded.markdown  # the final training loss
+
+
 @pytest.mark.parametrize("file", ["/etc/passwd", "../outside.json", "docs/../../outside.json"])
 def test_a_file_outside_the_project_root_is_refused_at_its_line(make_project, file):
     found = problems(make_project, file, {"../outside.json": json.dumps(RUN)})
