@@ -9,6 +9,7 @@ that does not parse are errors that carry the page and line.
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -111,7 +112,8 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
         "a site-wide table",
     ),
     "results": BlockSpec(
-        {"file": FieldSpec("str", True, help="the stamped training run, from the project root (make results writes it)")},
+        {"file": FieldSpec("str", True, help="the stamped training run, from the project root "
+                                     "('python -m docs_hooks results' writes it)")},
         "training results from a real, cached run",
     ),
 }
@@ -152,12 +154,48 @@ class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
 
 
 def _construct_mapping(loader, node, deep=False):
+    kind, path, first_line = loader.place  # set by _load_yaml: the block, its page, the page line of its body
+    seen: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        if (key.tag, key.value) in seen:
+            raise TraceError(f"block 'trace-{kind}' has the key '{key.value}' twice in one mapping (first on line "
+                             f"{first_line + seen[(key.tag, key.value)]}); keep one of them",
+                             path, first_line + key.start_mark.line)
+        seen[(key.tag, key.value)] = key.start_mark.line
     mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
     mapping["__lines__"] = {k.value: k.start_mark.line for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
     return mapping
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _load_yaml(kind: str, body: str, path: str, first_line: int):
+    """The block's body as Python data; ``first_line`` is the page line of its first line.
+
+    YAML anchors (``&name``) and aliases (``*name``) are refused before anything
+    is built from them: an alias repeats a value where it is written, so a few
+    hundred bytes of them stand for more values than memory holds, and a block
+    is short enough to write its values out. A key written twice in a mapping
+    is an error too, rather than the last one silently winning.
+    """
+    for event in yaml.parse(body, Loader=_LineLoader):
+        if isinstance(event, yaml.AliasEvent):
+            written = f"the alias '*{event.anchor}'"
+        elif getattr(event, "anchor", None) is not None:
+            written = f"the anchor '&{event.anchor}'"
+        else:
+            continue
+        raise TraceError(f"block 'trace-{kind}' uses {written}; YAML anchors and aliases are not accepted: "
+                         "write the value out in full", path, first_line + event.start_mark.line)
+    loader = _LineLoader(body)
+    loader.place = (kind, path, first_line)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _strip_lines(value):
@@ -227,7 +265,7 @@ def _read_block(kind: str, body: str, path: str, fence_line: int, end_line: int)
         known = ", ".join(f"trace-{k}" for k in BLOCK_KINDS)
         raise TraceError(f"unknown block 'trace-{kind}'; {hint}Known blocks: {known}.", path, fence_line)
     try:
-        data = yaml.load(body, Loader=_LineLoader) if body.strip() else {}
+        data = _load_yaml(kind, body, path, fence_line + 1) if body.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = fence_line + 1 + (mark.line if mark is not None else 0)
@@ -302,6 +340,19 @@ def _check_type(kind: str, name: str, spec: FieldSpec, value, path: str, line: i
             raise bad("a list of mappings")
         return value
     raise AssertionError(spec.kind)
+
+
+def within_root(written: str, what: str) -> str:
+    """``written``, a path a page gives from the project root, when it names a file inside the root.
+
+    A page names only the project's own files: an absolute path, or one whose
+    '..' climbs above the root, is an error (``what`` says which field holds it).
+    """
+    normal = posixpath.normpath(written.replace("\\", "/"))
+    if posixpath.isabs(normal) or re.match(r"^[A-Za-z]:", normal) or normal == ".." or normal.startswith("../"):
+        raise TraceError(f"{what}: '{written}' is outside the project root; a page names only the project's "
+                         "files: write the path from the project root, with no leading '/' and no '..' above it")
+    return written
 
 
 def literal_line_refs(text: str, path: str, first_line: int) -> list[TraceError]:

@@ -17,13 +17,12 @@ last read.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
-
-from .errors import TraceError
 
 MAX_AGE_DAYS = 30
 _STRAY_TEMP_AGE = 24 * 3600  # a half-written temporary file of a build that was killed
@@ -31,6 +30,10 @@ STORE_SUFFIX = ".sqlite3"
 _JOURNALS = ("-journal", "-wal", "-shm")  # SQLite's own files beside a store: never pruned by age
 _USED_EVERY = 86400  # a row's "last read" is moved on at most once a day: reads stay reads
 _CHUNK = 500  # keys per query (SQLite limits the parameters of one statement)
+
+# MkDocs shows the records of the loggers under its own; the command line shows none of these notes.
+log = logging.getLogger("mkdocs.plugins.docs_hooks")
+_told: set[Path] = set()  # the stores a note was given about: at most one per file and process
 
 
 def store_file(cache_dir: Path | None, kind: str) -> Path | None:
@@ -46,91 +49,144 @@ def used(path: Path) -> None:
         pass  # read-only or gone: it is only a mark
 
 
+def _shown(path: Path) -> str:
+    """A file as a note names it: from the working folder when it is under it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (OSError, ValueError):
+        return str(path)
+
+
+def _tell(path: Path, message: str) -> None:
+    if path not in _told:
+        _told.add(path)
+        log.info(f"{_shown(path)}: {message}")
+
+
+def _damaged(exc: BaseException) -> bool:
+    """Whether SQLite found the file damaged (cut short, overwritten), as opposed to unreachable."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+
+
 class Store:
-    """Entries (key -> bytes) in one SQLite file, safe to share between threads and between builds."""
+    """Entries (key -> bytes) in one SQLite file, safe to share between threads and between builds.
+
+    A store only saves work, so none of its troubles stops a build. A damaged
+    file is deleted and made again (its entries are misses). A file that cannot
+    be written (a cache restored read-only) is still read, but keeps nothing new
+    and is not pruned; one that cannot be read at all gives misses. Either is
+    noted once, naming the file.
+    """
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._writable = True
+        self._readable = True
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self._db = self._open()
-            except sqlite3.DatabaseError as exc:
-                if "not a database" not in str(exc) and "malformed" not in str(exc):
-                    raise self._error(exc) from None
-                self.path.unlink()  # damaged: only a cache, so it is made again
-                self._db = self._open()
+            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+            self._db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, "
+                             "used REAL NOT NULL)")
         return self._db
 
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        try:
-            db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, "
-                       "used REAL NOT NULL)")
-        except BaseException:
-            db.close()
-            raise
-        return db
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
-    def _error(self, exc: Exception) -> TraceError:
-        return TraceError(f"the cache file {self.path} cannot be used ({exc}); delete it and build again "
-                          "(it only holds what builds can make again)")
+    def _run(self, work, default, writes: bool):
+        """``work(connection)``; on a damaged file, once more on a new one; ``default`` when it cannot be done."""
+        if not self._readable or (writes and not self._writable):
+            return default
+        for attempt in (1, 2):
+            try:
+                return work(self._connect())
+            except (sqlite3.Error, OSError) as exc:
+                if attempt == 1 and _damaged(exc) and self._remove(exc):
+                    continue
+                self._cannot(exc, writes)
+                return default
+
+    def _remove(self, exc: BaseException) -> bool:
+        """Delete a damaged file (it only holds what builds can make again); whether that was done."""
+        self._close()
+        try:
+            for suffix in ("", *_JOURNALS):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        except OSError:
+            return False
+        _tell(self.path, f"the cache file was damaged ({exc}); it is made again")
+        return True
+
+    def _cannot(self, exc: BaseException, writes: bool) -> None:
+        if writes:
+            self._writable = False
+            _tell(self.path, f"cannot write to this cache file ({exc}); what it holds is read, but it keeps "
+                             "nothing new and is not pruned. Make it writable to keep the work of later builds")
+        else:
+            self._readable = False
+            self._close()
+            _tell(self.path, f"cannot use this cache file ({exc}); everything it would hold is made anew. "
+                             "Delete it to cache again")
 
     def get_many(self, keys: list[str], now: float | None = None) -> dict[str, bytes]:
         """The stored values of ``keys`` (missing keys are left out); each one found is marked as read."""
         now = time.time() if now is None else now
-        found: dict[str, bytes] = {}
+
+        def read(db) -> dict[str, bytes]:
+            found: dict[str, bytes] = {}
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i:i + _CHUNK]
+                found.update(db.execute(f"SELECT key, value FROM entries WHERE key IN "
+                                        f"({','.join('?' * len(chunk))})", chunk))
+            return found
+
+        def mark(db) -> None:
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i:i + _CHUNK]
+                db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({','.join('?' * len(chunk))})",
+                           [now, now - _USED_EVERY, *chunk])
+
         with self._lock:
-            try:
-                db = self._connect()
-                for i in range(0, len(keys), _CHUNK):
-                    chunk = keys[i:i + _CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    found.update(db.execute(f"SELECT key, value FROM entries WHERE key IN ({marks})", chunk))
-                    try:
-                        db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({marks})",
-                                   [now, now - _USED_EVERY, *chunk])
-                    except sqlite3.OperationalError:
-                        pass  # read-only: it is only a mark, as for files (see used)
-            except sqlite3.DatabaseError as exc:
-                raise self._error(exc) from None
-        return found
+            found = self._run(read, {}, writes=False)
+            if found:
+                self._run(mark, None, writes=True)
+        return {k: v for k, v in found.items() if isinstance(v, bytes)}
 
     def put_many(self, items: dict[str, bytes], now: float | None = None) -> None:
         """Store ``items`` (key -> value) in one transaction."""
         if not items:
             return
         now = time.time() if now is None else now
+
+        def write(db) -> None:
+            with db:
+                db.execute("BEGIN")
+                db.executemany("INSERT OR REPLACE INTO entries (key, value, used) VALUES (?, ?, ?)",
+                               [(k, v, now) for k, v in items.items()])
+
         with self._lock:
-            try:
-                db = self._connect()
-                with db:
-                    db.execute("BEGIN")
-                    db.executemany("INSERT OR REPLACE INTO entries (key, value, used) VALUES (?, ?, ?)",
-                                   [(k, v, now) for k, v in items.items()])
-            except sqlite3.DatabaseError as exc:
-                raise self._error(exc) from None
+            self._run(write, None, writes=True)
 
     def prune(self, before: float) -> int:
         """Delete the rows last read before ``before``; how many."""
+
+        def delete(db) -> int:
+            with db:
+                db.execute("BEGIN")
+                return db.execute("DELETE FROM entries WHERE used < ?", (before,)).rowcount
+
         with self._lock:
-            try:
-                db = self._connect()
-                with db:
-                    db.execute("BEGIN")
-                    return db.execute("DELETE FROM entries WHERE used < ?", (before,)).rowcount
-            except sqlite3.DatabaseError as exc:
-                raise self._error(exc) from None
+            return self._run(delete, 0, writes=True)
 
     def close(self) -> None:
         with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+            self._close()
 
 
 def prune(cache_dir: Path | None, max_age_days: float = MAX_AGE_DAYS, now: float | None = None) -> int:

@@ -69,6 +69,15 @@ def _references(settings, index=None):
 
 
 def _relock(settings) -> int:
+    lock_name = settings.rel(settings.lock_path)
+    try:
+        # Read first: a lock git could not merge, or one that is not a lock, holds reviews that
+        # recording the pages over it would throw away unseen.
+        before = read_lock(settings.lock_path, lock_name)
+    except TraceError as err:
+        print(err, file=sys.stderr)
+        print(f"relock: {lock_name} was not changed.", file=sys.stderr)
+        return 1
     result = _references(settings)
     if result.problems:
         for p in result.problems:
@@ -76,16 +85,11 @@ def _relock(settings) -> int:
         print(f"relock: {len(result.problems)} problem(s) in the pages; the lock was not changed. "
               "Fix them, then run relock again.", file=sys.stderr)
         return 1
-    try:
-        before = read_lock(settings.lock_path, settings.rel(settings.lock_path))
-    except TraceError as err:
-        print(f"relock: replacing an unreadable lock ({err.message})", file=sys.stderr)
-        before = {}
     uses = {(u.page, u.key): u for u in result.uses}
     write_lock(settings.lock_path, list(uses.values()))
     changed = sum(1 for k, u in uses.items() if k not in before or before[k].digest != u.digest)
     dropped = sum(1 for k in before if k not in uses)
-    print(f"relock: {len(uses)} reference(s) recorded in {settings.rel(settings.lock_path)} "
+    print(f"relock: {len(uses)} reference(s) recorded in {lock_name} "
           f"({changed} new or changed, {dropped} dropped)")
     return 0
 
@@ -102,8 +106,13 @@ def _results(settings, history: Path, out: Path, command: str) -> int:
 def _impact(settings, rev: str) -> int:
     """Resolve today's pages against the code at REV and now; list what differs."""
     roots = [settings.rel(settings.source_root), settings.rel(settings.tests_root)]
+    if rev.startswith("-"):
+        raise TraceError(f"'{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, "
+                         "e.g. origin/main")
     try:
-        archive = subprocess.run(["git", "archive", "--format=tar", rev, "--", *roots],
+        # After --end-of-options nothing is an option; git archive then takes the paths with no "--" (some
+        # versions of git, 2.39 among them, read a "--" there as a path).
+        archive = subprocess.run(["git", "archive", "--format=tar", "--end-of-options", rev, *roots],
                                  cwd=settings.project_root, capture_output=True, check=True).stdout
     except subprocess.CalledProcessError as exc:
         raise TraceError(f"cannot read revision '{rev}': {exc.stderr.decode().strip()}") from None

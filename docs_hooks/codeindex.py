@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -324,9 +325,6 @@ def _build_index(roots: list[Root], project_root: Path, cache: Path | None) -> C
 
 def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Path | None) -> list[FileIndex]:
     """Each file's part of the index: from the cache when its text was indexed before, else parsed now."""
-    import pickle
-
-
     datas = [file.read_bytes() for file, _ in files]
     digests = [hashlib.sha256(data).hexdigest() for data in datas]
     keys = []
@@ -338,20 +336,15 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
         stored = store.get_many(keys) if store is not None else {}
         parts, made = [], {}
         for (file, root), data, digest, key in zip(files, datas, digests, keys):
-            part = None
-            if key in stored:
-                try:
-                    part = pickle.loads(stored[key])
-                except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-                    part = None  # unreadable: the file is indexed again
-            if not isinstance(part, FileIndex) or part.digest != digest:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise TraceError(f"cannot read: not UTF-8 ({exc.reason}); save the file as UTF-8",
-                                     file.relative_to(project_root).as_posix(), 1) from None
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise TraceError(f"cannot read: not UTF-8 ({exc.reason}); save the file as UTF-8",
+                                 file.relative_to(project_root).as_posix(), 1) from None
+            part = _decode(stored[key], file, text) if key in stored else None  # None: damaged, so indexed again
+            if part is None or part.digest != digest:
                 part = _index_file(text, digest, file, root, project_root)
-                made[key] = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+                made[key] = _encode(part)
             parts.append(part)
         if store is not None:
             store.put_many(made)
@@ -359,6 +352,120 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
         if store is not None:
             store.close()
     return parts
+
+
+# --------------------------------------------------------------------------- the cache's form
+#
+# A file's part of the index is stored as JSON: data only, so reading an entry cannot run code,
+# whoever wrote it. Statements, and the import tables of a function's calls, are written once
+# and referred to by their place in a list, as the objects themselves are shared in memory. The
+# lines of code are not stored: the entry's key is made from the file's text, so they are taken
+# from the file as it is.
+
+
+def _encode(part: FileIndex) -> bytes:
+    statements: dict[int, int] = {}  # id of a Statement -> its place in the list
+    statement_list: list[list] = []
+    tables: dict[int, int] = {}  # id of a dict -> its place in the list
+    table_list: list[dict] = []
+
+    def stmt(s: Statement | None) -> int | None:
+        if s is None:
+            return None
+        if id(s) not in statements:
+            statements[id(s)] = len(statement_list)
+            statement_list.append([s.start, s.end, s.tokens, s.kind])
+        return statements[id(s)]
+
+    def table(d: dict) -> int:
+        if id(d) not in tables:
+            tables[id(d)] = len(table_list)
+            table_list.append({k: list(v) if isinstance(v, tuple) else v for k, v in d.items()})
+        return tables[id(d)]
+
+    functions = [{
+        "name": f.name, "module": f.module, "display_path": f.display_path, "repo_path": f.repo_path,
+        "start": f.start, "end": f.end, "is_test": f.is_test,
+        "statements": [stmt(s) for s in f.statements], "header": stmt(f.header), "whole": stmt(f.whole),
+        "params": list(f.params), "local_names": sorted(f.local_names), "docstring": f.docstring,
+    } for f in part.functions]
+    data = {
+        "digest": part.digest,
+        "functions": functions,
+        "classes": {name: list(where) for name, where in part.classes.items()},
+        "reads": [[r.reader, r.base, r.attr, stmt(r.statement), r.line] for r in part.attribute_reads],
+        "pending": [[caller, module, list(parts), line, stmt(s), table(aliases), cls, table(made)]
+                    for caller, module, parts, line, s, aliases, cls, made in part.pending],
+        "statements": statement_list,
+        "tables": table_list,
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class _Damaged(Exception):
+    """A cache entry that is not what _encode writes."""
+
+
+def _typed(value, kind, name: str):
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise _Damaged(name)
+    return value
+
+
+def _texts(value, name: str) -> tuple[str, ...]:
+    return tuple(_typed(v, str, name) for v in _typed(value, list, name))
+
+
+def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
+    """The FileIndex an entry of ``file`` (whose text is ``text``) holds; None when it is damaged: made again."""
+    lines = text.splitlines()
+
+    def span(start, end) -> tuple[str, ...]:
+        if not 1 <= _typed(start, int, "start") <= _typed(end, int, "end") <= len(lines):
+            raise _Damaged("span")
+        return tuple(lines[start - 1 : end])
+
+    try:
+        data = _typed(json.loads(raw), dict, "entry")
+        statements = [Statement(a, b, span(a, b), _typed(tokens, str, "tokens"), _typed(kind, str, "kind"))
+                      for a, b, tokens, kind in _typed(data["statements"], list, "statements")]
+
+        def stmt(i) -> Statement:
+            if _typed(i, int, "statement") < 0:
+                raise _Damaged("statement")
+            return statements[i]
+
+        tables = []
+        for t in _typed(data["tables"], list, "tables"):
+            tables.append({_typed(k, str, "name"): _texts(v, "parts") if isinstance(v, list) else _typed(v, str, "name")
+                           for k, v in _typed(t, dict, "table").items()})
+        part = FileIndex(_typed(data["digest"], str, "digest"))
+        for f in _typed(data["functions"], list, "functions"):
+            fn = Function(
+                name=_typed(f["name"], str, "name"), module=_typed(f["module"], str, "module"), file=file,
+                display_path=_typed(f["display_path"], str, "path"), repo_path=_typed(f["repo_path"], str, "path"),
+                start=f["start"], end=f["end"], is_test=_typed(f["is_test"], bool, "is_test"),
+                source_lines=span(f["start"], f["end"]),
+                statements=[stmt(i) for i in _typed(f["statements"], list, "statements")],
+                header=None if f["header"] is None else stmt(f["header"]),
+                whole=None if f["whole"] is None else stmt(f["whole"]),
+                params=_texts(f["params"], "params"), local_names=frozenset(_texts(f["local_names"], "locals")),
+                docstring=None if f["docstring"] is None else _typed(f["docstring"], str, "docstring"),
+            )
+            part.functions.append(fn)
+        for name, (repo_path, start, end) in _typed(data["classes"], dict, "classes").items():
+            part.classes[_typed(name, str, "class")] = (_typed(repo_path, str, "path"), _typed(start, int, "start"),
+                                                        _typed(end, int, "end"))
+        for reader, base, attr, i, line in _typed(data["reads"], list, "reads"):
+            part.attribute_reads.append(AttributeRead(_typed(reader, str, "reader"), _typed(base, str, "base"),
+                                                      _typed(attr, str, "attr"), stmt(i), _typed(line, int, "line")))
+        for caller, module, parts, line, i, aliases, cls, made in _typed(data["pending"], list, "pending"):
+            part.pending.append((_typed(caller, str, "caller"), _typed(module, str, "module"), _texts(parts, "parts"),
+                                 _typed(line, int, "line"), stmt(i), tables[_typed(aliases, int, "table")],
+                                 None if cls is None else _typed(cls, str, "class"), tables[_typed(made, int, "table")]))
+        return part
+    except (_Damaged, ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return None
 
 
 def _module_name(file: Path, root: Root) -> str:

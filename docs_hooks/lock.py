@@ -25,16 +25,37 @@ class LockEntry:
     line: int = 0  # line of the reference on the page (not stored; for messages)
 
 
+RELOCK = "python -m docs_hooks relock"
+_CONFLICT_MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")  # what git writes into a file it could not merge
+
+
 def read_lock(path: Path, name: str | None = None) -> dict[tuple[str, str], LockEntry]:
-    """The lock's entries by (page, key). ``name`` is how messages call the file."""
+    """The lock's entries by (page, key). ``name`` is how messages call the file.
+
+    A lock git could not merge, or one that is not a lock, is an error: its
+    entries are what reviewers approved, so it is never guessed at or replaced.
+    """
     name = name or str(path)
-    if not path.exists():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"cannot read the review lock ({exc}); restore it from git, then run '{RELOCK}'",
+                         name) from None
+    conflict = conflict_line(text)
+    if conflict is not None:
+        raise TraceError(
+            "the review lock has an unresolved merge conflict (git's marker is on this line); "
+            f"take one side of the conflict, then run '{RELOCK}' again",
+            name,
+            conflict,
+        )
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(
-            f"the review lock is not valid JSON ({exc.msg}); restore it from git or run 'make relock'",
+            f"the review lock is not valid JSON ({exc.msg}); restore it from git, then run '{RELOCK}'",
             name,
             exc.lineno,
         ) from None
@@ -46,10 +67,18 @@ def read_lock(path: Path, name: str | None = None) -> dict[tuple[str, str], Lock
     except (TypeError, KeyError, AttributeError) as exc:
         raise TraceError(
             f"the review lock is not a lock of this version (missing or wrong {exc}); "
-            "restore it from git or run 'make relock'",
+            f"restore it from git, then run '{RELOCK}'",
             name,
         ) from None
     return out
+
+
+def conflict_line(text: str) -> int | None:
+    """The line of the first conflict marker git left in ``text`` (its first '<<<<<<<' when it has one)."""
+    marked = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.startswith(_CONFLICT_MARKERS)]
+    if not marked:
+        return None
+    return next((n for n, line in marked if line.startswith("<<<<<<<")), marked[0][0])
 
 
 def write_lock(path: Path, entries: list[LockEntry]) -> None:
@@ -90,13 +119,13 @@ def compare(locked: dict[tuple[str, str], LockEntry], current: list[LockEntry], 
         if old is None:
             problems.append(TraceError(
                 f"{e.key}: not reviewed yet ({e.code.splitlines()[0] if e.code else ''}); "
-                f"review the page, then run 'make relock' to record it in {lock_name}",
+                f"review the page, then run '{RELOCK}' to record it in {lock_name}",
                 e.page, e.line))
         elif old.digest != e.digest:
             before, after = _changed_lines(old.code, e.code)
             problems.append(TraceError(
                 f"{e.key}: changed since reviewed. Old text: {before!r}. New text: {after!r}. "
-                f"Review the page against the new code, then run 'make relock'",
+                f"Review the page against the new code, then run '{RELOCK}'",
                 e.page, e.line))
     for k, line in (unresolved or {}).items():
         seen.add(k)
@@ -104,12 +133,12 @@ def compare(locked: dict[tuple[str, str], LockEntry], current: list[LockEntry], 
         if old is not None:
             problems.append(TraceError(
                 f"{k[1]}: the reviewed code is gone. It was: {old.code!r}. "
-                "Point the reference at the code that replaced it, then run 'make relock'",
+                f"Point the reference at the code that replaced it, then run '{RELOCK}'",
                 k[0], line))
     for k, old in sorted(locked.items()):
         if k not in seen and (pages is None or k[0] in pages):
             problems.append(TraceError(
                 f"{k[1]}: {lock_name} records this reference but the page no longer makes it; "
-                "run 'make relock' to drop it",
+                f"run '{RELOCK}' to drop it",
                 k[0]))
     return problems

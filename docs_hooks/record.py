@@ -477,7 +477,9 @@ def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Reques
     path, sep, func = node_id.partition("::")
     if not sep or not path.endswith(".py") or not func:
         raise TraceError(f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name")
-    file = project_root / path
+    from .blocks import within_root  # a page names only files of the project
+
+    file = project_root / within_root(path, f"the test file of '{node_id}'")
     if not file.exists():
         raise TraceError(f"test file '{path}' does not exist (from '{node_id}')")
     module = ".".join(Path(path).with_suffix("").relative_to(tests_parent.relative_to(project_root)).parts) \

@@ -15,7 +15,10 @@ from pathlib import Path
 from . import render as R
 from . import sources
 from .atomic import atomic_write
+from .blocks import within_root
 from .errors import TraceError
+
+RECORD = "python -m docs_hooks results"
 
 
 def stamp(history_path: Path, out: Path, command: str, file_digests: dict[str, str], source_prefix: str) -> dict:
@@ -35,12 +38,58 @@ def stamp(history_path: Path, out: Path, command: str, file_digests: dict[str, s
 
 
 def load(path: Path, shown_as: str) -> dict:
+    """The stamped run at ``path``, checked to hold everything the page shows."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise TraceError(f"no training results at {shown_as}; run 'make results' to train and record them") from None
+        raise TraceError(f"no training results at {shown_as}; run '{RECORD}' to record a training run there") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"cannot read {shown_as} ({exc}); run '{RECORD}' to record a training run there") from None
     except json.JSONDecodeError as exc:
-        raise TraceError(f"{shown_as} is not valid JSON ({exc.msg}); run 'make results' again") from None
+        raise TraceError(f"{shown_as} is not valid JSON ({exc.msg}); run '{RECORD}' again") from None
+    missing = _missing(data)
+    if missing:
+        raise TraceError(f"{shown_as} is not a recorded training run: {missing}; "
+                         f"run '{RECORD}' to record one there")
+    return data
+
+
+def _missing(data) -> str | None:
+    """What a stamped run lacks that the page shows, in words; None when it has everything."""
+    number = (int, float)
+
+    def is_list_of(value, kind) -> bool:
+        return isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+
+    if not isinstance(data, dict):
+        return f"it holds a JSON {type(data).__name__}, not an object with a 'history'"
+    h = data.get("history")
+    if not isinstance(h, dict):
+        return "it has no 'history' object"
+    if not is_list_of(h.get("step"), int) or not h["step"]:
+        return "its history has no 'step' list of step numbers"
+    if not is_list_of(h.get("loss"), number) or len(h["loss"]) != len(h["step"]):
+        return "its history has no 'loss' list with one number per step"
+    if not isinstance(h.get("eval"), list):
+        return "its history has no 'eval' list"
+    for n, e in enumerate(h["eval"]):
+        for key in ("step", "exact_match", "token_accuracy"):
+            if not isinstance(e, dict) or not isinstance(e.get(key), number) or isinstance(e.get(key), bool):
+                return f"its history's evaluation {n} has no number '{key}'"
+        samples = e.get("samples", [])
+        if not isinstance(samples, list) or not all(
+                isinstance(s, dict) and all(isinstance(s.get(k), str) for k in ("prompt", "output", "target"))
+                for s in samples):
+            return f"its history's evaluation {n} has 'samples' without a text 'prompt', 'output' and 'target'"
+    for key in ("loss_floor", "train_seconds"):
+        if h.get(key) is not None and (not isinstance(h[key], number) or isinstance(h[key], bool)):
+            return f"its history's '{key}' is not a number"
+    if not isinstance(data.get("command", ""), str):
+        return "its 'command' is not a text"
+    digests = data.get("source_sha256", {})
+    if not isinstance(digests, dict) or not all(isinstance(v, str) for v in digests.values()):
+        return "its 'source_sha256' is not a mapping of file to digest"
+    return None
 
 
 def stale_files(data: dict, file_digests: dict[str, str], source_prefix: str) -> list[str]:
@@ -60,7 +109,7 @@ def loss_curve_svg(steps: list[int], losses: list[float], floor: float | None = 
     lo = min(min(losses), floor if floor is not None else min(losses))
     hi = max(losses)
     span = (hi - lo) or 1.0
-    x_max = max(steps)
+    x_max = max(steps) or 1  # a run of one step, step 0, still has a width
 
     def x(step: float) -> float:
         return left + w * step / x_max
@@ -112,7 +161,7 @@ def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
         out.append('<div class="admonition warning"><p class="admonition-title">Older code</p><p>'
                    "The run was made before the last change to "
                    + ", ".join(code_link(p) for p in stale)
-                   + ". Run <code>make results</code> to record a run of this code.</p></div>")
+                   + ". Run <code>python -m docs_hooks results</code> to record a run of this code.</p></div>")
     out.append(loss_curve_svg(h["step"], h["loss"], h.get("loss_floor")))
     rows = [[str(e["step"]), f"{e['exact_match']:.1%}", f"{e['token_accuracy']:.1%}"] for e in h["eval"]]
     out.append(R.table(["Step", "Exact match (held out)", "Answer-token accuracy"], rows))
@@ -137,7 +186,11 @@ def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
 def results_block(ctx, block) -> str:
     b = ctx.builder
     shown_as = block.data["file"]
-    data = load(b.settings.project_root / shown_as, shown_as)
+    try:
+        data = load(b.settings.project_root / within_root(shown_as, "field 'file' of block 'trace-results'"),
+                    shown_as)
+    except TraceError as err:
+        raise err.at(ctx.page, block.field_line("file")) from None
     prefix = b.settings.rel(b.settings.source_root) + "/"
     stale = stale_files(data, b.index.file_digests, prefix)
 

@@ -27,3 +27,14 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path
         atomic_write(target, object())  # neither str nor bytes: fails while writing
     assert target.read_text() == "kept"
     assert os.listdir(tmp_path) == ["entry.txt"]
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    target = tmp_path / "trace.lock"
+    target.write_text("old")
+    os.chmod(target, 0o600)  # kept private by its owner, say
+
+    atomic_write(target, "new")
+
+    assert target.read_text() == "new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600

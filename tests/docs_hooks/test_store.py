@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
+import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 
 from docs_hooks.cachedir import MAX_AGE_DAYS, Store, prune
-from docs_hooks.errors import TraceError
 from docs_hooks.math import MathRenderer
 
-REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[2]
 DAY = 86400
 
 
@@ -72,31 +74,108 @@ def test_rows_not_read_for_a_month_are_pruned_and_a_read_keeps_a_row(tmp_path):
     assert (tmp_path / "cache" / "s.sqlite3").exists()  # the file itself is never pruned by its age
 
 
-def test_a_store_that_cannot_be_written_is_still_read(tmp_path):
-    """A read-only cache (restored by CI, say): marking entries as read is skipped, as for files."""
-    store = Store(tmp_path / "s.sqlite3")
-    store.put_many({"a": b"kept"}, now=1.0)
-    store._connect().execute("PRAGMA query_only = ON")  # every write now fails
-    assert store.get_many(["a"]) == {"a": b"kept"}
-    with pytest.raises(TraceError, match="delete it and build again"):
-        store.put_many({"b": b"new"})
+@pytest.fixture
+def notes(caplog):
+    """The notes a build shows about its cache (through MkDocs' logger)."""
+    caplog.set_level(logging.INFO, logger="mkdocs.plugins.docs_hooks")
+    return caplog
 
 
-def test_a_damaged_store_is_made_again(tmp_path):
+@pytest.fixture
+def read_only(monkeypatch):
+    """Call it, and every store opened from then on can be read but not written, as a cache restored read-only.
+
+    (Taking the write permission away would not do: tests may run as root, who writes anyway.)
+    """
+    connect = sqlite3.connect
+
+    def from_now_on() -> None:
+        monkeypatch.setattr(sqlite3, "connect", lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw))
+
+    return from_now_on
+
+
+def damage(path: Path) -> None:
+    """Overwrite all of a store but its first page, as a write cut short or another program might."""
+    data = path.read_bytes()
+    assert len(data) > 4096
+    path.write_bytes(data[:4096] + b"\xff" * (len(data) - 4096))
+
+
+def test_a_store_that_cannot_be_written_is_read_and_not_pruned_and_says_so_once(tmp_path, read_only, notes):
+    now = 1_000_000_000.0
+    path = tmp_path / "cache" / "s.sqlite3"
+    Store(path).put_many({"a": b"kept"}, now=now - 40 * DAY)
+    read_only()
+
+    store = Store(path)
+    assert store.get_many(["a"], now=now) == {"a": b"kept"}  # read; marking it as read fails
+    store.put_many({"b": b"new"})
+    store.close()
+    assert prune(tmp_path / "cache", now=now) == 0  # a month old, but the store cannot be changed
+
+    assert Store(path).get_many(["a", "b"], now=now) == {"a": b"kept"}
+    assert notes.messages == [
+        f"{path}: cannot write to this cache file (attempt to write a readonly database); what it holds is read, "
+        "but it keeps nothing new and is not pruned. Make it writable to keep the work of later builds"
+    ]
+
+
+def test_a_store_damaged_inside_is_made_again_and_says_so(tmp_path, notes):
+    path = tmp_path / "s.sqlite3"
+    Store(path).put_many({f"k{i}": b"x" * 100 for i in range(200)})  # several pages
+    damage(path)
+
+    store = Store(path)
+    assert store.get_many(["k1"]) == {}  # a miss, not an error
+    store.put_many({"k1": b"new"})
+    assert store.get_many(["k1"]) == {"k1": b"new"}
+    assert notes.messages == [f"{path}: the cache file was damaged (database disk image is malformed); "
+                              "it is made again"]
+
+
+def test_pruning_a_damaged_store_makes_it_again(tmp_path, notes):
+    path = tmp_path / "cache" / "s.sqlite3"
+    Store(path).put_many({f"k{i}": b"x" * 100 for i in range(200)}, now=1.0)
+    damage(path)
+
+    assert prune(tmp_path / "cache") == 0
+
+    assert Store(path).get_many(["k1"]) == {}
+    assert notes.messages == [f"{path}: the cache file was damaged (database disk image is malformed); "
+                              "it is made again"]
+
+
+def test_a_file_that_is_not_a_database_is_made_again(tmp_path, notes):
     path = tmp_path / "s.sqlite3"
     path.write_bytes(b"this is not a database, it was cut short or overwritten" * 20)
     store = Store(path)
     assert store.get_many(["a"]) == {}
     store.put_many({"a": b"new"})
     assert store.get_many(["a"]) == {"a": b"new"}
+    assert notes.messages == [f"{path}: the cache file was damaged (file is not a database); it is made again"]
 
 
-def test_a_store_that_cannot_be_opened_names_its_file_and_what_to_do(tmp_path):
+def test_a_value_that_is_not_bytes_is_a_miss(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    Store(path).put_many({"a": b"fine"})
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO entries (key, value, used) VALUES ('b', 'text, not bytes', 0)")
+
+    assert Store(path).get_many(["a", "b"]) == {"a": b"fine"}
+
+
+def test_a_store_that_cannot_be_opened_gives_misses_and_names_its_file(tmp_path, notes):
     path = tmp_path / "s.sqlite3"
     path.mkdir()  # a folder where the file should be
-    with pytest.raises(TraceError) as info:
-        Store(path).get_many(["a"])
-    assert str(path) in str(info.value) and "delete it and build again" in str(info.value)
+    store = Store(path)
+
+    assert store.get_many(["a"]) == {}
+    store.put_many({"a": b"new"})  # nothing is kept, and nothing fails
+    assert store.get_many(["a"]) == {}
+    assert store.prune(2e9) == 0
+    assert notes.messages == [f"{path}: cannot use this cache file (unable to open database file); everything "
+                              "it would hold is made anew. Delete it to cache again"]
 
 
 def test_a_rendered_formula_is_read_back_by_the_next_build_without_katex(tmp_path):

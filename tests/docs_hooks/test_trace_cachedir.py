@@ -67,3 +67,47 @@ def test_a_mkdocs_build_prunes_what_no_build_used_for_a_month(make_project):
     assert not stale.exists(), result.stdout + result.stderr
     assert "removed 1 cache entries unused for 30 days" in result.stderr
     assert (root / ".cache/docs_hooks/index.sqlite3").is_file()  # this build's entries stay
+
+
+def test_a_read_only_cache_is_read_not_pruned_and_named_once(make_project, monkeypatch, caplog):
+    import sqlite3
+
+    caplog.set_level("INFO", logger="mkdocs.plugins.docs_hooks")
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    connect = sqlite3.connect  # from now on every store opens read-only (as root, file modes would not stop writes)
+    monkeypatch.setattr(sqlite3, "connect", lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw))
+
+    again = index_for(settings)
+    removed = prune(settings.cache_dir, now=time.time() + MONTH_AND_A_DAY)  # every row is a month old by then
+
+    assert removed == 0
+    assert set(again.functions) == set(first.functions)
+    monkeypatch.undo()
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == len(first.file_digests)
+    assert caplog.messages == [
+        f"{store}: cannot write to this cache file (attempt to write a readonly database); what it holds is read, "
+        "but it keeps nothing new and is not pruned. Make it writable to keep the work of later builds"
+    ]
+
+
+def test_a_mkdocs_build_with_a_damaged_index_store_makes_it_again_and_says_so(make_project):
+    from .conftest import run_cli
+    from .test_trace_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
+
+    root = make_project({"mkdocs.yml": MKDOCS_YML,
+                         "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
+    store = root / ".cache/docs_hooks/index.sqlite3"
+    assert run_cli(root, "relock") == 0  # indexes the code into the store
+    data = store.read_bytes()
+    store.write_bytes(data[:4096] + b"\xff" * (len(data) - 4096))  # all but its first page overwritten
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count(".cache/docs_hooks/index.sqlite3") == 1, result.stderr
+    assert ("INFO    -  .cache/docs_hooks/index.sqlite3: the cache file was damaged (database disk image is "
+            "malformed); it is made again\n") in result.stderr
+    assert index_for(load_settings(root)).functions  # made again, whole

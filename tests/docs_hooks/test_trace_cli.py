@@ -97,6 +97,33 @@ def test_impact_of_an_unknown_revision_names_it(committed, capsys):
     assert err.startswith("error: cannot read revision 'no-such-rev': fatal: ")
 
 
+@pytest.mark.parametrize("rev", ["--output={out}", "-o{out}"])
+def test_impact_refuses_a_revision_that_starts_with_a_dash(committed, capsys, tmp_path, rev):
+    out_file = tmp_path / "written-by-git"
+    rev = rev.format(out=out_file)
+    capsys.readouterr()
+
+    code = run_cli(committed, "impact", "--", rev)
+    out, err = capsys.readouterr()
+
+    assert (code, out) == (2, "")
+    assert err == (f"error: '{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, "
+                   "e.g. origin/main\n")
+    assert not out_file.exists()
+
+
+def test_impact_gives_git_the_revision_after_end_of_options(committed, capsys, monkeypatch):
+    from docs_hooks import cli
+
+    calls = []
+    run = subprocess.run
+    monkeypatch.setattr(cli.subprocess, "run", lambda args, **kw: calls.append(args) or run(args, **kw))
+
+    assert impact(committed, capsys)[0] == 0
+    [archive] = [c for c in calls if c[:2] == ["git", "archive"]]
+    assert archive[archive.index("--end-of-options") + 1] == "HEAD"
+
+
 # ------------------------------------------------------------------ permanent links
 
 UNPINNED = '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\n'
@@ -219,7 +246,7 @@ def test_strict_build_of_a_reviewed_site_succeeds_then_fails_when_the_code_chang
     assert (
         "WARNING -  docs/page.md:7: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): changed "
         "since reviewed. Old text: 'mu = X.mean(axis=-1, keepdims=True)'. New text: "
-        "'mu = X.mean(axis=-1, keepdims=True) * 2'. Review the page against the new code, then run 'make relock'\n"
+        "'mu = X.mean(axis=-1, keepdims=True) * 2'. Review the page against the new code, then run 'python -m docs_hooks relock'\n"
     ) in changed.stdout + changed.stderr
 
 

@@ -539,10 +539,10 @@ def test_check_without_a_lock_lists_what_is_not_reviewed(make_project, check):
     assert code == 1
     assert err == [
         "docs/page.md:1: entry layer-norm-forward | ops.layer_norm_forward: not reviewed yet "
-        "(def layer_norm_forward(X, gamma, beta, epsilon=1e-5):); review the page, then run 'make relock' "
+        "(def layer_norm_forward(X, gamma, beta, epsilon=1e-5):); review the page, then run 'python -m docs_hooks relock' "
         "to record it in docs/trace.lock",
         "docs/page.md:7: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): not reviewed yet "
-        "(mu = X.mean(axis=-1, keepdims=True)); review the page, then run 'make relock' to record it in "
+        "(mu = X.mean(axis=-1, keepdims=True)); review the page, then run 'python -m docs_hooks relock' to record it in "
         "docs/trace.lock",
         "docs_hooks check: 2 problem(s)",
     ]
@@ -589,11 +589,11 @@ def test_changed_statement_fails_until_relock(make_project, relock, check):
     assert err == [
         "docs/page.md:1: entry layer-norm-forward | ops.layer_norm_forward: changed since reviewed. "
         "Old text: 'mu = X.mean(axis=-1, keepdims=True)'. New text: 'mu = X.mean(axis=-1, keepdims=True) * 1.0'. "
-        "Review the page against the new code, then run 'make relock'",
+        "Review the page against the new code, then run 'python -m docs_hooks relock'",
         "docs/page.md:7: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): changed since "
         "reviewed. Old text: 'mu = X.mean(axis=-1, keepdims=True)'. "
         "New text: 'mu = X.mean(axis=-1, keepdims=True) * 1.0'. "
-        "Review the page against the new code, then run 'make relock'",
+        "Review the page against the new code, then run 'python -m docs_hooks relock'",
         "docs_hooks check: 2 problem(s)",
     ]
 
@@ -614,7 +614,7 @@ def test_changed_signature_is_a_change_of_the_entry(make_project, relock, check)
         "docs/page.md:1: entry layer-norm-forward | ops.layer_norm_forward: changed since reviewed. "
         "Old text: 'def layer_norm_forward(X, gamma, beta, epsilon=1e-5):'. "
         "New text: 'def layer_norm_forward(X, gamma, beta, epsilon=1e-6):'. "
-        "Review the page against the new code, then run 'make relock'"
+        "Review the page against the new code, then run 'python -m docs_hooks relock'"
     )
 
 
@@ -632,9 +632,9 @@ def test_removed_statement_fails_and_quotes_the_reviewed_text(make_project, relo
         "'dgamma = (dY * Xhat).sum(axis=0)' (ops.py:21) or 'dXhat = dY * gamma' (ops.py:20)? "
         "Copy the statement's text from the code.",
         "docs/page.md:1: entry layer-norm-backward | ops.layer_norm_backward: changed since reviewed. "
-        "Old text: 'dbeta = dY.sum(axis=0)'. New text: ''. Review the page against the new code, then run 'make relock'",
+        "Old text: 'dbeta = dY.sum(axis=0)'. New text: ''. Review the page against the new code, then run 'python -m docs_hooks relock'",
         "docs/page.md:7: inline | ops.layer_norm_backward: dbeta = dY.sum(axis=0): the reviewed code is gone. "
-        "It was: 'dbeta = dY.sum(axis=0)'. Point the reference at the code that replaced it, then run 'make relock'",
+        "It was: 'dbeta = dY.sum(axis=0)'. Point the reference at the code that replaced it, then run 'python -m docs_hooks relock'",
         "docs_hooks check: 3 problem(s)",
     ]
 
@@ -653,7 +653,7 @@ def test_removed_function_fails(make_project, relock, check):
         "'model.build' or 'model.Block.norm'? Use the dotted name: module, then class if any, then function.",
         "docs/page.md:1: inline | model.backward_all: grads = ops.layer_norm_backward(: the reviewed code is gone. "
         "It was: 'grads = ops.layer_norm_backward(\\ndY, cache, gamma,\\n)  # through the module name'. "
-        "Point the reference at the code that replaced it, then run 'make relock'",
+        "Point the reference at the code that replaced it, then run 'python -m docs_hooks relock'",
         "docs_hooks check: 2 problem(s)",
     ]
 
@@ -668,7 +668,7 @@ def test_reference_dropped_from_the_page_is_reported_until_relock(make_project, 
     assert code == 1
     assert err == [
         "docs/page.md: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): docs/trace.lock "
-        "records this reference but the page no longer makes it; run 'make relock' to drop it",
+        "records this reference but the page no longer makes it; run 'python -m docs_hooks relock' to drop it",
         "docs_hooks check: 1 problem(s)",
     ]
     _, out, _ = relock(root)
@@ -706,16 +706,8 @@ def test_corrupt_lock_is_named_in_the_error(make_project, check):
     assert code == 2
     assert err == [
         f"error: {LOCK}:2: the review lock is not valid JSON (Expecting property name enclosed in double "
-        "quotes); restore it from git or run 'make relock'"
+        "quotes); restore it from git, then run 'python -m docs_hooks relock'"
     ]
-
-
-def test_relock_repairs_a_corrupt_lock(make_project, relock, check):
-    root = make_project({"docs/page.md": MEAN_PAGE, LOCK: "{not json"})
-
-    relock(root)  # asserts exit code 0
-
-    assert check(root)[:2] == (0, [])
 
 
 @pytest.mark.parametrize("text", ["[]\n", '{"version": 1, "pages": {"docs/page.md": {"inline | x": {"code": "x"}}}}\n'])

@@ -648,6 +648,26 @@ def test_unknown_function_and_unknown_test(project):
     ]
 
 
+@pytest.mark.parametrize("test", ["/etc/test_passwd.py::test_x", "../outside/test_ops.py::test_worked_example",
+                                  "tests/../../test_ops.py::test_worked_example"])
+def test_a_test_file_outside_the_project_root_is_refused_at_its_line(project, test):
+    example = f"""\
+    test: {test}
+    title: Outside
+    show:
+      - label: X
+        code: X
+    """
+    (project.parent / "outside").mkdir(exist_ok=True)
+    (project.parent / "outside" / "test_ops.py").write_text(TESTS, encoding="utf-8")  # there, but not the project's
+
+    assert messages(expand(project, page(example))) == [
+        f"docs/page.md:10: example 'Outside': the test file of '{test}': '{test.partition('::')[0]}' is outside the "
+        "project root; a page names only the project's files: write the path from the project root, with no "
+        "leading '/' and no '..' above it"
+    ]
+
+
 def test_example_outside_an_entry(project):
     text = "# Page\n\n```trace-example\n" + BACKWARD_EXAMPLE + "```\n"
     assert messages(expand(project, text)) == [

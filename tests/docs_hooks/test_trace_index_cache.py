@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import pickle
+import sqlite3
 
 import pytest
 
@@ -65,23 +67,81 @@ def test_an_edited_file_is_parsed_again_and_the_index_shows_the_edit(make_projec
     assert "ops.added" in index.functions
 
 
-def test_an_unreadable_cache_entry_is_indexed_again(make_project, counted):
-    import sqlite3
+def rows(store) -> list[bytes]:
+    with sqlite3.connect(store) as db:
+        return [row[0] for row in db.execute("SELECT value FROM entries")]
 
+
+def set_rows(store, value) -> None:
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE entries SET value = ?", (value,))
+
+
+@pytest.mark.parametrize("damaged", [
+    b"not json",
+    b'{"digest": "x"}',  # JSON, but not an entry
+    b"[" * 100_000,  # nested deeper than a reader can follow
+    "text, not bytes",
+])
+def test_a_damaged_cache_entry_is_indexed_again(make_project, counted, damaged):
     settings = load_settings(make_project())
     first = index_for(settings)
     store = settings.cache_dir / "index.sqlite3"
-    with sqlite3.connect(store) as db:
-        db.execute("UPDATE entries SET value = ?", (b"not a pickle",))
+    set_rows(store, damaged)
     counted.clear()
 
     again = index_for(settings)
 
     assert len(counted) >= 3
     assert summary(again) == summary(first)
+    assert all(json.loads(v)["digest"] for v in rows(store))  # rewritten whole, as JSON
+
+
+def test_an_entry_whose_lines_do_not_fit_the_file_is_indexed_again(make_project, counted):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
     with sqlite3.connect(store) as db:
-        values = [row[0] for row in db.execute("SELECT value FROM entries")]
-    assert values and all(isinstance(pickle.loads(v), codeindex.FileIndex) for v in values)  # rewritten whole
+        for key, value in list(db.execute("SELECT key, value FROM entries")):
+            entry = json.loads(value)
+            for statement in entry["statements"]:
+                statement[1] += 1000  # past the end of the file
+            db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) >= 3
+    assert summary(again) == summary(first)
+
+
+class WritesAFile:
+    """A pickle that, when read with pickle.loads, creates ``path``: what a tampered cache could hold."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def test_a_pickle_in_the_cache_is_a_miss_and_never_runs(make_project, counted, tmp_path):
+    armed = tmp_path / "written-by-pickle-loads"
+    pickle.loads(pickle.dumps(WritesAFile(armed))).close()
+    assert armed.exists()  # the payload works: reading it with pickle runs it
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    target = tmp_path / "written-by-the-cache"
+    set_rows(store, pickle.dumps(WritesAFile(target)))
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert not target.exists()
+    assert len(counted) >= 3  # every file was indexed again
+    assert summary(again) == summary(first)
+    assert all(json.loads(v)["digest"] for v in rows(store))
 
 
 def test_a_file_that_is_not_utf8_is_an_error_naming_it(make_project):

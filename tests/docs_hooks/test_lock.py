@@ -1,0 +1,144 @@
+"""The review lock: a lock git could not merge, or one that cannot be read, is never replaced unseen.
+
+``relock`` records what every reference points at now; over a lock with merge
+conflict markers that would approve both sides of the conflict without a
+review, so it refuses, and ``check`` and the build name the conflict's line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from docs_hooks.errors import TraceError
+from docs_hooks.lock import LockEntry, compare, conflict_line, read_lock
+
+from .test_trace_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
+from .test_trace_core import LOCK, MEAN_PAGE
+
+CONFLICT = (
+    "docs/trace.lock:4: the review lock has an unresolved merge conflict (git's marker is on this line); "
+    "take one side of the conflict, then run 'python -m docs_hooks relock' again"
+)
+
+
+def conflicted(lock_text: str) -> str:
+    """``lock_text`` as git leaves it when two branches changed its first entry differently."""
+    lines = lock_text.splitlines(keepends=True)
+    ours, theirs = lines[3:6], [line.replace('"hash": "', '"hash": "0') for line in lines[3:6]]
+    return "".join(lines[:3] + ["<<<<<<< HEAD\n"] + ours + ["=======\n"] + theirs + [">>>>>>> other-branch\n"]
+                   + lines[6:])
+
+
+def reviewed(make_project, relock, files=None):
+    root = make_project({"docs/page.md": MEAN_PAGE, **(files or {})})
+    relock(root)
+    return root
+
+
+def test_relock_refuses_a_lock_with_merge_conflict_markers_and_leaves_it_as_it_is(make_project, relock):
+    root = reviewed(make_project, relock)
+    (root / LOCK).write_text(conflicted((root / LOCK).read_text()))
+    before = (root / LOCK).read_bytes()
+
+    _, out, err = relock(root, expect=1)
+
+    assert out == ""
+    assert err.splitlines() == [CONFLICT, "relock: docs/trace.lock was not changed."]
+    assert (root / LOCK).read_bytes() == before
+
+
+def test_check_reports_a_conflicted_lock_at_its_first_marker(make_project, relock, check):
+    root = reviewed(make_project, relock)
+    (root / LOCK).write_text(conflicted((root / LOCK).read_text()))
+
+    code, err, _ = check(root)
+
+    assert (code, err) == (2, [f"error: {CONFLICT}"])
+
+
+def test_a_build_reports_a_conflicted_lock_at_its_first_marker_without_a_traceback(make_project, relock):
+    root = reviewed(make_project, relock, {
+        "mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
+    (root / LOCK).write_text(conflicted((root / LOCK).read_text()))
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 1
+    assert f"ERROR   -  {CONFLICT}\n" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_relock_refuses_a_lock_that_is_not_json(make_project, relock):
+    root = make_project({"docs/page.md": MEAN_PAGE, LOCK: '{"version": 1, "pages": {\n'})
+
+    _, out, err = relock(root, expect=1)
+
+    assert out == ""
+    assert err.splitlines() == [
+        "docs/trace.lock:2: the review lock is not valid JSON (Expecting property name enclosed in double quotes); "
+        "restore it from git, then run 'python -m docs_hooks relock'",
+        "relock: docs/trace.lock was not changed.",
+    ]
+    assert (root / LOCK).read_text() == '{"version": 1, "pages": {\n'
+
+
+def test_relock_of_a_missing_lock_records_every_reference(make_project, relock):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+
+    _, out, _ = relock(root)
+
+    assert out == "relock: 2 reference(s) recorded in docs/trace.lock (2 new or changed, 0 dropped)\n"
+
+
+def test_relock_keeps_the_file_mode_of_the_lock(make_project, relock):
+    root = reviewed(make_project, relock)
+    os.chmod(root / LOCK, 0o664)  # shared with the group, say
+    (root / "docs/page.md").write_text(MEAN_PAGE + "\nAnd [[ops.layer_norm_forward: Xhat = (X - mu) * s]].\n")
+
+    _, out, _ = relock(root)
+
+    assert out == "relock: 3 reference(s) recorded in docs/trace.lock (1 new or changed, 0 dropped)\n"
+    assert stat.S_IMODE((root / LOCK).stat().st_mode) == 0o664
+
+
+def test_the_first_conflict_marker_is_found_and_a_clean_lock_has_none():
+    assert conflict_line('{\n<<<<<<< HEAD\n"a"\n=======\n"b"\n>>>>>>> x\n}\n') == 2
+    assert conflict_line('{\n"a"\n=======\n"b"\n>>>>>>> x\n}\n') == 3  # its '<<<<<<<' half already removed
+    assert conflict_line(json.dumps({"pages": {"p": {"k <<<<<<< x": {"code": "=======", "hash": "1"}}}},
+                                    indent=2)) is None
+
+
+def test_a_lock_that_cannot_be_read_is_named(tmp_path):
+    folder = tmp_path / "trace.lock"
+    folder.mkdir()  # a folder where the file should be
+
+    with pytest.raises(TraceError) as info:
+        read_lock(folder, "docs/trace.lock")
+
+    assert str(info.value) == (f"docs/trace.lock: cannot read the review lock ([Errno 21] Is a directory: "
+                               f"'{folder}'); restore it from git, then run 'python -m docs_hooks relock'")
+
+
+def test_every_lock_message_names_the_command_not_a_make_target():
+    locked = {("docs/page.md", "inline | a"): LockEntry("docs/page.md", "inline | a", "x = 1", "1"),
+              ("docs/page.md", "inline | gone"): LockEntry("docs/page.md", "inline | gone", "y = 2", "2"),
+              ("docs/page.md", "inline | dropped"): LockEntry("docs/page.md", "inline | dropped", "z = 3", "3")}
+    current = [LockEntry("docs/page.md", "inline | a", "x = 2", "9", 3),
+               LockEntry("docs/page.md", "inline | new", "w = 4", "4", 5)]
+
+    problems = [str(p) for p in compare(locked, current, LOCK, {("docs/page.md", "inline | gone"): 7})]
+
+    assert problems == [
+        "docs/page.md:3: inline | a: changed since reviewed. Old text: 'x = 1'. New text: 'x = 2'. "
+        "Review the page against the new code, then run 'python -m docs_hooks relock'",
+        "docs/page.md:5: inline | new: not reviewed yet (w = 4); review the page, then run "
+        "'python -m docs_hooks relock' to record it in docs/trace.lock",
+        "docs/page.md:7: inline | gone: the reviewed code is gone. It was: 'y = 2'. Point the reference at the code "
+        "that replaced it, then run 'python -m docs_hooks relock'",
+        "docs/page.md: inline | dropped: docs/trace.lock records this reference but the page no longer makes it; "
+        "run 'python -m docs_hooks relock' to drop it",
+    ]

@@ -1,0 +1,94 @@
+"""The trace-results block: a recorded training run, read only from inside the project and checked whole."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import expand_page
+
+RUN = {
+    "command": "python src/train.py",
+    "source_sha256": {},
+    "history": {
+        "step": [0, 1, 2],
+        "loss": [2.5, 2.0, 1.5],
+        "loss_floor": 1.0,
+        "eval": [{"step": 2, "exact_match": 0.5, "token_accuracy": 0.75,
+                  "samples": [{"prompt": "21=", "output": "12", "target": "12"}]}],
+    },
+}
+
+
+def results_page(file: str) -> str:
+    return f"# Results\n\nThe run:\n\n```trace-results\nfile: {file}\n```\n"
+
+
+def problems(make_project, file: str, files: dict | None = None) -> list[str]:
+    root = make_project({"docs/page.md": results_page(file), **(files or {})})
+    return [str(p) for p in expand_page(root).problems]
+
+
+def test_a_recorded_run_is_shown(make_project):
+    root = make_project({"docs/page.md": results_page("docs/data/run.json"), "docs/data/run.json": json.dumps(RUN)})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    assert "75.0%" in expanded.markdown  # the answer-token accuracy of the evaluation
+
+
+def test_a_run_of_a_single_step_is_shown(make_project):
+    one = {**RUN, "history": {**RUN["history"], "step": [0], "loss": [2.5]}}
+    root = make_project({"docs/page.md": results_page("run.json"), "run.json": json.dumps(one)})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    assert "2.5000" in expanded.markdown  # the final training loss
+
+
+@pytest.mark.parametrize("file", ["/etc/passwd", "../outside.json", "docs/../../outside.json"])
+def test_a_file_outside_the_project_root_is_refused_at_its_line(make_project, file):
+    found = problems(make_project, file, {"../outside.json": json.dumps(RUN)})
+
+    assert found == [
+        f"docs/page.md:6: field 'file' of block 'trace-results': '{file}' is outside the project root; a page names "
+        "only the project's files: write the path from the project root, with no leading '/' and no '..' above it"
+    ]
+
+
+@pytest.mark.parametrize(("content", "missing"), [
+    ({"a": 1}, "it has no 'history' object"),
+    ([1, 2], "it holds a JSON list, not an object with a 'history'"),
+    ({"history": {"loss": [1.0]}}, "its history has no 'step' list of step numbers"),
+    ({"history": {"step": [0, 1], "loss": [1.0], "eval": []}}, "its history has no 'loss' list with one number per step"),
+    ({"history": {"step": [0], "loss": [1.0]}}, "its history has no 'eval' list"),
+    ({"history": {"step": [0], "loss": [1.0], "eval": [{"step": 0, "exact_match": 1.0}]}},
+     "its history's evaluation 0 has no number 'token_accuracy'"),
+    ({"history": {"step": [0], "loss": [1.0], "eval": [
+        {"step": 0, "exact_match": 1.0, "token_accuracy": 1.0, "samples": [{"prompt": "1="}]}]}},
+     "its history's evaluation 0 has 'samples' without a text 'prompt', 'output' and 'target'"),
+    ({**RUN, "source_sha256": ["src/ops.py"]}, "its 'source_sha256' is not a mapping of file to digest"),
+])
+def test_a_file_of_another_shape_names_what_it_lacks(make_project, content, missing):
+    found = problems(make_project, "other.json", {"other.json": json.dumps(content)})
+
+    assert found == [
+        f"docs/page.md:6: other.json is not a recorded training run: {missing}; "
+        "run 'python -m docs_hooks results' to record one there"
+    ]
+
+
+def test_a_missing_file_says_how_to_record_one(make_project):
+    assert problems(make_project, "docs/data/run.json") == [
+        "docs/page.md:6: no training results at docs/data/run.json; run 'python -m docs_hooks results' to record "
+        "a training run there"
+    ]
+
+
+def test_a_file_that_is_not_json_is_named(make_project):
+    assert problems(make_project, "run.json", {"run.json": "root:x:0:0:root:/root:/bin/bash\n"}) == [
+        "docs/page.md:6: run.json is not valid JSON (Expecting value); run 'python -m docs_hooks results' again"
+    ]
