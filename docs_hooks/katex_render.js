@@ -26,7 +26,7 @@ if (isMainThread) {
   });
   lines.on("close", () => process.exit(0));
 } else {
-  const katex = require(require.resolve("katex", { paths: [process.env.KATEX_ROOT || process.cwd()] }));
+  const katex = require(process.env.KATEX_JS); // katex.min.js: the wheel's copy, or npm's (see math.py)
   const OPTIONS = { throwOnError: true, strict: "error", output: "htmlAndMathml" };
 
   const render = ({ tex, display }) => {

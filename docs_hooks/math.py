@@ -1,4 +1,9 @@
-"""TeX to HTML at build time, with KaTeX from the npm registry (pinned in package-lock.json).
+"""TeX to HTML at build time, with KaTeX (pinned in package-lock.json) run by Node.js.
+
+Where KaTeX comes from (``katex_dist``): the copy the docs-hooks wheel carries
+(``docs_hooks/_katex``, put there when the wheel is built), else the documented
+project's ``node_modules/katex`` (an editable install, or a project that pins
+its own KaTeX). A user therefore needs ``node`` on the PATH and no npm step.
 
 The site then needs no script and no network to show its math: only KaTeX's
 CSS and fonts, which the adapter ships with the site. Each formula is HTML for
@@ -26,6 +31,29 @@ from .errors import TraceError
 from .turns import Turns
 
 SCRIPT = Path(__file__).with_name("katex_render.js")
+BUNDLED = Path(__file__).with_name("_katex")  # KaTeX as the wheel carries it (see setup.py)
+
+
+def katex_dist(project_root: Path) -> Path | None:
+    """The folder holding katex.min.js, its stylesheet and fonts: the wheel's copy, else the project's npm one."""
+    for folder in (BUNDLED, Path(project_root) / "node_modules" / "katex" / "dist",
+                   Path(__file__).resolve().parent.parent / "node_modules" / "katex" / "dist"):
+        if (folder / "katex.min.js").is_file():
+            return folder
+    return None
+
+
+def katex_version(dist: Path | None) -> str:
+    """KaTeX's version, from the wheel's VERSION file or npm's package.json; "none" without KaTeX."""
+    if dist is None:
+        return "none"
+    for version_file in (dist / "VERSION", dist.parent / "package.json"):
+        try:
+            text = version_file.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        return json.loads(text)["version"] if version_file.suffix == ".json" else text.strip()
+    return "unknown"
 TIMEOUT = 60.0  # seconds KaTeX may take for one batch of formulas (one page's, or the prefetch's)
 # $...$ in prose: no space just inside the dollars, no digit right after (so "$5 and $6" stays text).
 INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
@@ -37,6 +65,7 @@ class MathRenderer:
         self.timeout = timeout
         self.cache: dict[tuple[str, bool], tuple[str | None, str | None]] = {}
         self.node = shutil.which("node")
+        self.dist = katex_dist(project_root)
         # Every formula of the site in one store: a first build renders hundreds of them.
         self.store = Store(store_file(cache_dir, "katex")) if cache_dir else None
         self._version: str | None = None  # KaTeX's version and the render script's digest
@@ -47,8 +76,7 @@ class MathRenderer:
         """A formula's key in the store: KaTeX's version, the render script (its options), display or
         inline, and the TeX."""
         if self._version is None:
-            pkg = self.project_root / "node_modules" / "katex" / "package.json"
-            katex = json.loads(pkg.read_text())["version"] if pkg.exists() else "none"
+            katex = katex_version(self.dist)
             script = hashlib.sha256(SCRIPT.read_bytes()).hexdigest() if SCRIPT.is_file() else "none"
             self._version = f"{katex}\0{script}"
         return hashlib.sha256(f"{self._version}\0{item[1]}\0{item[0]}".encode()).hexdigest()
@@ -63,7 +91,7 @@ class MathRenderer:
         return [item for item in items if item not in self.cache]
 
     def available(self) -> bool:
-        return self.node is not None and (self.project_root / "node_modules" / "katex").is_dir()
+        return self.node is not None and self.dist is not None
 
     def render_many(self, items: list[tuple[str, bool]]) -> list[tuple[str | None, str | None]]:
         """(html, error) for each (tex, display)."""
@@ -78,8 +106,10 @@ class MathRenderer:
         if todo:
             if not self.available():
                 raise TraceError(
-                    "KaTeX is not installed: run 'npm ci' in the project root (make setup does it); "
-                    "the site renders its math at build time"
+                    "the site renders its math at build time with KaTeX, which needs Node.js: install 'node' "
+                    "(version 18 or later) and put it on the PATH" if self.node is None else
+                    "KaTeX is missing: the docs-hooks wheel carries it; with an editable install of docs-hooks, "
+                    "run 'npm ci' in the docs-hooks source folder"
                 )
             rendered = {}
             for item, result in zip(todo, self._ask([{"tex": t, "display": d} for t, d in todo])):
@@ -134,8 +164,8 @@ class MathRenderer:
             )
         said = f"node said:\n{reason}" if reason else "node wrote no reason"
         return TraceError(
-            f"KaTeX failed to run (node exited with code {proc.returncode}); if KaTeX is missing or damaged, "
-            f"run 'npm ci' in the project root. {said}"
+            f"KaTeX failed to run (node exited with code {proc.returncode}); if KaTeX is damaged, reinstall "
+            f"docs-hooks. {said}"
         )
 
     def start(self) -> None:
@@ -145,7 +175,7 @@ class MathRenderer:
         self._proc = subprocess.Popen(
             [self.node, str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, encoding="utf-8", cwd=self.project_root,
-            env={"KATEX_ROOT": str(self.project_root), "PATH": ""},
+            env={"KATEX_JS": str(self.dist / "katex.min.js"), "PATH": ""},
         )
 
     def close(self) -> None:
@@ -165,8 +195,8 @@ class MathRenderer:
 
     def assets(self, prefix: str) -> list[tuple[str, Path]]:
         """(site path, file) of KaTeX's stylesheet and fonts, to ship with the site."""
-        dist = self.project_root / "node_modules" / "katex" / "dist"
-        if not dist.is_dir():
+        dist = self.dist
+        if dist is None:
             return []
         files = [("katex.min.css", dist / "katex.min.css")]
         files += [(f"fonts/{f.name}", f) for f in sorted((dist / "fonts").iterdir())]

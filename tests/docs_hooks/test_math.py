@@ -29,10 +29,11 @@ REFUSED = "is not allowed: the build trusts no command that makes a link, loads 
 
 
 def fake_katex(root: Path, index_js: str) -> Path:
-    """A project whose node_modules/katex is ``index_js``: a KaTeX that breaks in a chosen way."""
+    """A project whose own KaTeX (node_modules/katex/dist/katex.min.js) is ``index_js``: one that breaks in a
+    chosen way. The build takes the project's KaTeX when docs-hooks carries none (an editable install)."""
     write_tree(root, {
-        "node_modules/katex/package.json": '{"name": "katex", "version": "0.0.0-test", "main": "index.js"}\n',
-        "node_modules/katex/index.js": textwrap.dedent(index_js),
+        "node_modules/katex/package.json": '{"name": "katex", "version": "0.0.0-test"}\n',
+        "node_modules/katex/dist/katex.min.js": textwrap.dedent(index_js),
     })
     return root
 
@@ -114,8 +115,7 @@ def test_a_katex_that_dies_at_start_is_reported_with_what_node_said(tmp_path):
 
     lines = str(caught.value).split("\n")
     assert lines[:2] == [
-        "KaTeX failed to run (node exited with code 1); if KaTeX is missing or damaged, run 'npm ci' in the "
-        "project root. node said:",
+        "KaTeX failed to run (node exited with code 1); if KaTeX is damaged, reinstall docs-hooks. node said:",
         "Error: this KaTeX is broken",
     ]
 
@@ -130,8 +130,8 @@ def test_a_missing_render_script_is_reported_with_what_node_said(tmp_path, monke
         renderer.render_many([("x", False)])
 
     message = str(caught.value)
-    assert message.startswith("KaTeX failed to run (node exited with code 1); if KaTeX is missing or damaged, "
-                              "run 'npm ci' in the project root. node said:\n")
+    assert message.startswith("KaTeX failed to run (node exited with code 1); if KaTeX is damaged, reinstall "
+                              "docs-hooks. node said:\n")
     assert f"Cannot find module '{math.SCRIPT}'" in message
 
 
@@ -174,7 +174,7 @@ def test_node_does_not_outlive_a_build_killed_while_katex_is_busy(tmp_path):
     node = int(build.stdout.readline())
     exited = os.pidfd_open(node)  # readable once node has exited
     try:
-        busy = root / "node_modules" / "katex" / "busy"
+        busy = root / "node_modules" / "katex" / "dist" / "busy"
         while not busy.exists() and build.poll() is None:
             time.sleep(0.05)
         assert build.poll() is None, "the build ended before KaTeX got its formula"
@@ -189,3 +189,31 @@ def test_node_does_not_outlive_a_build_killed_while_katex_is_busy(tmp_path):
         if not select.select([exited], [], [], 0)[0]:
             os.kill(node, signal.SIGKILL)
         os.close(exited)
+
+
+def test_katex_is_found_in_the_wheel_first_then_in_the_project(tmp_path, monkeypatch):
+    import docs_hooks.math as math
+
+    project = fake_katex(tmp_path / "proj", "exports.renderToString = (tex) => tex;\n")
+    wheel = tmp_path / "site-packages" / "docs_hooks" / "_katex"
+    monkeypatch.setattr(math, "BUNDLED", wheel)
+    assert math.katex_dist(project) == project / "node_modules" / "katex" / "dist"
+    assert math.katex_version(math.katex_dist(project)) == "0.0.0-test"
+
+    write_tree(wheel, {"katex.min.js": "exports.renderToString = (tex) => tex;\n", "VERSION": "9.9.9\n"})
+
+    assert math.katex_dist(project) == wheel
+    assert math.katex_version(wheel) == "9.9.9"
+
+
+def test_without_node_the_message_says_to_install_it(make_project, monkeypatch):
+    import docs_hooks.math as math
+
+    monkeypatch.setattr(math.shutil, "which", lambda name: None)
+    renderer = MathRenderer(make_project())
+
+    with pytest.raises(TraceError) as caught:
+        renderer.render_many([("x", False)])
+
+    assert str(caught.value) == ("the site renders its math at build time with KaTeX, which needs Node.js: install "
+                                 "'node' (version 18 or later) and put it on the PATH")
