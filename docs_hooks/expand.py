@@ -860,8 +860,11 @@ class Builder:
                 self.eq_link(eq), role_words(eq), R.code(fn.display_path), R.code(fn.short_name), str(line),
                 R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), self.url(fn, line, line)),
             ])
-        return R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n" + R.table(
-            ["Equation", "Role", "File", "Function", "Lines", "GitHub"], rows) + "\n"
+        head = R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n"
+        if not rows and entry.equations:
+            return head + ("<p>No line of the code computes these equations: they are derived from the lines "
+                           "named above, or contrasted with them.</p>\n")
+        return head + R.table(["Equation", "Role", "File", "Function", "Lines", "GitHub"], rows) + "\n"
 
 
 def _split_at_headings(seg: Markdown) -> list[tuple[str, int, bool]]:

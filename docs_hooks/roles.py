@@ -213,6 +213,22 @@ def _returns_one_unnamed(statement_text: str) -> bool:
     return value is not None and not isinstance(value, (ast.Name, ast.Tuple, ast.List))
 
 
+def _without_comments(statement_text: str) -> str:
+    """The statement on one line, as written, without its comments."""
+    import io
+    import tokenize
+
+    lines = statement_text.split("\n")
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(statement_text).readline):
+            if tok.type == tokenize.COMMENT:
+                row, col = tok.start
+                lines[row - 1] = lines[row - 1][:col]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # a header alone ends early; its comments up to there are gone already
+    return " ".join(" ".join(lines).split())
+
+
 def _is_condition(statement_text: str) -> bool:
     """Whether the statement tests a condition (``if``, ``assert``, ``while``) rather than giving a value."""
     tree = _statement_tree(statement_text)
@@ -261,7 +277,7 @@ def computes_problem(eq_id: str, tex: str, table: dict[str, list[str]] | None, s
             return None  # the function's result, which it does not name: what the caller names it is not known here
     if wanted & {_expression(g) or g for g in given}:
         return None
-    lines = "; ".join(f"{label} '{' '.join(text.split())}'" for label, text in statements)
+    lines = "; ".join(f"{label} '{_without_comments(text)}'" for label, text in statements)
     gives = ", ".join(dict.fromkeys(given)) or "nothing"
     return (f"{what}, but its left-hand side {lhs} is {' or '.join(sorted(wanted))} in the code, and {lines} "
             f"assigns or returns {gives}; {todo}")
