@@ -115,7 +115,12 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
         "a site-wide table",
     ),
     "results": BlockSpec(
-        {"file": FieldSpec("str", True, help="the stamped training run, from the project root (make results writes it)")},
+        {
+            "file": FieldSpec("str", True, help="the stamped training run, from the project root (make results writes it)"),
+            "show": FieldSpec("enum", False, ("run", "clipping"),
+                              help="'run' (the default): loss curve, evaluations, samples; 'clipping': how often the "
+                              "gradient was clipped, by stretch of steps"),
+        },
         "training results from a real, cached run",
     ),
 }
