@@ -24,7 +24,7 @@ ROLE_WORDS = {
     "contrast": "Contrast, not in the code",
 }
 
-_SPACING = re.compile(r"\\[,;:!]|\\quad|\\qquad|\\left|\\right|\s+")
+_SPACING = re.compile(r"\\[,;:! ]|\\quad|\\qquad|\\left|\\right|\s+")
 _SUBSCRIPT = re.compile(r"_(\{(?:[^{}]|\{[^{}]*\})*\}|\\[A-Za-z]+|[A-Za-z0-9])")
 # What makes a left-hand side an expression rather than one symbol: a derivative, a fraction, a sum, a product,
 # a function applied to arguments, a relation, a list of several symbols.
@@ -68,6 +68,17 @@ def _split_top(text: str) -> list[str]:
             start = i + 1
     parts.append(text[start:])
     return [p for p in parts if p.strip()]
+
+
+def _balanced(text: str) -> bool:
+    """Whether the brackets of ``text`` close in order, never below zero."""
+    depth = 0
+    for ch in text:
+        depth += ch in "{(["
+        depth -= ch in "})]"
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _expression(text: str) -> str | None:
@@ -251,6 +262,9 @@ def computes_problem(eq_id: str, tex: str, table: dict[str, list[str]] | None, s
         return None  # a condition or an update written without '=': nothing to match
     if _RELATION.search(lhs) or all(_is_condition(text) for _, text in statements):
         return None  # a condition the lines test, not a value they compute
+    bare = normalise_tex(lhs)
+    if bare.startswith("(") and bare.endswith(")") and _split_top(bare[1:-1]) and _balanced(bare[1:-1]):
+        lhs = bare[1:-1]  # a tuple of values, (dX, d\gamma, d\beta) = ...
     parts = _split_top(lhs)
     if len(parts) > 1:  # several values at once: each one the table names must be given by the lines
         for part in parts:

@@ -68,3 +68,11 @@ def test_conditions_and_unlisted_symbols_are_not_checked():
     assert computes_problem("w", r"W \sim \mathcal{N}(0, 1) = w", table, [("t.py:2", "w = rng.normal()")]) is None
     assert computes_problem("other", r"q = 2", table, [("t.py:2", "s = 1")]) is None  # q: not in the table
     assert computes_problem("none", r"s = 2", None, [("t.py:2", "q = 1")]) is None  # no table: nothing to go by
+
+
+def test_a_tuple_on_the_left_is_checked_value_by_value():
+    table = symbol_names([{"symbol": "dX", "code": "dX"}, {"symbol": r"d\gamma", "code": "dgamma"}])
+    tex = r"\left(dX,\ d\gamma\right) = \overleftarrow{\mathrm{LN}}(dY)"
+
+    assert computes_problem("t", tex, table, [("t.py:3", "dX, dgamma = backward(dY)")]) is None
+    assert "is dgamma in the code" in computes_problem("t", tex, table, [("t.py:3", "dX, dbeta = backward(dY)")])
