@@ -184,7 +184,7 @@ def test_unknown_field_is_reported_on_its_own_line(make_project):
 
     assert page_problems(root) == [
         "docs/page.md:11: unknown field 'cod' in block 'trace-equation'; did you mean 'code'? "
-        "Fields of trace-equation: id, title, tex, code."
+        "Fields of trace-equation: id, title, tex, code, role."
     ]
 
 
