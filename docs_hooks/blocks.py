@@ -57,8 +57,12 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
             "title": FieldSpec("str", True),
             "tex": FieldSpec("str", True, help="the equation in TeX"),
             "code": FieldSpec("list", True, help="statement text(s) in the entry's functions, or 'module.function: text'"),
+            "role": FieldSpec("enum", False, ("computes", "derived", "contrast"),
+                              help="what the code lines are to the equation: 'computes' (the default: they compute its "
+                              "left-hand side), 'derived' (it is worked out from them) or 'contrast' (the code does "
+                              "something else there)"),
         },
-        "a numbered equation tied to the statements that compute it",
+        "a numbered equation tied to the statements that compute it, or that it is derived from or contrasted with",
     ),
     "excerpt": BlockSpec(
         {
@@ -112,8 +116,13 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
         "a site-wide table",
     ),
     "results": BlockSpec(
-        {"file": FieldSpec("str", True, help="the stamped training run, from the project root "
-                                     "('python -m docs_hooks results' writes it)")},
+        {
+            "file": FieldSpec("str", True, help="the stamped training run, from the project root "
+                                                "('python -m docs_hooks results' writes it)"),
+            "show": FieldSpec("enum", False, ("run", "clipping"),
+                              help="'run' (the default): loss curve, evaluations, samples; 'clipping': how often the "
+                              "gradient was clipped, by stretch of steps"),
+        },
         "training results from a real, cached run",
     ),
 }

@@ -20,6 +20,7 @@ from .codeindex import CodeIndex, Function
 from .errors import TraceError
 from .lock import LockEntry
 from .math import INLINE_MATH, MathRenderer
+from .roles import DEFAULT_ROLE, ROLE_WORDS, ROLES, computes_problem, symbol_names
 from .settings import Settings
 from .stash import in_heading, placeholder, stash_blocks, unstash
 
@@ -38,6 +39,12 @@ class EquationData:
     tex: str
     resolved: list[Resolved]
     line: int
+    role: str = DEFAULT_ROLE  # what its lines are to it: "computes", "derived" or "contrast" (see roles)
+
+
+def role_words(eq: EquationData) -> str:
+    """The equation's role in the words the tables show: 'Computes it', 'Derived from', 'Contrast, not in the code'."""
+    return ROLE_WORDS[eq.role]
 
 
 @dataclass
@@ -652,14 +659,46 @@ class Builder:
             if r is not None:
                 resolved.append(r)
         numbers["eq"] += 1
-        eq = EquationData(d["id"], numbers["eq"], d["title"], d["tex"], resolved, block.line)
+        eq = EquationData(d["id"], numbers["eq"], d["title"], d["tex"], resolved, block.line,
+                          d.get("role", DEFAULT_ROLE))
         ctx.entry.equations.append(eq)
+        if eq.role == "computes" and len(resolved) == len(d["code"]):
+            problem = computes_problem(eq.id, eq.tex, self.entry_symbols(ctx, block),
+                                       [(r.label, "\n".join(r.lines)) for r in resolved])
+            if problem:
+                raise TraceError(problem, ctx.page, block.line)
         refs = ", ".join(self.line_link(r.function, r.start, r.end) for r in resolved)
         out = R.heading(4, f"({eq.number}) {R.esc(eq.title)}", f"eq-{eq.id}")
         out += "\n" + ctx.math_placeholder(eq.tex, True, block.field_line("tex")) + "\n\n"
         if refs:
-            out += f'<p class="trace-eq-code">Computed at {refs}</p>\n'
+            words = {"computes": f"Computed at {refs}",
+                     "derived": f"Derived from {refs}",
+                     "contrast": f"Contrast, not in the code. What the code does instead: {refs}"}[eq.role]
+            out += f'<p class="trace-eq-code">{words}</p>\n'
         return out
+
+    def entry_symbols(self, ctx: Context, block: Block) -> dict[str, list[str]] | None:
+        """Symbol -> code names from the trace-symbols tables of the entry ``block`` sits in; None when it has none."""
+        known = self._parsed.get(ctx.page)
+        if known is None or ctx.entry is None:
+            return None
+        rows: list = []
+        inside = False
+        for seg in known[1].segments:
+            if isinstance(seg, Markdown):
+                lines = seg.text.split("\n")
+                if inside and any((h := HEADING.match(line)) and len(h.group(1)) <= 2 for _, line in prose_lines(lines)):
+                    if seg.line > block.line:
+                        break
+                    inside = False
+                continue
+            if seg.kind == "entry":
+                if seg.line > block.line:
+                    break
+                inside = seg.line == ctx.entry.line
+            elif inside and seg.kind == "symbols" and isinstance(seg.data.get("rows"), list):
+                rows.extend(seg.data["rows"])
+        return symbol_names(rows) if rows else None
 
     def entry_footer(self, entry: EntryData, ctx: Context) -> str:
         parts = [
@@ -696,9 +735,12 @@ class Builder:
     def function_link(self, fn: Function) -> str:
         return R.link(R.code(fn.name), self.url(fn, fn.start, fn.end))
 
-    def computes_rows(self, entry: EntryData) -> list[tuple[EquationData, Resolved, int, str]]:
+    def computes_rows(self, entry: EntryData, roles: tuple[str, ...] = ROLES) -> list[tuple[EquationData, Resolved, int, str]]:
+        """(equation, reference, line, code) for each non-blank line the entry's equations name, in those roles."""
         rows = []
         for eq in entry.equations:
+            if eq.role not in roles:
+                continue
             for r in eq.resolved:
                 for offset, text in enumerate(r.lines):
                     if text.strip():
@@ -708,7 +750,7 @@ class Builder:
     def section_connection(self, entry: EntryData) -> str:
         rows = []
         for eq, r, line, text in self.computes_rows(entry):
-            rows.append([self.eq_link(eq), "Computes it", self.line_link(r.function, line, line), R.code(text)])
+            rows.append([self.eq_link(eq), role_words(eq), self.line_link(r.function, line, line), R.code(text)])
         for role, site in self.call_rows(entry):
             fn = self.index.functions[site.caller]
             for offset, text in enumerate(site.statement.lines):
@@ -868,14 +910,17 @@ class Builder:
 
     def section_implemented_in(self, entry: EntryData) -> str:
         rows = []
-        for eq, r, line, text in self.computes_rows(entry):
+        for eq, r, line, text in self.computes_rows(entry, ("computes",)):  # only these implement an equation
             fn = r.function
             rows.append([
-                self.eq_link(eq), "Computes it", R.code(fn.display_path), R.code(fn.short_name), str(line),
+                self.eq_link(eq), role_words(eq), R.code(fn.display_path), R.code(fn.short_name), str(line),
                 R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), self.url(fn, line, line)),
             ])
-        return R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n" + R.table(
-            ["Equation", "Role", "File", "Function", "Lines", "GitHub"], rows) + "\n"
+        head = R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n"
+        if not rows and entry.equations:
+            return head + ("<p>No line of the code computes these equations: they are derived from the lines "
+                           "named above, or contrasted with them.</p>\n")
+        return head + R.table(["Equation", "Role", "File", "Function", "Lines", "GitHub"], rows) + "\n"
 
 
 def _split_at_headings(seg: Markdown) -> list[tuple[str, int, bool]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import render as R
 from .codeindex import Function
-from .expand import Builder, EntryData
+from .expand import Builder, EntryData, role_words
 
 
 def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str) -> str:
@@ -38,12 +38,13 @@ def matrix(builder: Builder, here: str) -> str:
                 rows.append([
                     _page_link(builder, here, page, f"eq-{eq.id}", R.esc(eq.title)),
                     R.badge(entry.status),
+                    role_words(eq),
                     code,
                     tests_html,
                     spec,
                 ])
     tests_head = "Tests that run its lines" if builder.settings.coverage_tests else "Tests"
-    return R.table(["Equation", "Status", "Code", tests_head, "Specification"], rows, searchable=False) + "\n"
+    return R.table(["Equation", "Status", "Role", "Code", tests_head, "Specification"], rows, searchable=False) + "\n"
 
 
 def _tests_cell(builder: Builder, eq, static: tuple) -> str:

@@ -183,6 +183,62 @@ def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
     return "\n".join(out) + "\n"
 
 
+def clipping_rows(history: dict) -> list[tuple[str, int, int, float]]:
+    """How often the recorded run's gradient norm was above its clipping limit: (steps, count, clipped, mean norm).
+
+    One row for the warmup, one for each stretch between evaluations after it,
+    and one for the whole run; the limit, the warmup and the evaluation interval
+    are the run's own (its ``train_config``). A norm above the limit is one that
+    ``clip_grad_norm`` scaled down.
+    """
+    tc = history.get("train_config", {})
+    for key in ("clip_norm", "warmup_steps", "eval_every"):
+        if not isinstance(tc.get(key), (int, float)):
+            raise TraceError(f"the recorded run has no train_config.{key}, which the clipping figures need; "
+                             "record the run again with 'python -m docs_hooks results'")
+    steps, norms = history.get("step", []), history.get("grad_norm", [])
+    if not steps or len(steps) != len(norms):
+        raise TraceError("the recorded run has no grad_norm for each step, which the clipping figures need; "
+                         "record the run again with 'python -m docs_hooks results'")
+    limit, warmup, every = tc["clip_norm"], int(tc["warmup_steps"]), max(1, int(tc["eval_every"]))
+    bounds = [0, warmup] if warmup > 0 else [0]
+    while bounds[-1] < steps[-1]:
+        bounds.append(min(steps[-1], (bounds[-1] // every + 1) * every))
+    rows = []
+
+    def row(label: str, lo: int, hi: int) -> None:
+        chosen = [n for s, n in zip(steps, norms) if lo < s <= hi]
+        if chosen:
+            rows.append((label, len(chosen), sum(n > limit for n in chosen), sum(chosen) / len(chosen)))
+
+    for lo, hi in zip(bounds, bounds[1:]):
+        row(f"{lo + 1}-{hi}" + (" (warmup)" if hi == warmup and lo == 0 else ""), lo, hi)
+    row("all steps", 0, steps[-1])
+    return rows
+
+
+def clipping_table(data: dict, shown_as: str, stale_html: str) -> str:
+    """The share of the recorded run's steps whose gradient was clipped, by stretch of steps."""
+    h = data["history"]
+    rows = clipping_rows(h)
+    limit = h["train_config"]["clip_norm"]
+    out = [f"<p>From the recorded run of {R.code(data.get('command', ''))} ({R.code(shown_as)}), whose limit "
+           f"{R.code('clip_norm')} was {R.esc(f'{limit:g}')}. A step is clipped when its global gradient norm, "
+           "recorded before clipping, is above the limit.</p>", stale_html]
+    out.append(R.table(["Steps", "Steps in the stretch", "Clipped", "Share clipped", "Mean gradient norm"],
+                       [[R.esc(label), str(n), str(k), R.esc(f"{k / n:.0%}"), R.esc(f"{mean:.2f}")]
+                        for label, n, k, mean in rows]))
+    return "\n".join(part for part in out if part) + "\n"
+
+
+def _stale_html(stale: list[str], code_link) -> str:
+    if not stale:
+        return ""
+    return ('<div class="admonition warning"><p class="admonition-title">Older code</p><p>'
+            "The run was made before the last change to " + ", ".join(code_link(p) for p in stale)
+            + ". Record a run of this code with <code>python -m docs_hooks results</code>.</p></div>")
+
+
 def results_block(ctx, block) -> str:
     b = ctx.builder
     shown_as = block.data["file"]
@@ -197,5 +253,7 @@ def results_block(ctx, block) -> str:
     def code_link(repo_path: str) -> str:
         return R.link(R.code(repo_path), b.settings.github_url(repo_path) or sources.target(repo_path))
 
+    if block.data.get("show", "run") == "clipping":
+        return clipping_table(data, shown_as, _stale_html(stale, code_link))
     return render(data, shown_as, stale, code_link)
 

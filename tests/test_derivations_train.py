@@ -130,6 +130,35 @@ def test_clip_below_the_limit_worked_example():
     np.testing.assert_array_equal(b_after, b_before)
 
 
+def test_gradient_norm_by_batch_size_at_initialisation():
+    """The untrained model of the default config: the mean global gradient norm over a few batches at each size.
+
+    The batches are drawn as main draws them (the held-out prompts left out), each size from the same seed.
+    The mean over more sequences is shorter: their gradients point partly different ways and cancel in part.
+    """
+    tc = TrainConfig()
+    cfg = train.model_config(tc)
+    params = init_params(cfg, np.random.default_rng(tc.seed))
+    eval_set = make_eval_set(np.random.default_rng([tc.seed, 1]), tc.n_eval, tc.n_digits)
+    held_out = {decode(seq[: tc.n_digits]) for seq in eval_set}
+    batch_sizes = np.array([1, 4, 32, 128])
+    n_batches = 5
+    clip_norm = tc.clip_norm
+    norms = np.zeros((len(batch_sizes), n_batches))
+    for i, batch_size in enumerate(batch_sizes):
+        rng = np.random.default_rng([tc.seed, 2])
+        for k in range(n_batches):
+            batch = make_batch(rng, int(batch_size), tc.n_digits, held_out)
+            _, grads = batch_loss_and_grads(batch, params, cfg)
+            by_definition = math.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads.values()))
+            norms[i, k] = clip_grad_norm(grads, math.inf)  # an infinite limit: measure, never scale
+            assert norms[i, k] == pytest.approx(by_definition)
+    mean_norm = norms.mean(axis=1)
+    clipped_share = (norms > clip_norm).mean(axis=1)  # the share of these batches clip_grad_norm would scale
+    assert np.all(np.diff(mean_norm) < 0)  # a larger batch, a shorter mean gradient
+    assert np.all(np.diff(clipped_share) <= 0)
+
+
 # --------------------------------------------------------------------------- AdamW
 
 

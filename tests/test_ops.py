@@ -174,6 +174,15 @@ def test_gelu_worked_example():
     np.testing.assert_allclose(dX, [[-0.082964, 0.5, 1.082964, 1.086099]], atol=1e-6)
 
 
+def test_gelu_constants_are_those_of_the_tanh_approximation():
+    """GELU_C and GELU_A against the published tanh approximation of GELU (Hendrycks and Gimpel, 2016)."""
+    import ops
+
+    c_G, a_G = ops.GELU_C, ops.GELU_A
+    assert c_G == pytest.approx(np.sqrt(2.0 / np.pi), rel=1e-15)
+    assert a_G == 0.044715
+
+
 def test_gelu_backward_matches_central_differences():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(3, 4)) * 2
