@@ -784,10 +784,13 @@ class Builder:
                 ("facts row", tuple((r.function.name, r.start, r.end) for r in resolved))))
         rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
         out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
-        if shown or coverage:
+        if coverage:
             out.append('<p class="trace-facts-note">"Tested by" and "Reached by" follow the calls written in the '
-                       "code; the tests that run these equations' lines are the ones line coverage saw execute "
-                       "them while the tests ran.</p>")
+                       "code; the tests that run these equations' lines were measured: each was seen executing "
+                       "at least one of them.</p>")
+        elif shown:
+            out.append('<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those '
+                       "that call it only through other functions.</p>")
         return "\n".join(out) + "\n"
 
     def _coverage_row(self, resolved: list) -> str:
