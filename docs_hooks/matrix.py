@@ -68,8 +68,8 @@ def _short(builder: Builder, test: str) -> str:
 
 
 def _names(builder: Builder, tests: list[str]) -> str:
-    # one name a line (CSS); the spaces keep the names apart for the filter box
-    return " ".join(R.code(_short(builder, t)) for t in tests)
+    """Short names in one line of text: the list a row folds can be long, and the page lists one per equation."""
+    return R.esc(", ".join(_short(builder, t) for t in tests))
 
 
 # (header, width in % at desktop size, how the script sorts it)
@@ -122,18 +122,28 @@ def matrix(builder: Builder, here: str) -> str:
 
 def _tests_cells(builder: Builder, row: MatrixRow, static: tuple) -> str:
     """The cell of the tests that ran the equation's lines (line coverage), else of those that reach it
-    through the call graph; their names folded, with the tests that call its function first."""
+    through the call graph; their names folded, each once: first those that also call its function."""
     direct, reached, more = static
-    tests = builder.tests_running(row.eq.resolved) if builder.coverage is not None else list(direct) + reached
+    measured = builder.coverage is not None
+    tests = builder.tests_running(row.eq.resolved) if measured else list(direct) + reached
     if not tests and not direct:
         return '<td data-sort="0">0</td>'
+    fns = R.code(", ".join(f.short_name for f in row.functions))
+    calling = [t for t in tests if t in direct]
+    others = [t for t in tests if t not in direct]
+    idle = [t for t in direct if t not in tests]
+    verb = "run its lines" if measured else "reach it"
     parts = []
-    if direct:
-        parts.append(f"<p>Call {R.code(', '.join(f.short_name for f in row.functions))}: {_names(builder, list(direct))}</p>")
-    parts.append(f"<p>{'Run its lines' if builder.coverage is not None else 'Reach it'}: {_names(builder, tests)}"
-                 + (", and more" if more and builder.coverage is None else "") + "</p>")
-    count = f"{len(tests)}+" if more and builder.coverage is None else str(len(tests))
-    return f'<td data-sort="{len(tests)}">{R.fold(count, "".join(parts))}</td>'
+    if calling:
+        parts.append(f"Call {fns} and {verb}: {_names(builder, calling)}")
+    if others:
+        parts.append(f"{verb.capitalize()} through other functions: {_names(builder, others)}"
+                     + (", and more" if more and not measured else ""))
+    if idle:
+        parts.append(f"Call {fns} but do not run these lines: {_names(builder, idle)}")
+    count = f"{len(tests)}+" if more and not measured else str(len(tests))
+    body = "".join(f'<p class="trace-matrix-tests">{p}</p>' for p in parts)
+    return f'<td data-sort="{len(tests)}">{R.fold(count, body)}</td>'
 
 
 def _error_cells(message: str) -> str:

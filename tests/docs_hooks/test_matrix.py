@@ -113,19 +113,17 @@ def test_the_matrix_row_shows_counts_and_folds_the_test_names(make_project):
         "<code>ops.py:8</code></a>",
         "2",
         '<details class="trace-fold"><summary>2</summary>'
-        "<p>Call <code>layer_norm_forward</code>: <code>test_rows_have_zero_mean</code> "
-        "<code>test_backward_returns_three_gradients</code></p>"
-        "<p>Reach it: <code>test_rows_have_zero_mean</code> <code>test_backward_returns_three_gradients</code></p>"
-        "</details>",
+        '<p class="trace-matrix-tests">Call <code>layer_norm_forward</code> and reach it: '
+        "test_rows_have_zero_mean, test_backward_returns_three_gradients</p></details>",
         "Not stated in the PDF",
     ]
     # the backward is called by one test and reached by one more through model.backward_all
     assert backward[5] == "1"
     assert backward[6] == (
         '<details class="trace-fold"><summary>2</summary>'
-        "<p>Call <code>layer_norm_backward</code>: <code>test_backward_returns_three_gradients</code></p>"
-        "<p>Reach it: <code>test_backward_returns_three_gradients</code> <code>test_backward_through_model</code></p>"
-        "</details>")
+        '<p class="trace-matrix-tests">Call <code>layer_norm_backward</code> and reach it: '
+        "test_backward_returns_three_gradients</p>"
+        '<p class="trace-matrix-tests">Reach it through other functions: test_backward_through_model</p></details>')
     assert 'data-sort="2"' in html and 'data-sort="1"' in html  # what the script sorts the count columns by
 
 
