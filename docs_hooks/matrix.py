@@ -86,21 +86,28 @@ COLUMNS = [
 
 
 def matrix(builder: Builder, here: str) -> str:
-    """Equations x code x tests x spec, one row per equation."""
+    """Equations x code x tests x spec, one row per equation.
+
+    The names of the tests behind each row's count are folded in the row. Many
+    equations share one list (every line of a short function runs in the same
+    tests), so each distinct list is written once, after the table, in a
+    ``<template>``; trace-matrix.js puts it into a row's ``<details>`` when the
+    row is opened, and searches it when the table is filtered.
+    """
     covered = bool(builder.settings.coverage_tests)
+    rows = matrix_rows(builder)
+    statics = [(tuple(row.direct), *builder.reached_shown(row.functions)) for row in rows]
+    table_key = tuple((row.page, row.eq.id, tuple((r.function.name, r.start, r.end) for r in row.eq.resolved),
+                       static[0], tuple(static[1]), static[2]) for row, static in zip(rows, statics))
+    lists = _TestLists(builder, rows, statics)
     body = []
-    for row in matrix_rows(builder):
+    for i, row in enumerate(rows):
         eq, entry = row.eq, row.entry
         code = "<br>".join(
             R.code(fn.short_name) + " " + ", ".join(
                 builder.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn)
             for fn in row.functions if any(r.function is fn for r in eq.resolved)
         ) or "no code"
-        static = (tuple(row.direct), *builder.reached_shown(row.functions))
-        tests = builder.defer(
-            lambda row=row, static=static: _tests_cells(builder, row, static), _error_cells,
-            ("matrix cells", tuple((r.function.name, r.start, r.end) for r in eq.resolved), static[0],
-             tuple(static[1]), static[2]))
         cells = [
             f"<td>{_page_link(builder, here, row.page, f'eq-{eq.id}', R.esc(eq.title))}</td>",
             f"<td>{_page_link(builder, here, row.page, entry.id, R.esc(row.page_title), entry.title)}</td>",
@@ -108,26 +115,57 @@ def matrix(builder: Builder, here: str) -> str:
             f"<td>{R.esc(role_words(eq))}</td>",
             f"<td>{code}</td>",
             f'<td data-sort="{len(row.direct)}">{len(row.direct)}</td>',
-            tests,
+            builder.defer(lambda i=i: lists.cell(i), _error_cells, ("matrix tests", table_key, i)),
             f"<td>{builder.spec_refs(here, entry.spec)}</td>",
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     heads = [h or ("Tests that run its lines" if covered else "Tests that reach it") for h, _, _ in COLUMNS]
     cols = "".join(f'<col style="width:{w}%">' for _, w, _ in COLUMNS)
     head = "".join(f'<th data-sort-type="{kind}">{R.esc(h)}</th>' for h, (_, _, kind) in zip(heads, COLUMNS))
+    templates = builder.defer(lists.templates, lambda message: "", ("matrix test lists", table_key))
     return (f'<div class="trace-table-wrap trace-matrix-wrap" data-search-exclude>'
             f'<table class="trace-table trace-matrix"><colgroup>{cols}</colgroup>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>\n")
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{templates}</div>\n")
 
 
-def _tests_cells(builder: Builder, row: MatrixRow, static: tuple) -> str:
-    """The cell of the tests that ran the equation's lines (line coverage), else of those that reach it
-    through the call graph; their names folded, each once: first those that also call its function."""
+class _TestLists:
+    """The tests cell of every row of one matrix, and the distinct lists of names they fold, made once."""
+
+    def __init__(self, builder: Builder, rows: list[MatrixRow], statics: list[tuple]):
+        self.builder, self.rows, self.statics = builder, rows, statics
+        self._made: tuple[list[str], dict[str, int]] | None = None
+
+    def _make(self) -> tuple[list[str], dict[str, int]]:
+        if self._made is None:
+            cells: list[str] = []
+            lists: dict[str, int] = {}
+            for row, static in zip(self.rows, self.statics):
+                count, body = _tests_of(self.builder, row, static)
+                if body is None:
+                    cells.append(f'<td data-sort="{count}">{count}</td>')
+                    continue
+                n = lists.setdefault(body, len(lists))
+                shown = f"{count}+" if body.endswith(", and more</p>") else str(count)
+                cells.append(f'<td data-sort="{count}"><details class="trace-fold" data-tests="{n}">'
+                             f"<summary>{shown}</summary></details></td>")
+            self._made = (cells, lists)
+        return self._made
+
+    def cell(self, i: int) -> str:
+        return self._make()[0][i]
+
+    def templates(self) -> str:
+        return "".join(f'<template data-tests="{n}">{body}</template>' for body, n in self._make()[1].items())
+
+
+def _tests_of(builder: Builder, row: MatrixRow, static: tuple) -> tuple[int, str | None]:
+    """How many tests ran the equation's lines (line coverage), else reach it through the call graph; and
+    their names, each once, those that also call its function first (None when there are none)."""
     direct, reached, more = static
     measured = builder.coverage is not None
     tests = builder.tests_running(row.eq.resolved) if measured else list(direct) + reached
     if not tests and not direct:
-        return '<td data-sort="0">0</td>'
+        return 0, None
     fns = R.code(", ".join(f.short_name for f in row.functions))
     calling = [t for t in tests if t in direct]
     others = [t for t in tests if t not in direct]
@@ -136,14 +174,12 @@ def _tests_cells(builder: Builder, row: MatrixRow, static: tuple) -> str:
     parts = []
     if calling:
         parts.append(f"Call {fns} and {verb}: {_names(builder, calling)}")
+    if idle:
+        parts.append(f"Call {fns} but do not run these lines: {_names(builder, idle)}")
     if others:
         parts.append(f"{verb.capitalize()} through other functions: {_names(builder, others)}"
                      + (", and more" if more and not measured else ""))
-    if idle:
-        parts.append(f"Call {fns} but do not run these lines: {_names(builder, idle)}")
-    count = f"{len(tests)}+" if more and not measured else str(len(tests))
-    body = "".join(f'<p class="trace-matrix-tests">{p}</p>' for p in parts)
-    return f'<td data-sort="{len(tests)}">{R.fold(count, body)}</td>'
+    return len(tests), "".join(f'<p class="trace-matrix-tests">{p}</p>' for p in parts)
 
 
 def _error_cells(message: str) -> str:

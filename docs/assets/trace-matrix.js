@@ -4,7 +4,9 @@
  * writes it). The filter keeps the rows in which every word typed begins a
  * word of the row's text: an equation's title, its page and entry, its status
  * and role, the function and lines of its code, the names of its tests (folded
- * in the row, but searched all the same) and its specification. So
+ * in the row, but searched all the same) and its specification. A row's test
+ * names are written once for all rows that share them, in a <template> after
+ * the table; opening the row's <details> puts them in. So
  * `layer_norm_backward` finds that function's rows, not the rows of a test
  * whose name only contains it. A header sorts its column on a click (again:
  * the other way); a cell's data-sort, when it has one, is what is compared.
@@ -34,11 +36,23 @@
     table.dataset.traceMatrix = "ready";
     const body = table.tBodies[0];
     const rows = Array.from(body.rows);
-    const texts = new Map(rows.map((r) => [r, r.textContent.replace(/\s+/g, " ")]));
+    // the names a row folds: one <template> after the table for every distinct list (see matrix.py)
+    const wrap = table.closest(".trace-table-wrap") || table;
+    const lists = new Map(Array.from(wrap.querySelectorAll("template[data-tests]"), (t) => [t.dataset.tests, t]));
+    const folded = (r) => Array.from(r.querySelectorAll("details[data-tests]"), (d) => lists.get(d.dataset.tests))
+      .filter(Boolean);
+    const texts = new Map(rows.map((r) => [
+      r,
+      [r.textContent, ...folded(r).map((t) => t.content.textContent)].join(" ").replace(/\s+/g, " "),
+    ]));
+    table.addEventListener("toggle", (event) => {
+      const details = event.target;
+      const list = lists.get(details.dataset.tests);
+      if (details.open && list && details.children.length === 1) details.appendChild(list.content.cloneNode(true));
+    }, true);  // toggle does not bubble: listen while it goes down
     rows.forEach((r, i) => { r.dataset.order = String(i); });
 
     // the filter box, above the table
-    const wrap = table.closest(".trace-table-wrap") || table;
     const bar = document.createElement("div");
     bar.className = "trace-matrix-bar";
     const label = document.createElement("label");

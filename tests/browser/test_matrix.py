@@ -54,6 +54,22 @@ def test_filtering_by_a_function_leaves_only_its_rows(open_page):
     assert not watch.problems, "\n".join(watch.problems)
 
 
+def test_a_row_opens_to_its_test_names_and_the_filter_finds_a_test_by_name(open_page):
+    page, watch = open_page(MATRIX)
+    total = len(visible_rows(page))
+    details = page.locator("table.trace-matrix details.trace-fold").first
+    assert details.locator(".trace-matrix-tests").count() == 0  # folded: the names come in when opened
+    details.locator("summary").click()
+    lists = details.locator(".trace-matrix-tests").all_inner_texts()
+    assert lists, "the opened row shows no test names"
+    name = lists[0].split(": ", 1)[1].split(", ")[0]
+    assert name.startswith("test_"), lists
+    page.locator("input.trace-matrix-filter").fill(name)
+    assert 0 < len(visible_rows(page)) < total
+    assert details.evaluate("d => !d.closest('tr').hidden")  # the row that lists it stays
+    assert not watch.problems, "\n".join(watch.problems)
+
+
 def test_a_header_sorts_its_column_both_ways(open_page):
     page, watch = open_page(MATRIX)
     counts = "() => " + ROWS + ".map(r => Number(r.cells[6].dataset.sort))"

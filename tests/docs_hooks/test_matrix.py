@@ -33,6 +33,13 @@ LN_PAGE = page("""
     code: mu = X.mean(axis=-1, keepdims=True)
     ```
 
+    ```trace-equation
+    id: ln-var
+    title: Variance of one row
+    tex: \\sigma^2 = \\frac{1}{d} \\sum_i (X_i - \\mu)^2
+    code: var = ((X - mu) ** 2).mean(
+    ```
+
     ```trace-entry
     id: ln-backward
     title: Layer norm backward
@@ -88,9 +95,10 @@ def test_one_row_per_equation_with_its_page_functions_and_direct_tests(make_proj
     rows = [(r.page, r.page_title, r.entry.id, r.eq.id, [f.name for f in r.functions], r.direct)
             for r in matrix.matrix_rows(builder)]
 
+    forward_tests = ["tests.test_ops.test_rows_have_zero_mean", "tests.test_ops.test_backward_returns_three_gradients"]
     assert rows == [
-        ("docs/ln.md", "Layer norm", "ln-forward", "ln-mean", ["ops.layer_norm_forward"],
-         ["tests.test_ops.test_rows_have_zero_mean", "tests.test_ops.test_backward_returns_three_gradients"]),
+        ("docs/ln.md", "Layer norm", "ln-forward", "ln-mean", ["ops.layer_norm_forward"], forward_tests),
+        ("docs/ln.md", "Layer norm", "ln-forward", "ln-var", ["ops.layer_norm_forward"], forward_tests),
         ("docs/ln.md", "Layer norm", "ln-backward", "ln-dx", ["ops.layer_norm_backward"],
          ["tests.test_ops.test_backward_returns_three_gradients"]),
     ]
@@ -103,8 +111,8 @@ def test_the_matrix_row_shows_counts_and_folds_the_test_names(make_project):
             '<th data-sort-type="text">Status</th><th data-sort-type="text">Role</th>'
             '<th data-sort-type="text">Code</th><th data-sort-type="number">Direct tests</th>'
             '<th data-sort-type="number">Tests that reach it</th><th data-sort-type="text">Specification</th>') in html
-    forward, backward = body_rows(html, "trace-matrix")
-    assert forward == [
+    mean, var, backward = body_rows(html, "trace-matrix")
+    assert mean == [
         '<a href="../ln/#eq-ln-mean">Mean of one row</a>',
         '<a href="../ln/#ln-forward" title="Layer norm forward">Layer norm</a>',
         '<span class="trace-badge trace-badge--implemented">Implemented</span>',
@@ -112,19 +120,27 @@ def test_the_matrix_row_shows_counts_and_folds_the_test_names(make_project):
         f'<code>layer_norm_forward</code> <a href="{BLOB}/src/ops.py#L8" title="ops.layer_norm_forward">'
         "<code>ops.py:8</code></a>",
         "2",
-        '<details class="trace-fold"><summary>2</summary>'
-        '<p class="trace-matrix-tests">Call <code>layer_norm_forward</code> and reach it: '
-        "test_rows_have_zero_mean, test_backward_returns_three_gradients</p></details>",
+        '<details class="trace-fold" data-tests="0"><summary>2</summary></details>',
         "Not stated in the PDF",
     ]
     # the backward is called by one test and reached by one more through model.backward_all
     assert backward[5] == "1"
-    assert backward[6] == (
-        '<details class="trace-fold"><summary>2</summary>'
-        '<p class="trace-matrix-tests">Call <code>layer_norm_backward</code> and reach it: '
-        "test_backward_returns_three_gradients</p>"
-        '<p class="trace-matrix-tests">Reach it through other functions: test_backward_through_model</p></details>')
+    assert backward[6] == '<details class="trace-fold" data-tests="1"><summary>2</summary></details>'
     assert 'data-sort="2"' in html and 'data-sort="1"' in html  # what the script sorts the count columns by
+
+
+def test_the_names_of_a_list_several_rows_share_are_written_once(make_project):
+    _, html = site(make_project)
+
+    mean, var, backward = body_rows(html, "trace-matrix")
+    assert var[6] == mean[6]  # every line of the forward runs in the same tests: one list
+    assert ("</tbody></table>"
+            '<template data-tests="0"><p class="trace-matrix-tests">Call <code>layer_norm_forward</code> and reach '
+            "it: test_rows_have_zero_mean, test_backward_returns_three_gradients</p></template>"
+            '<template data-tests="1"><p class="trace-matrix-tests">Call <code>layer_norm_backward</code> and reach '
+            "it: test_backward_returns_three_gradients</p>"
+            '<p class="trace-matrix-tests">Reach it through other functions: test_backward_through_model</p>'
+            "</template></div>") in html
 
 
 def test_lines_and_functions_nobody_covers_are_folded_by_module(make_project):
