@@ -6,7 +6,7 @@
  * and role, the function and lines of its code, the names of its tests (folded
  * in the row, but searched all the same) and its specification. A row's test
  * names are written once for all rows that share them, in a <template> after
- * the table; opening the row's <details> puts them in. So
+ * the table; opening the row's <details> shows them in a row below it. So
  * `layer_norm_backward` finds that function's rows, not the rows of a test
  * whose name only contains it. A header sorts its column on a click (again:
  * the other way); a cell's data-sort, when it has one, is what is compared.
@@ -45,10 +45,25 @@
       r,
       [r.textContent, ...folded(r).map((t) => t.content.textContent)].join(" ").replace(/\s+/g, " "),
     ]));
+    // An opened row shows its names in a row of their own below it, the table's full width: a cell of
+    // the table is too narrow for them.
+    const opened = new Map();  // row -> its names row
     table.addEventListener("toggle", (event) => {
       const details = event.target;
       const list = lists.get(details.dataset.tests);
-      if (details.open && list && details.children.length === 1) details.appendChild(list.content.cloneNode(true));
+      const row = details.closest("tr");
+      if (!list || !row) return;
+      let names = opened.get(row);
+      if (!names && details.open) {
+        names = document.createElement("tr");
+        names.className = "trace-matrix-names";
+        const cell = names.insertCell();
+        cell.colSpan = row.cells.length;
+        cell.appendChild(list.content.cloneNode(true));
+        opened.set(row, names);
+        row.after(names);
+      }
+      if (names) names.hidden = !details.open || row.hidden;
     }, true);  // toggle does not bubble: listen while it goes down
     rows.forEach((r, i) => { r.dataset.order = String(i); });
 
@@ -74,6 +89,8 @@
       for (const r of rows) {
         const keep = ok(texts.get(r));
         r.hidden = !keep;
+        const names = opened.get(r);
+        if (names) names.hidden = !keep || !r.querySelector("details[open]");
         if (keep) shown++;
       }
       count.textContent = shown === rows.length
@@ -109,7 +126,7 @@
           const c = type === "number" ? ka - kb : String(ka).localeCompare(String(kb), undefined, { numeric: true });
           return c * sign || Number(a.dataset.order) - Number(b.dataset.order);
         });
-        body.append(...sorted);
+        body.append(...sorted.flatMap((r) => (opened.has(r) ? [r, opened.get(r)] : [r])));
       });
     });
   }

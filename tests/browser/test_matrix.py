@@ -14,7 +14,7 @@ MATRIX = page_url("traceability.md")
 MAX_HEIGHT = 15_000  # px, at 1280 px wide
 MAX_UNFOLDED_TESTS = 40  # test names the LayerNorm page shows without opening a <details>
 
-ROWS = "Array.from(document.querySelectorAll('table.trace-matrix tbody tr'))"
+ROWS = "Array.from(document.querySelectorAll('table.trace-matrix tbody tr:not(.trace-matrix-names)'))"
 
 
 def visible_rows(page) -> list[str]:
@@ -58,15 +58,21 @@ def test_a_row_opens_to_its_test_names_and_the_filter_finds_a_test_by_name(open_
     page, watch = open_page(MATRIX)
     total = len(visible_rows(page))
     details = page.locator("table.trace-matrix details.trace-fold").first
-    assert details.locator(".trace-matrix-tests").count() == 0  # folded: the names come in when opened
+    names = page.locator("table.trace-matrix tr.trace-matrix-names:visible .trace-matrix-tests")
+    assert names.count() == 0  # folded: the names come in when a row is opened
     details.locator("summary").click()
-    lists = details.locator(".trace-matrix-tests").all_inner_texts()
+    lists = names.all_inner_texts()
     assert lists, "the opened row shows no test names"
+    # below its row, across the table
+    assert details.evaluate("d => d.closest('tr').nextElementSibling.classList.contains('trace-matrix-names')")
     name = lists[0].split(": ", 1)[1].split(", ")[0]
     assert name.startswith("test_"), lists
     page.locator("input.trace-matrix-filter").fill(name)
     assert 0 < len(visible_rows(page)) < total
-    assert details.evaluate("d => !d.closest('tr').hidden")  # the row that lists it stays
+    assert details.evaluate("d => !d.closest('tr').hidden")  # the row that lists it stays, open
+    assert names.count() == len(lists)
+    details.locator("summary").click()
+    assert names.count() == 0
     assert not watch.problems, "\n".join(watch.problems)
 
 
