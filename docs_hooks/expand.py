@@ -748,10 +748,15 @@ class Builder:
         return rows
 
     def section_connection(self, entry: EntryData) -> str:
+        """Each equation's lines; then, for code the model runs, every call site and test call.
+
+        A derivation (status ``derived``) is not run: its table holds only the
+        lines it explains; their functions' own entries list who calls them.
+        """
         rows = []
         for eq, r, line, text in self.computes_rows(entry):
             rows.append([self.eq_link(eq), role_words(eq), self.line_link(r.function, line, line), R.code(text)])
-        for role, site in self.call_rows(entry):
+        for role, site in self.call_rows(entry) if entry.status != "derived" else []:
             fn = self.index.functions[site.caller]
             for offset, text in enumerate(site.statement.lines):
                 n = site.statement.start + offset
@@ -850,31 +855,52 @@ class Builder:
         called = ", ".join(self.function_link(self.index.functions[n]) for n in self.callers(entry.functions)) or "nothing in the source"
         tested = ", ".join(self.function_link(self.index.functions[n]) for n in self.tested_by(entry.functions)) or "no test calls it directly"
         shown, more = self.reached_shown(entry.functions)
-        reached = ", ".join(self.function_link(self.index.functions[n]) for n in shown) + (", and more" if more else "")
         rows = [
             ["Source", src],
             ["PDF reference", pdf],
             ["Called by", called],
             ["Tested by", tested],
         ]
-        if reached:
-            rows.append(["Reached by tests through other functions", reached])
+        if shown:
+            count = f"more than {len(shown)} tests" if more else R.count_words(len(shown), "test")
+            rows.append(["Reached by tests through other functions",
+                         R.fold(count, self.test_names(shown) + (", and more" if more else ""))])
         resolved = [r for eq in entry.equations for r in eq.resolved]
-        rows.append(self.defer(
-            lambda: self._coverage_row(resolved),
-            lambda message: f"<tr><td>{COVERAGE_ROW}</td><td>{R.error_text(message)}</td></tr>",
-            ("facts row", tuple((r.function.name, r.start, r.end) for r in resolved))))
+        coverage = bool(self.settings.coverage_tests and resolved)
+        if coverage:
+            rows.append(self.defer(
+                lambda: self._coverage_row(resolved),
+                lambda message: f"<tr><td>{COVERAGE_ROW}</td><td>{R.error_text(message)}</td></tr>",
+                ("facts row", tuple((r.function.name, r.start, r.end) for r in resolved))))
         rows.append(["Status", R.badge(entry.status, self.status_evidence(entry))])
         out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
+        if coverage:
+            out.append('<p class="trace-facts-note">"Tested by" and "Reached by" follow the calls written in the '
+                       "code; the tests that run these equations' lines were measured: each was seen executing "
+                       "at least one of them.</p>")
+        elif shown:
+            out.append('<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those '
+                       "that call it only through other functions.</p>")
         return "\n".join(out) + "\n"
 
     def _coverage_row(self, resolved: list) -> str:
-        """The facts row of the tests that ran the entry's lines; nothing when none did."""
+        """The facts row of the tests that ran the entry's lines, folded; nothing when none did."""
         ran = self.tests_running(resolved)
         if not ran:
             return ""
-        links = ", ".join(self.function_link(self.index.functions[t]) for t in ran)
-        return f"<tr><td>{COVERAGE_ROW}</td><td>{links}</td></tr>"
+        return f"<tr><td>{COVERAGE_ROW}</td><td>{R.fold(R.count_words(len(ran), 'test'), self.test_names(ran))}</td></tr>"
+
+    def test_names(self, names: list[str]) -> str:
+        """Tests by their file (linked once) and their names: a long list, light to send and to read."""
+        by_file: dict[str, list] = {}
+        for name in names:
+            fn = self.index.functions[name]
+            by_file.setdefault(fn.display_path, []).append(fn)
+        groups = []
+        for path, fns in by_file.items():
+            label = R.link(R.code(path), self.settings.github_url(fns[0].repo_path))
+            groups.append(f"{label}: " + ", ".join(R.code(f.name[len(f.module) + 1:]) for f in fns))
+        return "<br>".join(groups)
 
     def spec_refs(self, page: str, labels: list[str]) -> str:
         """'Section 4.3, Eq. 30, 31, p. 7', linked to the PDF at that page."""

@@ -4,58 +4,186 @@ Built from the entries of every page (the Builder expands each page once per
 build), so these tables always agree with the pages themselves. Both
 directions are checked: every equation has code, and every function and
 specification equation is either documented or listed here as not covered.
+
+The matrix has one short row per equation; the names of the tests behind its
+two counts are folded in the row (``<details>``), and docs_hooks/assets/trace-matrix.js
+adds a filter box and sortable columns. The lists of what no equation or page
+covers are folded by module.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from . import render as R
 from .codeindex import Function
-from .expand import Builder, EntryData, role_words
+from .expand import Builder, EntryData, EquationData, role_words
+
+H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 
-def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str) -> str:
+@dataclass
+class MatrixRow:
+    """One equation of the site, with what its row shows before the coverage run is needed."""
+
+    page: str  # the page file, from the project root
+    page_title: str
+    entry: EntryData
+    eq: EquationData
+    functions: list[Function]  # the functions its lines are in (the entry's when it has none)
+    direct: list[str]  # tests that call one of them
+
+
+def page_title(builder: Builder, page: str) -> str:
+    """The page's first level-one heading; its file name when it has none."""
+    path = builder.settings.project_root / page
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    m = H1.search(FRONT_MATTER.sub("", text))
+    return m.group(1) if m else path.stem
+
+
+def matrix_rows(builder: Builder) -> list[MatrixRow]:
+    """Every equation of every page, in page order."""
+    rows = []
+    for page, entries in builder.site_entries().items():
+        title = page_title(builder, page)
+        for entry in entries:
+            for eq in entry.equations:
+                functions = list({r.function.name: r.function for r in eq.resolved}.values()) or entry.functions
+                rows.append(MatrixRow(page, title, entry, eq, functions, builder.tested_by(functions)))
+    return rows
+
+
+def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str, title: str = "") -> str:
     url = builder.page_url(page)
-    return f'<a href="{R.esc(builder.relative_url(here, url))}#{R.esc(anchor)}">{label_html}</a>'
+    return R.link(label_html, f"{builder.relative_url(here, url)}#{anchor}", title)
+
+
+def _short(builder: Builder, test: str) -> str:
+    """A test's name inside its module: ``test_x``, or ``TestCase.test_x`` for a method."""
+    fn = builder.index.functions.get(test)
+    return test[len(fn.module) + 1:] if fn is not None and test.startswith(fn.module + ".") else test.rsplit(".", 1)[-1]
+
+
+def _names(builder: Builder, tests: list[str]) -> str:
+    """Short names in one line of text: the list a row folds can be long, and the page lists one per equation."""
+    return R.esc(", ".join(_short(builder, t) for t in tests))
+
+
+# (header, width in % at desktop size, how the script sorts it)
+COLUMNS = [
+    ("Equation", 21, "text"),
+    ("Page", 12, "text"),
+    ("Status", 11, "text"),
+    ("Role", 9, "text"),
+    ("Code", 17, "text"),
+    ("Direct tests", 7, "number"),
+    ("", 11, "number"),  # its header depends on the coverage settings (see matrix)
+    ("Specification", 12, "text"),
+]
 
 
 def matrix(builder: Builder, here: str) -> str:
-    """Equations x code x tests x spec, one row per referenced statement."""
-    rows = []
-    for page, entries in builder.site_entries().items():
-        for entry in entries:
-            static = (builder.tested_by(entry.functions), *builder.reached_shown(entry.functions))
-            spec = builder.spec_refs(here, entry.spec)
-            for eq in entry.equations:
-                # The tests that ran the equation's own lines, where coverage was measured.
-                tests_html = builder.defer(
-                    lambda eq=eq, static=static: _tests_cell(builder, eq, static), R.error_text,
-                    ("matrix cell", tuple((r.function.name, r.start, r.end) for r in eq.resolved), tuple(static[0]),
-                     tuple(static[1]), static[2]))
-                code = "<br>".join(
-                    f"{builder.line_link(r.function, r.start, r.end)} {R.code(r.function.short_name)}"
-                    for r in eq.resolved
-                ) or "unresolved"
-                rows.append([
-                    _page_link(builder, here, page, f"eq-{eq.id}", R.esc(eq.title)),
-                    R.badge(entry.status),
-                    role_words(eq),
-                    code,
-                    tests_html,
-                    spec,
-                ])
-    tests_head = "Tests that run its lines" if builder.settings.coverage_tests else "Tests"
-    return R.table(["Equation", "Status", "Role", "Code", tests_head, "Specification"], rows, searchable=False) + "\n"
+    """Equations x code x tests x spec, one row per equation.
+
+    The names of the tests behind each row's count are folded in the row. Many
+    equations share one list (every line of a short function runs in the same
+    tests), so each distinct list is written once, after the table, in a
+    ``<template>``; trace-matrix.js puts it into a row's ``<details>`` when the
+    row is opened, and searches it when the table is filtered.
+    """
+    covered = bool(builder.settings.coverage_tests)
+    rows = matrix_rows(builder)
+    statics = [(tuple(row.direct), *builder.reached_shown(row.functions)) for row in rows]
+    table_key = tuple((row.page, row.eq.id, tuple((r.function.name, r.start, r.end) for r in row.eq.resolved),
+                       static[0], tuple(static[1]), static[2]) for row, static in zip(rows, statics))
+    lists = _TestLists(builder, rows, statics)
+    body = []
+    for i, row in enumerate(rows):
+        eq, entry = row.eq, row.entry
+        code = "<br>".join(
+            R.code(fn.short_name) + " " + ", ".join(
+                builder.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn)
+            for fn in row.functions if any(r.function is fn for r in eq.resolved)
+        ) or "no code"
+        cells = [
+            f"<td>{_page_link(builder, here, row.page, f'eq-{eq.id}', R.esc(eq.title))}</td>",
+            f"<td>{_page_link(builder, here, row.page, entry.id, R.esc(row.page_title), entry.title)}</td>",
+            f"<td>{R.badge(entry.status)}</td>",
+            f"<td>{R.esc(role_words(eq))}</td>",
+            f"<td>{code}</td>",
+            f'<td data-sort="{len(row.direct)}">{len(row.direct)}</td>',
+            builder.defer(lambda i=i: lists.cell(i), _error_cells, ("matrix tests", table_key, i)),
+            f"<td>{builder.spec_refs(here, entry.spec)}</td>",
+        ]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    heads = [h or ("Tests that run its lines" if covered else "Tests that reach it") for h, _, _ in COLUMNS]
+    cols = "".join(f'<col style="width:{w}%">' for _, w, _ in COLUMNS)
+    head = "".join(f'<th data-sort-type="{kind}">{R.esc(h)}</th>' for h, (_, _, kind) in zip(heads, COLUMNS))
+    templates = builder.defer(lists.templates, lambda message: "", ("matrix test lists", table_key))
+    return (f'<div class="trace-table-wrap trace-matrix-wrap" data-search-exclude>'
+            f'<table class="trace-table trace-matrix"><colgroup>{cols}</colgroup>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{templates}</div>\n")
 
 
-def _tests_cell(builder: Builder, eq, static: tuple) -> str:
-    """The tests that ran the equation's own lines, where coverage is measured; else those that reach it."""
-    more = False
-    if builder.coverage is not None:
-        tests = builder.tests_running(eq.resolved)
-    else:
-        direct, reached, more = static
-        tests = direct + reached
-    return (", ".join(R.code(t.rsplit(".", 1)[-1]) for t in tests) or "none") + (", and more" if more else "")
+class _TestLists:
+    """The tests cell of every row of one matrix, and the distinct lists of names they fold, made once."""
+
+    def __init__(self, builder: Builder, rows: list[MatrixRow], statics: list[tuple]):
+        self.builder, self.rows, self.statics = builder, rows, statics
+        self._made: tuple[list[str], dict[str, int]] | None = None
+
+    def _make(self) -> tuple[list[str], dict[str, int]]:
+        if self._made is None:
+            cells: list[str] = []
+            lists: dict[str, int] = {}
+            for row, static in zip(self.rows, self.statics):
+                count, body = _tests_of(self.builder, row, static)
+                if body is None:
+                    cells.append(f'<td data-sort="{count}">{count}</td>')
+                    continue
+                n = lists.setdefault(body, len(lists))
+                shown = f"{count}+" if body.endswith(", and more</p>") else str(count)
+                cells.append(f'<td data-sort="{count}"><details class="trace-fold" data-tests="{n}">'
+                             f"<summary>{shown}</summary></details></td>")
+            self._made = (cells, lists)
+        return self._made
+
+    def cell(self, i: int) -> str:
+        return self._make()[0][i]
+
+    def templates(self) -> str:
+        return "".join(f'<template data-tests="{n}">{body}</template>' for body, n in self._make()[1].items())
+
+
+def _tests_of(builder: Builder, row: MatrixRow, static: tuple) -> tuple[int, str | None]:
+    """How many tests ran the equation's lines (line coverage), else reach it through the call graph; and
+    their names, each once, those that also call its function first (None when there are none)."""
+    direct, reached, more = static
+    measured = builder.coverage is not None
+    tests = builder.tests_running(row.eq.resolved) if measured else list(direct) + reached
+    if not tests and not direct:
+        return 0, None
+    fns = R.code(", ".join(f.short_name for f in row.functions))
+    calling = [t for t in tests if t in direct]
+    others = [t for t in tests if t not in direct]
+    idle = [t for t in direct if t not in tests]
+    verb = "run its lines" if measured else "reach it"
+    parts = []
+    if calling:
+        parts.append(f"Call {fns} and {verb}: {_names(builder, calling)}")
+    if idle:
+        parts.append(f"Call {fns} but do not run these lines: {_names(builder, idle)}")
+    if others:
+        parts.append(f"{verb.capitalize()} through other functions: {_names(builder, others)}"
+                     + (", and more" if more and not measured else ""))
+    return len(tests), "".join(f'<p class="trace-matrix-tests">{p}</p>' for p in parts)
+
+
+def _error_cells(message: str) -> str:
+    return f'<td data-sort="0">{R.error_text(message)}</td>'
 
 
 def documented_functions(entries: dict[str, list[EntryData]]) -> dict[str, list[tuple[str, EntryData]]]:
@@ -77,8 +205,17 @@ def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+def _grouped(groups: dict[str, list[list[str]]], headers: list[str], what: str, extra: dict[str, str]) -> str:
+    """One folded table per module: its summary names the module, how many functions, and ``extra``."""
+    out = []
+    for path, rows in groups.items():
+        summary = f"{R.code(path)}: {R.count_words(len(rows), 'function')}{extra.get(path, '')}"
+        out.append(R.fold(summary, R.table(headers, rows, searchable=False)))
+    return f'<div class="trace-groups" data-search-exclude data-trace-groups="{R.esc(what)}">' + "\n".join(out) + "</div>\n"
+
+
 def uncovered_lines(builder: Builder, here: str) -> str:
-    """Statements of documented functions that no equation references."""
+    """Statements of documented functions that no equation references, folded by module."""
     entries = builder.site_entries()
     covered: dict[str, set[int]] = {}
     for page_entries in entries.values():
@@ -86,7 +223,8 @@ def uncovered_lines(builder: Builder, here: str) -> str:
             for eq in entry.equations:
                 for r in eq.resolved:
                     covered.setdefault(r.function.name, set()).update(range(r.start, r.end + 1))
-    rows = []
+    groups: dict[str, list[list[str]]] = {}
+    counts: dict[str, int] = {}
     for name, uses in sorted(documented_functions(entries).items()):
         fn = builder.index.functions[name]
         if fn.is_test or all(entry.status == "illustrative" for _, entry in uses):
@@ -99,14 +237,17 @@ def uncovered_lines(builder: Builder, here: str) -> str:
         spans = ", ".join(builder.line_link(fn, a, b) for a, b in _ranges(lines))
         kinds = ", ".join(dict.fromkeys(st.kind for st in left))
         page, entry = uses[0]
-        rows.append([_page_link(builder, here, page, entry.id, R.code(name)), spans, R.esc(kinds)])
-    if not rows:
+        groups.setdefault(fn.display_path, []).append(
+            [_page_link(builder, here, page, entry.id, R.code(name)), spans, R.esc(kinds)])
+        counts[fn.display_path] = counts.get(fn.display_path, 0) + len(lines)
+    if not groups:
         return "<p>Every statement of every documented function is referenced by an equation.</p>\n"
-    return R.table(["Function", "Lines no equation references", "What those lines do"], rows, searchable=False) + "\n"
+    extra = {path: f", {R.count_words(n, 'line')}" for path, n in counts.items()}
+    return _grouped(groups, ["Function", "Lines no equation references", "What those lines do"], "uncovered", extra)
 
 
 def undocumented_functions(builder: Builder, here: str) -> str:
-    """Functions of the source root that no entry documents."""
+    """Functions of the source root that no entry documents, folded by module."""
     documented = documented_functions(builder.site_entries())
     missing: list[Function] = [
         fn for name, fn in sorted(builder.index.functions.items())
@@ -114,9 +255,12 @@ def undocumented_functions(builder: Builder, here: str) -> str:
     ]
     if not missing:
         return "<p>Every function of the source is documented on some page.</p>\n"
-    rows = [[builder.function_link(fn), builder.line_link(fn, fn.start, fn.end),
-             R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else "")] for fn in missing]
-    return R.table(["Function", "Lines", "What its docstring says"], rows, searchable=False) + "\n"
+    groups: dict[str, list[list[str]]] = {}
+    for fn in missing:
+        groups.setdefault(fn.display_path, []).append(
+            [builder.function_link(fn), builder.line_link(fn, fn.start, fn.end),
+             R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else "")])
+    return _grouped(groups, ["Function", "Lines", "What its docstring says"], "undocumented", {})
 
 
 def uncited_spec(builder: Builder, here: str) -> str:

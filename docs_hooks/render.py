@@ -49,6 +49,16 @@ def table(headers: list[str], rows: list[list[str]], cls: str = "trace-table", s
             f'<tbody>{body}</tbody></table></div>')
 
 
+def fold(summary_html: str, body_html: str) -> str:
+    """A long list folded: the summary shows, the body opens on a click (no script needed)."""
+    return f'<details class="trace-fold"><summary>{summary_html}</summary>{body_html}</details>'
+
+
+def count_words(n: int, noun: str) -> str:
+    """'1 test', '3 tests'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def badge(status: str, evidence: str = "") -> str:
     label = STATUS_LABELS[status]
     t = f' title="{esc(evidence)}"' if evidence else ""

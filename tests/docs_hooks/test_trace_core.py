@@ -464,8 +464,51 @@ def test_where_is_it_used_lists_callers_direct_tests_and_tests_through_others(ma
         "PDF reference | Not stated in the PDF",
         "Called by | model.backward_all",
         "Tested by | tests.test_ops.test_backward_returns_three_gradients",
-        "Reached by tests through other functions | tests.test_model.test_backward_through_model",
+        # folded: the count shows, the names (by test file) open on a click
+        "Reached by tests through other functions | 1 testtests/test_model.py: test_backward_through_model",
         "Status | Implemented",
+    ]
+
+
+def test_reached_tests_are_folded_under_their_count_and_the_direct_tests_stay_visible(make_project):
+    root = make_project({"docs/page.md": BWD_ENTRY})
+
+    markdown = expand_page(root).markdown
+
+    assert ('<tr><td>Tested by</td><td><a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L12-L15">'
+            "<code>tests.test_ops.test_backward_returns_three_gradients</code></a></td></tr>") in markdown
+    assert ('<tr><td>Reached by tests through other functions</td><td><details class="trace-fold">'
+            "<summary>1 test</summary>"
+            '<a href="https://example.com/repo/blob/abc123/tests/test_model.py"><code>tests/test_model.py</code></a>: '
+            "<code>test_backward_through_model</code></details></td></tr>") in markdown
+    assert ('<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those that call '
+            "it only through other functions.</p>") in markdown
+
+
+def test_a_derivation_connects_only_the_lines_it_explains(make_project):
+    derivation = page("""
+        ```trace-entry
+        title: Deriving the gradient
+        function: ops.layer_norm_backward
+        status: derived
+        ```
+
+        ```trace-equation
+        id: d-dx
+        title: The gradient on the input
+        tex: dX = s\\,(d\\hat{X} - \\overline{d\\hat{X}})
+        code: dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)
+        ```
+        """)
+    root = make_project({"docs/page.md": derivation})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    # no "Calls it" or "Tests it" rows: the backward's own entry lists those
+    assert connection_rows(expanded.markdown) == [
+        "The gradient on the input | Computes it | ops.py:25 | dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)",
+        "The gradient on the input | Computes it | ops.py:26 | - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))",
     ]
 
 
@@ -981,7 +1024,7 @@ def test_a_derivation_step_declared_derived_passes_and_says_so(make_project):
     result = expand_page(root)
 
     assert not [str(p) for p in result.problems if "role:" in str(p)]
-    assert '<p class="trace-eq-code">Derived from <a href="https://example.com/repo/blob/abc123/src/ops.py#L8"' in result.markdown
+    assert '<p class="trace-eq-code">Derived from <a href="../source/src/ops.py/#L8"' in result.markdown
     assert "Computed at" not in result.markdown
     assert (result.markdown.count('<td><a href="#eq-ln-step2">Step 2: the derivative of the mean</a></td>'
                                   "<td>Derived from</td>") == 1)

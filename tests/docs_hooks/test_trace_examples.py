@@ -545,7 +545,7 @@ def test_widget_data_and_input_tables(project):
     assert data["inputs"]["dY"] == {"shape": [1, 4], "dtype": "float64", "values": DY.tolist()}
     np.testing.assert_allclose(data["inputs"]["cache"][0]["values"], XHAT, rtol=1e-15)
     np.testing.assert_allclose(data["outputs"][0]["values"], DX, rtol=1e-12)
-    # what the browser recomputes (docs/assets/trace-widgets.js): each shown row in table order, the check line
+    # what the browser recomputes (docs_hooks/assets/trace-widgets.js): each shown row in table order, the check line
     assert [(r["code"], r["name"]) for r in data["rows"]][3:6] == [
         ("dXhat = dY * gamma", None), ("dXhat.mean(axis=-1, keepdims=True)", "m1"),
         ("(dXhat * Xhat).mean(axis=-1, keepdims=True)", "m2")]
