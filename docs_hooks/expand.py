@@ -345,6 +345,12 @@ class Builder:
         return R.link(R.code(R.span_label(fn.display_path, start, end)), sources.target(fn.repo_path, start, end),
                       fn.name)
 
+    def code_links(self, fn: Function, start: int, end: int) -> str:
+        """Where a listing's code lives: its source page in this site, and with ``repo_url`` the repository."""
+        links = R.link("Source", sources.target(fn.repo_path, start, end))
+        github = self.settings.github_url(fn.repo_path, start, end)
+        return links + (" " + R.link("GitHub", github) if github else "")
+
     def source_url(self, repo_path: str) -> str:
         """The site URL of a file's source page: as the adapter made it, else MkDocs' directory URL."""
         return self.source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"
@@ -727,8 +733,7 @@ class Builder:
             out.append(f"<p>The code has no function for these steps. They are worked out from {links}.</p>\n")
             return "\n".join(out)
         for fn in entry.functions:
-            head = (f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} "
-                    f"{R.link('GitHub', self.url(fn, fn.start, fn.end))}")
+            head = f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {self.code_links(fn, fn.start, fn.end)}"
             out.append(R.listing(list(fn.source_lines), fn.start, head))
         return "\n".join(out)
 
@@ -855,12 +860,10 @@ class Builder:
         called = ", ".join(self.function_link(self.index.functions[n]) for n in self.callers(entry.functions)) or "nothing in the source"
         tested = ", ".join(self.function_link(self.index.functions[n]) for n in self.tested_by(entry.functions)) or "no test calls it directly"
         shown, more = self.reached_shown(entry.functions)
-        rows = [
-            ["Source", src],
-            ["PDF reference", pdf],
-            ["Called by", called],
-            ["Tested by", tested],
-        ]
+        rows = [["Source", src]]
+        if self.spec is not None:  # no specification configured: no row for it
+            rows.append(["PDF reference", pdf])
+        rows += [["Called by", called], ["Tested by", tested]]
         if shown:
             count = f"more than {len(shown)} tests" if more else R.count_words(len(shown), "test")
             rows.append(["Reached by tests through other functions",
@@ -936,17 +939,19 @@ class Builder:
 
     def section_implemented_in(self, entry: EntryData) -> str:
         rows = []
+        github = bool(self.settings.repo_url)  # no repository address: no column of links to it
         for eq, r, line, text in self.computes_rows(entry, ("computes",)):  # only these implement an equation
             fn = r.function
             rows.append([
-                self.eq_link(eq), role_words(eq), R.code(fn.display_path), R.code(fn.short_name), str(line),
-                R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), self.url(fn, line, line)),
-            ])
+                self.eq_link(eq), role_words(eq), R.code(fn.display_path), R.code(fn.short_name),
+                R.link(str(line), sources.target(fn.repo_path, line), f"{fn.display_path}, line {line}"),
+            ] + ([R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), self.url(fn, line, line))] if github else []))
         head = R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n"
         if not rows and entry.equations:
             return head + ("<p>No line of the code computes these equations: they are derived from the lines "
                            "named above, or contrasted with them.</p>\n")
-        return head + R.table(["Equation", "Role", "File", "Function", "Lines", "GitHub"], rows) + "\n"
+        return head + R.table(["Equation", "Role", "File", "Function", "Lines"] + (["GitHub"] if github else []),
+                              rows) + "\n"
 
 
 def _split_at_headings(seg: Markdown) -> list[tuple[str, int, bool]]:
@@ -986,7 +991,6 @@ def excerpt_block(ctx: Context, block: Block) -> str:
         start = max(fn.start, r.start - context)
         end = min(fn.end, r.end + context)
         lines = list(fn.source_lines[start - fn.start : end - fn.start + 1])
-        head = (f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} "
-                f"{R.link('GitHub', b.url(fn, r.start, r.end))}")
+        head = f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {b.code_links(fn, r.start, r.end)}"
         out.append(R.listing(lines, start, head, highlight=list(range(r.start, r.end + 1)) if context else None))
     return "\n".join(out)

@@ -116,12 +116,14 @@ def matrix(builder: Builder, here: str) -> str:
             f"<td>{code}</td>",
             f'<td data-sort="{len(row.direct)}">{len(row.direct)}</td>',
             builder.defer(lambda i=i: lists.cell(i), _error_cells, ("matrix tests", table_key, i)),
-            f"<td>{builder.spec_refs(here, entry.spec)}</td>",
         ]
+        if builder.spec is not None:  # no specification configured: no column for it
+            cells.append(f"<td>{builder.spec_refs(here, entry.spec)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    heads = [h or ("Tests that run its lines" if covered else "Tests that reach it") for h, _, _ in COLUMNS]
-    cols = "".join(f'<col style="width:{w}%">' for _, w, _ in COLUMNS)
-    head = "".join(f'<th data-sort-type="{kind}">{R.esc(h)}</th>' for h, (_, _, kind) in zip(heads, COLUMNS))
+    columns = COLUMNS if builder.spec is not None else [c for c in COLUMNS if c[0] != "Specification"]
+    heads = [h or ("Tests that run its lines" if covered else "Tests that reach it") for h, _, _ in columns]
+    cols = "".join(f'<col style="width:{w}%">' for _, w, _ in columns)
+    head = "".join(f'<th data-sort-type="{kind}">{R.esc(h)}</th>' for h, (_, _, kind) in zip(heads, columns))
     templates = builder.defer(lists.templates, lambda message: "", ("matrix test lists", table_key))
     return (f'<div class="trace-table-wrap trace-matrix-wrap" data-search-exclude>'
             f'<table class="trace-table trace-matrix"><colgroup>{cols}</colgroup>'

@@ -132,3 +132,62 @@ def test_a_source_file_that_does_not_parse_stops_the_build_at_its_line_with_no_t
     assert result.returncode == 1
     assert "Traceback" not in log
     assert "ERROR   -  src/ops.py:1: " in log, log
+
+
+UNCONFIGURED_PAGE = """\
+# Layer norm
+
+```trace-entry
+title: Layer norm forward
+function: ops.layer_norm_forward
+status: implemented
+```
+
+```trace-equation
+id: ln-mean
+title: Mean of one row
+tex: \\mu_t = \\frac{1}{d} \\sum_i X_{ti}
+code: mu = X.mean(axis=-1, keepdims=True)
+```
+
+```trace-excerpt
+code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
+```
+
+```trace-inventory
+of: matrix
+```
+"""
+
+
+def test_features_left_unconfigured_leave_no_empty_rows_or_columns(make_project):
+    """No spec: no PDF row, no Specification column. No repo_url: no GitHub link or column; code links go to the
+    site's own source pages."""
+    root = make_project({"pyproject.toml": "[tool.docs_hooks]\n", "mkdocs.yml": MKDOCS_YML,
+                         "docs/page.md": UNCONFIGURED_PAGE})
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (root / "site/page/index.html").read_text(encoding="utf-8")
+    assert "PDF reference" not in html and "Specification" not in html and "Not stated in the PDF" not in html
+    assert "GitHub" not in html and "example.com" not in html
+    assert '<a href="../source/src/ops.py/#L6">Source</a>' in html  # the listing: its source page, at its first line
+    assert '<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward"><code>ops.py:8</code></a>' in html
+    assert (root / "site/source/src/ops.py/index.html").is_file()
+
+
+def test_with_a_spec_and_repo_url_the_rows_and_columns_are_there(make_project):
+    root = make_project({"pyproject.toml": RICH_PYPROJECT, "spec/model.typ": RICH_SPEC, "mkdocs.yml": MKDOCS_YML,
+                         "docs/page.md": UNCONFIGURED_PAGE.replace("status: implemented\n",
+                                                                   "status: implemented\nspec: [eq:ln-mean]\n")})
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (root / "site/page/index.html").read_text(encoding="utf-8")
+    assert "<td>PDF reference</td>" in html and ">Specification</th>" in html
+    assert '<a href="https://example.com/repo/blob/abc123/src/ops.py#L6-L15">GitHub</a>' in html
+    assert "<th>GitHub</th>" in html
