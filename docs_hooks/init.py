@@ -435,7 +435,7 @@ def plan(root: Path) -> Plan:
         # Read straight from the files (a second argument names the tree): init keeps no cache of its own.
         index = index_for(settings, settings.project_root)
         source_files = layout.source_files if existing is None else [
-            f.relative_to(root).as_posix() for f in python_files(root, settings.rel(settings.docs_dir))
+            f.as_posix() for f in python_files(root, settings.rel(settings.docs_dir))
             if not is_test_file(f) and settings.source_root.resolve() in (root / f).resolve().parents]
         picked = pick_function(index, source_files)
         fn, tests = picked if picked else (None, [])
