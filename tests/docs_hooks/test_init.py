@@ -280,3 +280,17 @@ def test_running_init_twice_changes_nothing_the_second_time(tmp_path, capsys):
         "init: docs/index.md: kept as it is\n"
         "init: docs/trace.lock: kept as it is\n"
         "Next:\n")
+
+
+def test_the_docs_folder_named_in_mkdocs_yml_is_the_one_written_to_the_settings(tmp_path, capsys):
+    text = "site_name: Tiny\ndocs_dir: pages\nplugins:\n  - search\n"
+    helpers = {f"pages/examples/helper_{n}.py": "def f():\n    pass\n" for n in range(3)}  # the site's, not the code
+    root = write_tree(tmp_path / "p", {**LAYOUTS["src"], **helpers, "mkdocs.yml": text})
+
+    code, out, err = init(root, capsys)
+
+    assert code == 0, out + err
+    assert (root / "pyproject.toml").read_text().endswith(
+        'source_root = "src"\ntests_root = "tests"\ndocs_dir = "pages"\nlock_path = "pages/trace.lock"\n')
+    assert (root / "pages/index.md").is_file() and (root / "pages/trace.lock").is_file()
+    assert not (root / "docs").exists()
