@@ -1,5 +1,6 @@
-"""Command line: ``python -m docs_hooks check | relock | impact REV``.
+"""Command line: ``python -m docs_hooks init | check | relock | impact REV | results``.
 
+init    set a project up: mkdocs.yml, [tool.docs_hooks], a starter page and the first lock
 check   exit 1 on any unresolved, ambiguous, changed or literal reference (what CI runs)
 relock  record what every reference points at now, after a person reviewed the pages
 impact  list the pages and equations whose referenced code changed since REV
@@ -17,6 +18,7 @@ from io import BytesIO
 from pathlib import Path
 
 from .errors import TraceError
+from .init import init_project
 from .lock import read_lock, write_lock
 from .project import check_site, expand_site, index_for, make_builder
 from .settings import load_settings
@@ -27,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", default=".", help="project root holding pyproject.toml (default: .)")
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("init", help="set this project up for a traced site (run in its root)")
     sub.add_parser("check", help="fail on any stale or broken reference")
     sub.add_parser("relock", help="record the reviewed state of every reference")
     imp = sub.add_parser("impact", help="pages whose referenced code changed since REV")
@@ -37,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     res.add_argument("--command", dest="command_line", required=True, help="the command that made the run, shown on the page")
     args = parser.parse_args(argv)
     try:
+        if args.command == "init":
+            return init_project(Path(args.root))
         settings = load_settings(Path(args.root))
         if args.command == "check":
             return _check(settings)

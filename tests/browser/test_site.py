@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from docs_hooks.blocks import parse_page, prose_lines
 from docs_hooks.math import INLINE_MATH
 
 from .conftest import DESKTOP, DOCS, PHONE, SCREENSHOTS, page_paths, page_url
@@ -58,7 +59,10 @@ def test_page_loads_cleanly_and_shows_rendered_math(open_page, site, md):
     )
     problems = list(watch.problems)
     source = (DOCS / md).read_text(encoding="utf-8")
-    if "trace-equation" in source or INLINE_MATH.search(re.sub(r"`[^`]*`", "", source)):
+    # Math the page itself writes: equation blocks and $...$ in prose (not blocks shown inside code fences).
+    prose = "\n".join(line for _, line in prose_lines(source.split("\n")))
+    equations = any(b.kind == "equation" for b in parse_page(source, md).blocks)
+    if equations or INLINE_MATH.search(re.sub(r"`[^`]*`", "", prose)):
         if not found["katex"]:
             problems.append("the page has math, but no .katex element: KaTeX did not render it")
     if found["katexErrors"]:
