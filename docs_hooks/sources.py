@@ -134,5 +134,7 @@ def render_page(repo_path: str, text: str, cited: list[Citation], here_url: str,
 def page_markdown(repo_path: str, placeholder: str) -> str:
     """The Markdown of a source page: its title and the placeholder its body replaces (see render_page)."""
     name = Path(repo_path).name
-    return (f"---\ntitle: {name}\nsearch:\n  exclude: true\n---\n\n# `{R.esc(repo_path)}`\n\n"
+    # The code needs the width: the page hides the site's navigation and table of contents (Material's hide).
+    return (f"---\ntitle: {name}\nhide:\n  - navigation\n  - toc\nsearch:\n  exclude: true\n---\n\n"
+            f"# `{R.esc(repo_path)}`\n\n"
             f"{placeholder}\n")
