@@ -16,18 +16,24 @@ import the project's modules.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
+import logging
 import os
-import pickle
+import select
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import children
 from .cachedir import Store, store_file
 from .errors import TraceError
 from .turns import Turns
@@ -61,6 +67,65 @@ class Opaque:
         if name in fields:
             return fields[name]
         raise AttributeError(f"recorded {self.__dict__.get('type', 'object')} has no field {name!r}")
+
+
+#: An array (or list, tuple, string) with more entries than this is not kept whole: a ``Capped`` summary is
+#: kept instead. Worked examples and model runs of a documented project are small; a value this large is
+#: no reading matter on a page, and kept whole it would weigh on the cache and the widgets.
+MAX_ENTRIES = 100_000
+SHOWN_ENTRIES = 10  # the first entries a Capped keeps
+
+
+@dataclass
+class Capped:
+    """A recorded value too large to keep (more than ``MAX_ENTRIES`` entries): what it was and a summary."""
+
+    type: str  # numpy.ndarray, list, tuple, str, bytes
+    shape: tuple
+    dtype: str
+    summary: dict = field(default_factory=dict)  # min, max, mean of a numeric array
+    first: list = field(default_factory=list)  # its first SHOWN_ENTRIES entries (flattened)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= int(d)
+        return n
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        stats = ", ".join(f"{k} {v:.4g}" for k, v in self.summary.items())
+        first = ", ".join(repr(v) for v in self.first)
+        return (f"<{self.type} of shape {self.shape}, {self.dtype}, {self.size} entries: too large to record "
+                f"(more than {MAX_ENTRIES}){'; ' + stats if stats else ''}; first entries [{first}, ...]>")
+
+
+def _capped(value: Any) -> "Capped | None":
+    """A summary of ``value`` when it has more than MAX_ENTRIES entries, else None."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        np = None
+    if np is not None and isinstance(value, np.ndarray):
+        if value.size <= MAX_ENTRIES:
+            return None
+        flat = value.reshape(-1)
+        summary = {}
+        if value.dtype.kind in "biuf":
+            finite = flat[np.isfinite(flat)] if value.dtype.kind == "f" else flat
+            if finite.size:
+                summary = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())}
+        return Capped("numpy.ndarray", tuple(int(d) for d in value.shape), str(value.dtype), summary,
+                      flat[:SHOWN_ENTRIES].tolist())
+    if isinstance(value, (list, tuple, str, bytes)) and len(value) > MAX_ENTRIES:
+        first = list(value[:SHOWN_ENTRIES]) if isinstance(value, (list, tuple)) else [value[:SHOWN_ENTRIES]]
+        return Capped(type(value).__name__, (len(value),), type(value).__name__, {},
+                      [v if isinstance(v, (int, float, str, bool, type(None))) else repr(v) for v in first])
+    return None
 
 
 @dataclass
@@ -147,22 +212,166 @@ def _opaque(obj: Any) -> Opaque | None:
     return Opaque(f"{cls.__module__}.{cls.__qualname__}", text, fields)
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles the project's own objects as ``Opaque``, so the build process can read them."""
+# ---------------------------------------------------------------------------- the data format
 
-    _plain = (int, float, complex, str, bytes, bool, list, tuple, dict, set, type(None))
-
-    def reducer_override(self, obj):
-        if type(obj) in self._plain or type(obj).__module__ in ("numpy", "builtins"):
-            return NotImplemented
-        value = _opaque(obj)
-        if value is None:
-            return NotImplemented
-        return (Opaque, (value.type, value.text, value.fields))
+# Recordings cross from the child to the build, and sit in the cache, in a form that cannot run code
+# when read: a JSON tree, then the raw bytes of every array in it (plain numeric dtypes only), each
+# named in the tree by its dtype, shape and place. Reading one back makes JSON values, strings,
+# numbers and NumPy arrays; a class of the project becomes an ``Opaque`` (in the child: see _opaque).
+_MAGIC = b"docs_hooks-data-1\n"
+_ALIGN = 16
+_MAX_DEPTH = 40  # deeper than this (or a cycle) is kept as its repr
+_PLAIN = (list, tuple, dict, set, frozenset, complex, bytes)
 
 
-def _dump(obj: Any, f) -> None:
-    _Pickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+def pack(value: Any) -> bytes:
+    """``value`` (recordings, calls, Made, plain data, NumPy arrays) as bytes that ``unpack`` reads back."""
+    import numpy as np
+
+    blobs: list[bytes] = []
+    size = [0]
+
+    def array(a) -> list:
+        a = np.ascontiguousarray(a)
+        data = a.tobytes()
+        pad = -size[0] % _ALIGN
+        if pad:
+            blobs.append(b"\0" * pad)
+            size[0] += pad
+        place = [a.dtype.str, list(a.shape), size[0], len(data)]
+        blobs.append(data)
+        size[0] += len(data)
+        return place
+
+    def enc(v: Any, depth: int) -> Any:
+        if v is None or isinstance(v, (bool, str)) or type(v) in (int, float):
+            return v
+        if depth > _MAX_DEPTH:
+            return {"r": [type(v).__qualname__, _safe_repr(v)]}
+        d = depth + 1
+        if isinstance(v, np.ndarray):
+            if v.dtype.hasobject or v.dtype.fields is not None:
+                if v.dtype.fields is not None:
+                    return {"r": ["numpy.ndarray", _safe_repr(v)]}
+                return {"AO": [list(v.shape), [enc(x, d) for x in v.reshape(-1).tolist()]]}
+            return {"A": array(v)}
+        if isinstance(v, np.generic):
+            if isinstance(v, np.object_) or v.dtype.fields is not None:
+                return {"r": [type(v).__qualname__, _safe_repr(v)]}
+            return {"N": array(np.asarray(v))}
+        if isinstance(v, (int, float)):  # subclasses (an IntEnum, say): their plain value
+            return int(v) if isinstance(v, int) else float(v)
+        if isinstance(v, Recording):
+            return {"R": [v.request, enc(v.calls, d), list(v.files), enc(v.result, d)]}
+        if isinstance(v, Call):
+            return {"c": [v.function, v.caller, v.caller_line, enc(v.args, d), enc(v.locals, d), enc(v.result, d)]}
+        if isinstance(v, Made):
+            return {"M": [v.module, v.function, enc(v.args, d), enc(v.item, d)]}
+        if isinstance(v, Opaque):
+            return {"O": [v.type, v.text, enc(v.fields, d)]}
+        if isinstance(v, Capped):
+            return {"K": [v.type, list(v.shape), v.dtype, v.summary, enc(v.first, d)]}
+        capped = _capped(v)
+        if capped is not None:
+            return enc(capped, d)
+        if type(v) not in _PLAIN:
+            made = _opaque(v)  # an object of the project's own code (in the child), a NamedTuple say
+            if made is not None:
+                return enc(made, d)
+        if isinstance(v, list):
+            return {"L": [enc(x, d) for x in v]}
+        if isinstance(v, tuple):
+            return {"T": [enc(x, d) for x in v]}
+        if isinstance(v, dict):
+            return {"D": [[enc(k, d), enc(x, d)] for k, x in v.items()]}
+        if isinstance(v, (set, frozenset)):
+            return {"S" if isinstance(v, set) else "F": [enc(x, d) for x in v]}
+        if isinstance(v, complex):
+            return {"C": [v.real, v.imag]}
+        if isinstance(v, bytes):
+            return {"B": base64.b64encode(v).decode("ascii")}
+        return {"r": [f"{type(v).__module__}.{type(v).__qualname__}", _safe_repr(v)]}
+
+    tree = json.dumps(enc(value, 0), separators=(",", ":")).encode()
+    return _MAGIC + len(tree).to_bytes(8, "little") + tree + b"".join(blobs)
+
+
+def unpack(raw: bytes) -> Any:
+    """What ``pack`` wrote; ValueError when ``raw`` is not that (damaged, or another format)."""
+    import numpy as np
+
+    if not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + 8:
+        raise ValueError("not recorded data")
+    start = len(_MAGIC) + 8
+    n = int.from_bytes(raw[len(_MAGIC):start], "little")
+    if start + n > len(raw):
+        raise ValueError("recorded data cut short")
+    tree = json.loads(raw[start:start + n])
+    data = bytearray(raw[start + n:])  # writable arrays, as the code that reads them may expect
+
+    def array(place) -> Any:
+        dtype, shape, offset, nbytes = place
+        dt = np.dtype(dtype)
+        if dt.hasobject:
+            raise ValueError("an object array in recorded data")
+        if offset < 0 or offset + nbytes > len(data):
+            raise ValueError("recorded data cut short")
+        count = nbytes // dt.itemsize if dt.itemsize else 0
+        return np.frombuffer(data, dtype=dt, count=count, offset=offset).reshape(shape)
+
+    def dec(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        (tag, v), = node.items()
+        if tag == "A":
+            return array(v)
+        if tag == "N":
+            return array(v)[()]
+        if tag == "AO":
+            out = np.empty(len(v[1]), dtype=object)
+            for i, x in enumerate(v[1]):
+                out[i] = dec(x)
+            return out.reshape(v[0])
+        if tag == "L":
+            return [dec(x) for x in v]
+        if tag == "T":
+            return tuple(dec(x) for x in v)
+        if tag == "D":
+            return {dec(k): dec(x) for k, x in v}
+        if tag == "S":
+            return {dec(x) for x in v}
+        if tag == "F":
+            return frozenset(dec(x) for x in v)
+        if tag == "C":
+            return complex(v[0], v[1])
+        if tag == "B":
+            return base64.b64decode(v)
+        if tag == "R":
+            return Recording(v[0], dec(v[1]), list(v[2]), dec(v[3]))
+        if tag == "c":
+            return Call(v[0], v[1], v[2], dec(v[3]), dec(v[4]), dec(v[5]))
+        if tag == "M":
+            return Made(v[0], v[1], dec(v[2]), dec(v[3]))
+        if tag == "O":
+            return Opaque(v[0], v[1], dec(v[2]))
+        if tag == "K":
+            return Capped(v[0], tuple(v[1]), v[2], dict(v[3]), dec(v[4]))
+        if tag == "r":
+            return Opaque(v[0], v[1], {})
+        raise ValueError(f"unknown tag {tag!r} in recorded data")
+
+    try:
+        return dec(tree)
+    except (TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ValueError(f"damaged recorded data ({exc})") from None
+
+
+def _safe_repr(v: Any) -> str:
+    try:
+        text = repr(v)
+    except Exception:  # a broken __repr__
+        return f"<{type(v).__qualname__}>"
+    return text if len(text) <= 1000 else text[:1000] + "..."
 
 
 def _load_module(name: str, project_root: str):
@@ -228,6 +437,9 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         import numpy as np
     except ImportError:  # pragma: no cover
         np = None
+    capped = _capped(value)
+    if capped is not None:  # too large to keep: its summary (copying it first would cost as much)
+        return capped
     if np is not None and isinstance(value, np.ndarray):
         return value.copy()
     if depth < 2 and isinstance(value, tuple):
@@ -238,11 +450,7 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         return {k: _snapshot(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (int, float, complex, str, bool, type(None))) or (np is not None and isinstance(value, np.generic)):
         return value
-    try:
-        pickle.dumps(value)
-        return value
-    except Exception:
-        return repr(value)
+    return value  # sent as it is when the build reads it (see pack), else as its repr
 
 
 def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
@@ -371,6 +579,15 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
     except Exception:
         sys.settrace(None)
         raise TraceError(f"{request['name']} raised while recording:\n{traceback.format_exc()}") from None
+    except SystemExit as exc:
+        sys.settrace(None)
+        code = exc.code if exc.code is None or isinstance(exc.code, int) else repr(exc.code)
+        where = traceback.format_exc().rstrip().splitlines()
+        raise TraceError(
+            f"{request['name']} called sys.exit({'' if code is None else code}) while recording, so it never "
+            f"returned; a test that a page records must return normally: remove the exit "
+            f"(or show another test). Where it exited:\n" + "\n".join(where[-6:])
+        ) from None
     finally:
         sys.settrace(None)
     if only is not None:
@@ -390,9 +607,11 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
     """Answer batches of requests until the build closes the pipe.
 
     One process serves the whole build, so Python, NumPy and the project are
-    imported once. Messages are pickles on stdin and on a copy of the original
-    stdout; what the code under test prints goes to stderr, never into a message.
+    imported once. A batch comes on stdin (its length, then ``pack``'s bytes);
+    the child answers on a copy of the original stdout, one JSON line per
+    message; what the code under test prints goes to stderr, never into a message.
     """
+    children.watch_parent()
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
@@ -403,12 +622,25 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
         shutil.rmtree(replies, ignore_errors=True)
 
 
-def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
-    """The child's loop: each reply is written to a file in ``replies`` and its path sent on ``channel``.
+def _read_batch(stream) -> Any:  # pragma: no cover - runs in the child process
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    n = int.from_bytes(head, "little")
+    body = stream.read(n)
+    if len(body) < n:
+        return None
+    return unpack(body)
 
-    The build reads a file in one go; a reply of megabytes sent through the pipe
-    itself would be read 64 KiB at a time by a thread that must win the
-    interpreter from the build's own thread for every piece.
+
+def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
+    """The child's loop: for each request, ``{"start": i}`` as it starts, then ``{"done": i, "path": ...}``
+    (its recording, written to a file in ``replies``) or ``{"done": i, "error": ...}``.
+
+    The build reads a reply file in one go; a reply of megabytes sent through the
+    pipe itself would be read 64 KiB at a time by a thread that must win the
+    interpreter from the build's own thread for every piece. The ``start``
+    messages let the build hold each request to its time limit.
     """
     baseline = set(sys.modules)
     _BASELINE.update(baseline)
@@ -420,10 +652,13 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
         _LOCAL_ROOTS[:] = sys_path
         os.chdir(project_root)
 
+    def send(message: dict) -> None:
+        channel.write(json.dumps(message).encode() + b"\n")
+        channel.flush()
+
     preload = os.environ.get(PRELOAD_ENV)
     if preload:  # started ahead of the build's first request: import the project meanwhile
         import importlib
-        import json
 
         spec = json.loads(preload)
         configure(spec["sys_path"], spec["project_root"])
@@ -434,24 +669,23 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
             except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
                 pass
     while True:
-        try:
-            payload = pickle.load(sys.stdin.buffer)
-        except EOFError:
+        payload = _read_batch(sys.stdin.buffer)
+        if payload is None:
             return
         if not configured:
             configure(payload["sys_path"], payload["project_root"])
             configured = True
-        out = []  # in the order of the requests (two requests may share a name)
-        for request in payload["requests"]:
+        for i, request in enumerate(payload["requests"]):  # in order (two requests may share a name)
+            send({"start": i})
             try:
-                out.append(_run_request(request, payload["modules"], baseline))
+                rec = _run_request(request, payload["modules"], baseline)
             except TraceError as err:
-                out.append(err)
-        fd, path = tempfile.mkstemp(dir=replies, suffix=".pickle")
-        with os.fdopen(fd, "wb") as f:
-            _dump(out, f)
-        pickle.dump(path, channel)
-        channel.flush()
+                send({"done": i, "error": err.message})
+                continue
+            fd, path = tempfile.mkstemp(dir=replies, suffix=".rec")
+            with os.fdopen(fd, "wb") as f:
+                f.write(pack(rec))
+            send({"done": i, "path": path})
 
 
 # ---------------------------------------------------------------------------- the build side
@@ -485,12 +719,17 @@ def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Reques
     return Request(node_id, module, func)
 
 
+#: Seconds a recorded test (or the model run, the coverage run, the spec compile) may take by default.
+DEFAULT_TIMEOUT = 120.0
+
 class Recorder:
     """Runs requests in one child process and caches each recording by the code it touched."""
 
     def __init__(self, project_root: Path, sys_path: list[Path], modules: dict[str, str],
-                 file_digests: dict[str, str], cache_dir: Path | None, spare: tuple | None = None):
+                 file_digests: dict[str, str], cache_dir: Path | None, spare: tuple | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
         self.project_root = project_root
+        self.timeout = timeout  # seconds each request may take (the test_timeout setting)
         self.sys_path = [str(p) for p in sys_path]
         self.modules = modules  # absolute filename -> module name
         self.file_digests = file_digests  # repo path -> digest of its current text
@@ -500,6 +739,7 @@ class Recorder:
         self._memo: dict[Request, Recording] = {}
         self._proc: subprocess.Popen | None = None
         self._stderr = None
+        self._unread = b""  # what the child sent after the last whole message
         self._finalizer: weakref.finalize | None = None
         self._turns = Turns()  # one conversation with the child at a time
         # Recorded, not yet in the store: key -> (digests of the files it touched, recording). Written while
@@ -531,19 +771,30 @@ class Recorder:
             return {}
         keys = {self._key(req): req for req in requests}
         found = {}
-        for key, raw in self.store.get_many(list(keys)).items():
+        try:
+            rows = self.store.get_many(list(keys))
+        except TraceError as err:  # the store itself is damaged: everything is recorded again
+            _warn_cache(self.store, err)
+            return {}
+        for key, raw in rows.items():
             try:
-                stored = pickle.loads(raw)
-            except Exception:
-                continue  # written by another version of this code: recorded again
-            if stored.get("digests") != {f: self._digest(f) for f in stored.get("digests", {})}:
+                stored = unpack(raw)
+                digests, recording = stored["digests"], stored["recording"]
+                if not isinstance(recording, Recording) or not isinstance(digests, dict):
+                    continue
+            except (ValueError, TypeError, KeyError):
+                continue  # damaged, or written by another version of this code: recorded again
+            if digests != {f: self._digest(f) for f in digests}:
                 continue
-            found[keys[key]] = stored["recording"]
+            found[keys[key]] = recording
         return found
 
     def flush(self) -> None:
         """Write what was recorded since the last write to the store (the build calls it when its pages are done)."""
-        _write_recordings(self.store, self._unstored)
+        try:
+            _write_recordings(self.store, self._unstored)
+        except TraceError as err:  # not kept: recorded again next time
+            _warn_cache(self.store, err)
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""
@@ -587,6 +838,7 @@ class Recorder:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         self.runs += 1
+        self._unread = b""
         if self._spare is not None and self._spare[0].poll() is None:
             (self._proc, self._stderr), self._spare = self._spare, None
             self._spare_finalizer.detach()
@@ -603,10 +855,24 @@ class Recorder:
         self._proc = None
         if self.store is not None:
             self.store.close()
+            _vacuum(self.store.path)
 
     def _run_child(self, requests: list[Request]) -> list:
-        """One batch through the child: a Recording (or the TraceError) per request, in their order."""
-        payload = {
+        """The requests through the child: a Recording (or the TraceError) per request, in their order.
+
+        Each request has ``timeout`` seconds from its start. One that runs longer
+        is stopped by killing the child with whatever it started, and one that
+        ends the child (``os._exit``, a crash) is reported with the child's exit
+        code and last lines of output; the requests after it go to a new child.
+        """
+        out: list = []
+        while len(out) < len(requests):
+            out.extend(self._run_batch(requests[len(out):]))
+        return out
+
+    def _run_batch(self, requests: list[Request]) -> list:
+        """What the child answers for ``requests``, up to and including the first that stops it."""
+        payload = pack({
             "sys_path": self.sys_path,
             "project_root": str(self.project_root),
             "modules": self.modules,
@@ -616,43 +882,131 @@ class Recorder:
                  "project_root": str(self.project_root)}
                 for r in requests
             ],
-        }
+        })
         proc = self._start()
+        out: list = []
         try:
-            pickle.dump(payload, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.write(len(payload).to_bytes(8, "little") + payload)
             proc.stdin.flush()
-            self.flush()  # the last batch's recordings go to the store while the child runs this one
-            reply = Path(pickle.load(proc.stdout))
+        except OSError:
+            pass  # it has ended: read below what it said, and how it ended
+        self.flush()  # the last batch's recordings go to the store while the child runs this one
+        deadline = time.monotonic() + self.timeout
+        while len(out) < len(requests):
             try:
-                return pickle.loads(reply.read_bytes())
-            finally:
-                reply.unlink(missing_ok=True)
-        except (EOFError, OSError, pickle.UnpicklingError) as exc:
-            stderr = b""
-            if self._stderr is not None:
-                if isinstance(exc, EOFError):  # it is exiting: let it finish writing its traceback
-                    try:
-                        proc.wait(timeout=5)
-                    except subprocess.TimeoutExpired:
-                        pass
-                self._stderr.seek(0)
-                stderr = self._stderr.read()
-            self.close()
-            raise TraceError(
-                f"the recording process failed ({type(exc).__name__}):\n"
-                + stderr.decode(errors="replace")[-4000:]
-            ) from None
+                message = self._message(proc, deadline)
+            except TimeoutError:
+                children.kill_group(proc)
+                self.close_child()
+                req = requests[len(out)]
+                out.append(TraceError(
+                    f"{req.name} did not finish within test_timeout = {self.timeout:g} s, so it was stopped "
+                    f"(with every process it started); make it finish sooner, or raise test_timeout in "
+                    f"[tool.docs_hooks]"))
+                return out
+            if message is None:  # the child has ended
+                out.append(self._ended(proc, requests[len(out)]))
+                return out
+            if "start" in message:
+                deadline = time.monotonic() + self.timeout
+            elif "error" in message:
+                out.append(TraceError(message["error"]))
+            else:
+                reply = Path(message["path"])
+                try:
+                    out.append(unpack(reply.read_bytes()))
+                finally:
+                    reply.unlink(missing_ok=True)
+        return out
+
+    def _message(self, proc: subprocess.Popen, deadline: float) -> dict | None:
+        """The child's next message (a JSON line); None when it has ended; TimeoutError after ``deadline``."""
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._unread:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
+        return json.loads(line)
+
+    def _ended(self, proc: subprocess.Popen, req: Request) -> TraceError:
+        """The error for ``req``, which the child was running (or about to run) when it ended."""
+        try:
+            code = proc.wait(timeout=5)  # it is exiting: let it finish writing its output
+        except subprocess.TimeoutExpired:
+            children.kill_group(proc)
+            code = proc.returncode
+        tail = ""
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            lines = self._stderr.read().decode(errors="replace").rstrip().splitlines()[-OUTPUT_LINES:]
+            tail = "\n".join(lines)
+        self.close_child()
+        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        return TraceError(
+            f"{req.name} ended the recording process before it returned: the process {how} (os._exit, or a "
+            f"crash); a test that a page records must return normally: remove the exit (or show another test). "
+            + (f"Last lines of its output:\n{tail}" if tail else "It printed nothing.")
+        )
+
+    def close_child(self) -> None:
+        """Forget the child (ended or killed): the next request starts a new one."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._proc = None
+        self._unread = b""
+
+
+#: How many lines of a child's output an error shows.
+OUTPUT_LINES = 15
+
+#: A recording larger than this (packed) is not stored: it is recorded again when needed.
+MAX_STORED_BYTES = 8 * 1024 * 1024
+
+#: The recordings store is vacuumed when more than this share of its file is free pages.
+VACUUM_SHARE = 0.5
+
+_log = logging.getLogger("mkdocs.plugins.docs_hooks")
+
+
+def _warn_cache(store: Store, err: TraceError) -> None:
+    _log.warning(str(TraceError(
+        f"cannot use the cached recordings ({err.message}); they are recorded again", str(store.path))))
+
+
+def _vacuum(path: Path) -> None:
+    """Give the file's free pages back (after rows were deleted) when they are most of it."""
+    if not path.is_file():
+        return
+    try:
+        db = sqlite3.connect(path, timeout=1, isolation_level=None)
+        try:
+            free = db.execute("PRAGMA freelist_count").fetchone()[0]
+            total = db.execute("PRAGMA page_count").fetchone()[0]
+            if total and free / total > VACUUM_SHARE:
+                db.execute("VACUUM")
+        finally:
+            db.close()
+    except sqlite3.Error:
+        pass  # busy (another build) or damaged (the next read makes it again): only a saving of space
 
 
 def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Recording]]) -> None:
-    """Write ``pending`` (key -> (digests, recording)) to ``store`` in one transaction, and empty it."""
+    """Write ``pending`` (key -> (digests, recording)) to ``store`` in one transaction, and empty it.
+
+    A recording larger than MAX_STORED_BYTES is left out (it is recorded again when needed).
+    """
     if store is None or not pending:
         return
     items = dict(pending)
     for key in items:
         pending.pop(key, None)
-    store.put_many({key: pickle.dumps({"digests": digests, "recording": rec}, protocol=pickle.HIGHEST_PROTOCOL)
-                    for key, (digests, rec) in items.items()})
+    packed = {key: pack({"digests": digests, "recording": rec}) for key, (digests, rec) in items.items()}
+    store.put_many({key: raw for key, raw in packed.items() if len(raw) <= MAX_STORED_BYTES})
 
 
 PRELOAD_ENV = "DOCS_HOOKS_RECORDER_PRELOAD"
@@ -675,7 +1029,7 @@ def start_child(project_root: Path, sys_path: list[Path] | None = None, preload:
     else:
         env.pop(PRELOAD_ENV, None)
     stderr = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
+    proc = children.start(
         [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=project_root, env=env,
     )
@@ -683,14 +1037,14 @@ def start_child(project_root: Path, sys_path: list[Path] | None = None, preload:
 
 
 def stop_child(proc: subprocess.Popen, stderr) -> None:
-    """Close the child's input (it exits at the end of its input), then make sure it has gone."""
+    """Close the child's input (it exits at the end of its input), then make sure it has gone, with what it started."""
     try:
         if proc.stdin:
             proc.stdin.close()
         proc.wait(timeout=5)
     except Exception:
-        proc.kill()
-        proc.wait()
+        pass
+    children.kill_group(proc)
     for f in (proc.stdout, stderr):
         try:
             f.close()

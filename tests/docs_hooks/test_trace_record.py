@@ -70,7 +70,7 @@ def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_
 def test_a_child_that_dies_is_a_clear_error_and_the_next_batch_gets_a_new_child(tmp_path):
     rec = make_recorder(tmp_path)
     try:
-        with pytest.raises(TraceError, match=r"the recording process failed \(EOFError\)"):
+        with pytest.raises(TraceError, match=r"die ended the recording process before it returned: the process exited with code 3"):
             rec.record([Request("die", "noisy", "die")])
         after = rec.record([Request("shout 3", "noisy", "shout", (3,))])
     finally:
