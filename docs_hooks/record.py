@@ -582,7 +582,7 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
     except SystemExit as exc:
         sys.settrace(None)
         code = exc.code if exc.code is None or isinstance(exc.code, int) else repr(exc.code)
-        where = traceback.format_exc().rstrip().splitlines()
+        where = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)).rstrip().splitlines()
         raise TraceError(
             f"{request['name']} called sys.exit({'' if code is None else code}) while recording, so it never "
             f"returned; a test that a page records must return normally: remove the exit "
@@ -633,6 +633,16 @@ def _read_batch(stream) -> Any:  # pragma: no cover - runs in the child process
     return unpack(body)
 
 
+def _printed_so_far() -> int | None:  # pragma: no cover - runs in the child process
+    """Where the child's output file stands: what a request prints starts there."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return os.lseek(2, 0, os.SEEK_CUR)
+    except (OSError, ValueError):
+        return None
+
+
 def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
     """The child's loop: for each request, ``{"start": i}`` as it starts, then ``{"done": i, "path": ...}``
     (its recording, written to a file in ``replies``) or ``{"done": i, "error": ...}``.
@@ -676,11 +686,11 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
             configure(payload["sys_path"], payload["project_root"])
             configured = True
         for i, request in enumerate(payload["requests"]):  # in order (two requests may share a name)
-            send({"start": i})
+            send({"start": i, "printed": _printed_so_far()})
             try:
                 rec = _run_request(request, payload["modules"], baseline)
             except TraceError as err:
-                send({"done": i, "error": err.message})
+                send({"done": i, "error": err.message, "exited": isinstance(err.__context__, SystemExit)})
                 continue
             fd, path = tempfile.mkstemp(dir=replies, suffix=".rec")
             with os.fdopen(fd, "wb") as f:
@@ -892,6 +902,7 @@ class Recorder:
             pass  # it has ended: read below what it said, and how it ended
         self.flush()  # the last batch's recordings go to the store while the child runs this one
         deadline = time.monotonic() + self.timeout
+        printed = None
         while len(out) < len(requests):
             try:
                 message = self._message(proc, deadline)
@@ -905,12 +916,14 @@ class Recorder:
                     f"[tool.docs_hooks]"))
                 return out
             if message is None:  # the child has ended
-                out.append(self._ended(proc, requests[len(out)]))
+                out.append(self._ended(proc, requests[len(out)], printed or 0))
                 return out
             if "start" in message:
                 deadline = time.monotonic() + self.timeout
+                printed = message.get("printed")
             elif "error" in message:
-                out.append(TraceError(message["error"]))
+                tail = self._printed(printed) if message.get("exited") and printed is not None else ""
+                out.append(TraceError(message["error"] + (f"\nLast lines of its output:\n{tail}" if tail else "")))
             else:
                 reply = Path(message["path"])
                 try:
@@ -933,18 +946,24 @@ class Recorder:
         line, _, self._unread = self._unread.partition(b"\n")
         return json.loads(line)
 
-    def _ended(self, proc: subprocess.Popen, req: Request) -> TraceError:
+    def _printed(self, since: int) -> str:
+        """The last lines the child printed after ``since`` (read without moving the file's offset, which the
+        child writes at)."""
+        if self._stderr is None:
+            return ""
+        fd = self._stderr.fileno()
+        size = os.fstat(fd).st_size
+        text = os.pread(fd, size - since, since).decode(errors="replace")
+        return "\n".join(text.rstrip().splitlines()[-OUTPUT_LINES:])
+
+    def _ended(self, proc: subprocess.Popen, req: Request, printed: int) -> TraceError:
         """The error for ``req``, which the child was running (or about to run) when it ended."""
         try:
             code = proc.wait(timeout=5)  # it is exiting: let it finish writing its output
         except subprocess.TimeoutExpired:
             children.kill_group(proc)
             code = proc.returncode
-        tail = ""
-        if self._stderr is not None:
-            self._stderr.seek(0)
-            lines = self._stderr.read().decode(errors="replace").rstrip().splitlines()[-OUTPUT_LINES:]
-            tail = "\n".join(lines)
+        tail = self._printed(printed)
         self.close_child()
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
         return TraceError(
