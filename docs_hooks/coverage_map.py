@@ -151,18 +151,24 @@ class Measurement:
         return self._map
 
     def _wait(self) -> int | None:
-        """The run's exit code; None when one test (or the collection before the first) ran longer than
-        ``timeout`` seconds, and the run was killed with whatever it started."""
+        """The run's exit code; None when one test ran longer than ``timeout`` seconds, and the run was
+        killed with whatever it started.
+
+        Starting Python, coverage.py and pytest and collecting the tests, before
+        the first test, may take up to DEFAULT_TIMEOUT (or ``timeout`` when longer):
+        on a busy machine that alone can outlast a small limit meant for one test.
+        """
         running, since = None, self._started
         while True:
+            limit = self.timeout if running is not None else max(self.timeout, DEFAULT_TIMEOUT)
             try:
-                return self._proc.wait(timeout=min(1.0, max(0.05, since + self.timeout - time.monotonic())))
+                return self._proc.wait(timeout=min(1.0, max(0.05, since + limit - time.monotonic())))
             except subprocess.TimeoutExpired:
                 pass
             now_running = self._running()
             if now_running != running:  # the next test has started: its own time begins
                 running, since = now_running, time.monotonic()
-            elif time.monotonic() - since > self.timeout:
+            elif time.monotonic() - since > limit:
                 children.kill_group(self._proc)
                 return None
 
@@ -180,7 +186,7 @@ class Measurement:
             return "failed"
         if code == 0:  # pytest returns 0 after writing the map: the process was ended (os._exit) first
             return "ended the run (exit code 0) before the line map was written (os._exit, say)"
-        return f"ended the run with exit code {code}"
+        return f"ended with exit code {code}"
 
     def _failure(self, how: str, todo: str) -> TraceError:
         """One error for the whole build: which test (what pytest reported, else the test that was running)."""
@@ -188,7 +194,7 @@ class Measurement:
         output = self._output.read().strip().splitlines()
         failed = [line[len("FAILED "):].split(" - ")[0] for line in output if line.startswith(("FAILED ", "ERROR "))]
         tests = ", ".join(dict.fromkeys(failed)) or (self._running() or " ").split(" ", 1)[1]
-        who = f"the test {tests}" if tests else "the run"
+        who = f"the test {tests}" if tests else "the run of pytest"
         tail = "\n".join(output[-OUTPUT_LINES:])
         return TraceError(
             f"coverage_tests: while measuring which test runs which line, {who} {how}; {todo} "

@@ -901,7 +901,9 @@ class Recorder:
         except OSError:
             pass  # it has ended: read below what it said, and how it ended
         self.flush()  # the last batch's recordings go to the store while the child runs this one
-        deadline = time.monotonic() + self.timeout
+        # Until the child says it has started the first request, it may be starting Python and importing the
+        # project: that may take longer than a small limit meant for one test, on a busy machine.
+        deadline = time.monotonic() + max(self.timeout, DEFAULT_TIMEOUT)
         printed = None
         while len(out) < len(requests):
             try:
