@@ -232,8 +232,7 @@ def pack(value: Any) -> bytes:
     size = [0]
 
     def array(a) -> list:
-        a = np.ascontiguousarray(a)
-        data = a.tobytes()
+        data = a.tobytes()  # in C order, whatever the array's layout
         pad = -size[0] % _ALIGN
         if pad:
             blobs.append(b"\0" * pad)
@@ -317,7 +316,7 @@ def unpack(raw: bytes) -> Any:
         if offset < 0 or offset + nbytes > len(data):
             raise ValueError("recorded data cut short")
         count = nbytes // dt.itemsize if dt.itemsize else 0
-        return np.frombuffer(data, dtype=dt, count=count, offset=offset).reshape(shape)
+        return np.frombuffer(data, dtype=dt, count=count, offset=offset).reshape(tuple(shape))
 
     def dec(node: Any) -> Any:
         if not isinstance(node, dict):

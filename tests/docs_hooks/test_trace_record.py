@@ -360,6 +360,20 @@ def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make
     assert values and all(unpack(v)["recording"].request for v in values)  # rewritten as data
 
 
+def test_recorded_data_reads_back_as_it_was_written():
+    value = {"a": np.arange(6.0).reshape(2, 3).T, "zero_d": np.array(2.5), "scalar": np.float32(1.5),
+             "t": (1, "x", None, 2j, b"\x00", frozenset({3})), 4: [{"nested": np.bool_(True)}],
+             "object": Opaque("m.Config", "Config(d=4)", {"d": 4})}
+
+    back = unpack(pack(value))
+
+    assert back["a"].shape == (3, 2) and back["a"].tolist() == value["a"].tolist()
+    assert back["zero_d"].shape == () and back["zero_d"] == 2.5
+    assert type(back["scalar"]) is np.float32 and back["scalar"] == 1.5
+    assert back["t"] == value["t"] and back[4] == [{"nested": True}] and type(back[4][0]["nested"]) is np.bool_
+    assert back["object"].type == "m.Config" and back["object"].d == 4
+
+
 def test_damaged_recorded_data_is_refused_not_run():
     data = pack({"a": np.arange(3.0), "t": (1, "x", None)})
     assert unpack(data)["t"] == (1, "x", None) and list(unpack(data)["a"]) == [0.0, 1.0, 2.0]
