@@ -975,7 +975,7 @@
   function refuse(root, what) {
     root.setAttribute("data-trace-widget", "too-large");
     const note = el("p", { class: "trace-widget-status trace-widget-status--too-large", role: "status" },
-      `These inputs are not editable: ${what}, more than the ${MAX_ENTRIES} this page recomputes in your browser. The values shown are the recorded ones.`);
+      `These inputs are not editable: ${what}. The values shown are the recorded ones.`);
     const inputs = root.querySelector(":scope > .trace-example-inputs");
     if (inputs) root.insertBefore(note, inputs);
     else root.prepend(note);
@@ -989,13 +989,13 @@
       root.setAttribute("data-trace-widget", "");
       try {
         if (script.textContent.length > MAX_DATA_CHARS) {
-          refuse(root, `their data is ${script.textContent.length} characters long`);
+          refuse(root, `their data is ${script.textContent.length} characters long, more than the ${MAX_DATA_CHARS} this page reads`);
           continue;
         }
         const data = JSON.parse(script.textContent);
         const entries = inputEntries(data.inputs);
         if (entries > MAX_ENTRIES) {
-          refuse(root, `they hold ${entries} numbers`);
+          refuse(root, `they hold ${entries} numbers, more than the ${MAX_ENTRIES} this page recomputes in your browser`);
           continue;
         }
         widgets.push(new Widget(root, data));

@@ -403,3 +403,18 @@ def test_a_large_recorded_value_is_kept_as_its_shape_dtype_summary_and_first_ent
 
 
 import numpy as np  # noqa: E402
+
+
+def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_widget_is_refused(make_project):
+    root = misbehaving(make_project, "test_big")
+    (root / "docs/page.md").write_text(
+        (root / "docs/page.md").read_text().replace("title: test_big\n", "title: test_big\nwidget: true\n"))
+
+    result = expand_page(root)
+
+    assert problems(result) == [
+        "docs/page.md:12: example 'test_big': widget: input 'X' of ops.layer_norm_forward holds 10000000 numbers, "
+        "more than the 10000 a widget recomputes in the browser; remove 'widget: true' or record a test with "
+        "smaller inputs"]
+    assert "trace-example-data" not in result.markdown  # no widget data
+    assert (root / ".cache/docs_hooks/recordings.sqlite3").stat().st_size < 2_000_000
