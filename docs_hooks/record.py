@@ -987,6 +987,9 @@ OUTPUT_LINES = 15
 #: A recording larger than this (packed) is not stored: it is recorded again when needed.
 MAX_STORED_BYTES = 8 * 1024 * 1024
 
+#: The recordings store keeps at most this many bytes of recordings: the least recently read go first.
+MAX_STORE_BYTES = 256 * 1024 * 1024
+
 #: The recordings store is vacuumed when more than this share of its file is free pages.
 VACUUM_SHARE = 0.5
 
@@ -999,15 +1002,28 @@ def _warn_cache(store: Store, err: TraceError) -> None:
 
 
 def _vacuum(path: Path) -> None:
-    """Give the file's free pages back (after rows were deleted) when they are most of it."""
+    """Keep the store within MAX_STORE_BYTES (the least recently read recordings go), and give the file's
+    free pages back (after rows were deleted, here or by the cache's pruning) when they are most of it."""
     if not path.is_file():
         return
     try:
         db = sqlite3.connect(path, timeout=1, isolation_level=None)
         try:
+            total = db.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM entries").fetchone()[0]
+            if total > MAX_STORE_BYTES:
+                kept, drop = 0, []
+                for key, size in db.execute("SELECT key, LENGTH(value) FROM entries ORDER BY used DESC").fetchall():
+                    kept += size
+                    if kept > MAX_STORE_BYTES:
+                        drop.append((key,))
+                with db:
+                    db.execute("BEGIN")
+                    db.executemany("DELETE FROM entries WHERE key = ?", drop)
+            else:
+                drop = []
             free = db.execute("PRAGMA freelist_count").fetchone()[0]
-            total = db.execute("PRAGMA page_count").fetchone()[0]
-            if total and free / total > VACUUM_SHARE:
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            if drop or (pages and free / pages > VACUUM_SHARE):
                 db.execute("VACUUM")
         finally:
             db.close()

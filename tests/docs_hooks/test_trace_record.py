@@ -418,3 +418,25 @@ def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_w
         "smaller inputs"]
     assert "trace-example-data" not in result.markdown  # no widget data
     assert (root / ".cache/docs_hooks/recordings.sqlite3").stat().st_size < 2_000_000
+
+
+def test_the_recordings_store_keeps_within_its_bound_and_gives_back_the_space_of_deleted_rows(tmp_path, monkeypatch):
+    import time
+
+    import docs_hooks.record as record
+
+    cache = tmp_path / "cache"
+    store_path = cache / "recordings.sqlite3"
+    rec = make_recorder(tmp_path, cache=cache)
+    rec.store.put_many({"old": b"o" * 3_000_000}, now=1.0)
+    rec.store.put_many({"mid": b"m" * 3_000_000}, now=2.0)
+    rec.store.put_many({"new": b"n" * 3_000_000}, now=3.0)
+    monkeypatch.setattr(record, "MAX_STORE_BYTES", 7_000_000)
+    rec.close()
+
+    assert store_path.stat().st_size < 7_000_000  # the least recently read went, and its space with it
+    again = make_recorder(tmp_path, cache=cache)
+    assert sorted(again.store.get_many(["old", "mid", "new"])) == ["mid", "new"]
+    again.store.prune(before=time.time() + 10)  # as the cache's pruning deletes rows no build used for a while
+    again.close()
+    assert store_path.stat().st_size < 100_000
