@@ -783,7 +783,7 @@ class Recorder:
         try:
             rows = self.store.get_many(list(keys))
         except TraceError as err:  # the store itself is damaged: everything is recorded again
-            _warn_cache(self.store, err)
+            self._damaged_store(err)
             return {}
         for key, raw in rows.items():
             try:
@@ -803,7 +803,25 @@ class Recorder:
         try:
             _write_recordings(self.store, self._unstored)
         except TraceError as err:  # not kept: recorded again next time
-            _warn_cache(self.store, err)
+            self._damaged_store(err)
+
+    def _damaged_store(self, err: TraceError) -> None:
+        """A store SQLite cannot read: a warning that names its file, which is deleted (a cache only: what it
+        held is recorded again, and written to a new file)."""
+        path = self.store.path
+        self.store.close()
+        for damaged in (path, *(path.with_name(path.name + s) for s in ("-journal", "-wal", "-shm"))):
+            try:
+                damaged.unlink(missing_ok=True)
+            except OSError:
+                pass
+        try:
+            shown = path.resolve().relative_to(self.project_root.resolve()).as_posix()
+        except ValueError:
+            shown = str(path)
+        detail = err.message.partition(" (")[2].partition("); ")[0] or err.message
+        _log.warning(str(TraceError(f"the recordings cache cannot be read ({detail}); it was deleted, and what it "
+                                    "held is recorded again", shown)))
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""
@@ -994,11 +1012,6 @@ MAX_STORE_BYTES = 256 * 1024 * 1024
 VACUUM_SHARE = 0.5
 
 _log = logging.getLogger("mkdocs.plugins.docs_hooks")
-
-
-def _warn_cache(store: Store, err: TraceError) -> None:
-    _log.warning(str(TraceError(
-        f"cannot use the cached recordings ({err.message}); they are recorded again", str(store.path))))
 
 
 def _vacuum(path: Path) -> None:

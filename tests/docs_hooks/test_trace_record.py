@@ -440,3 +440,19 @@ def test_the_recordings_store_keeps_within_its_bound_and_gives_back_the_space_of
     again.store.prune(before=time.time() + 10)  # as the cache's pruning deletes rows no build used for a while
     again.close()
     assert store_path.stat().st_size < 100_000
+
+
+def test_a_damaged_recordings_file_is_a_warning_naming_it_not_an_error_at_an_example(make_project, caplog):
+    root = misbehaving(make_project, "test_rows_have_zero_mean")
+    first = expand_page(root)
+    store = root / ".cache/docs_hooks/recordings.sqlite3"
+    store.write_bytes(store.read_bytes()[:4096] + b"\xff" * 8192)  # the header, then garbage
+
+    with caplog.at_level("WARNING", logger="mkdocs.plugins.docs_hooks"):
+        again = expand_page(root)
+
+    assert problems(again) == [] and again.markdown == first.markdown
+    assert [r.getMessage() for r in caplog.records] == [
+        ".cache/docs_hooks/recordings.sqlite3: the recordings cache cannot be read (database disk image is "
+        "malformed); it was deleted, and what it held is recorded again"]
+    assert expand_page(root).markdown == first.markdown  # and the next build reads the new file
