@@ -947,6 +947,9 @@ class Recorder:
                 reply = Path(message["path"])
                 try:
                     out.append(unpack(reply.read_bytes()))
+                except (OSError, ValueError) as exc:  # removed or cut short under it (a full disk, say)
+                    out.append(TraceError(f"the recording of {requests[len(out)].name} could not be read back "
+                                          f"({exc}); build again"))
                 finally:
                     reply.unlink(missing_ok=True)
         return out
