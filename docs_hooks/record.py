@@ -12,6 +12,13 @@ random generator, one array of another function's result) are described by
 ``Made`` and made in the child. Values of the project's own classes are sent
 back as ``Opaque`` (type, repr and fields), because the build process does not
 import the project's modules.
+
+What crosses between the build and the child, and what the cache holds, is
+data that cannot run code when read (see ``pack``): no pickle. Each request
+has a time limit (the ``test_timeout`` setting); a request that runs longer,
+or that ends the child, is an error for that request alone, and the requests
+after it go to a new child. A value of more than ``MAX_ENTRIES`` entries is
+kept as a ``Capped`` summary.
 """
 
 from __future__ import annotations
