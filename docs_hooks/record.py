@@ -443,11 +443,11 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         import numpy as np
     except ImportError:  # pragma: no cover
         np = None
-    capped = _capped(value)
-    if capped is not None:  # too large to keep: its summary (copying it first would cost as much)
-        return capped
     if np is not None and isinstance(value, np.ndarray):
-        return value.copy()
+        # too large to keep: its summary (copying it first would cost as much)
+        return value.copy() if value.size <= MAX_ENTRIES else _capped(value)
+    if isinstance(value, (list, tuple)) and len(value) > MAX_ENTRIES:
+        return _capped(value)
     if depth < 2 and isinstance(value, tuple):
         return tuple(_snapshot(v, depth + 1) for v in value)
     if depth < 2 and isinstance(value, list):
