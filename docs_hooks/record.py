@@ -312,62 +312,55 @@ def unpack(raw: bytes) -> Any:
     n = int.from_bytes(raw[len(_MAGIC):start], "little")
     if start + n > len(raw):
         raise ValueError("recorded data cut short")
-    tree = json.loads(raw[start:start + n])
     data = bytearray(raw[start + n:])  # writable arrays, as the code that reads them may expect
+    dtypes: dict[str, Any] = {}
 
     def array(place) -> Any:
         dtype, shape, offset, nbytes = place
-        dt = np.dtype(dtype)
-        if dt.hasobject:
-            raise ValueError("an object array in recorded data")
+        dt = dtypes.get(dtype)
+        if dt is None:
+            dt = dtypes[dtype] = np.dtype(dtype)
+            if dt.hasobject:
+                raise ValueError("an object array in recorded data")
         if offset < 0 or offset + nbytes > len(data):
             raise ValueError("recorded data cut short")
         count = nbytes // dt.itemsize if dt.itemsize else 0
         return np.frombuffer(data, dtype=dt, count=count, offset=offset).reshape(tuple(shape))
 
-    def dec(node: Any) -> Any:
-        if not isinstance(node, dict):
-            return node
-        (tag, v), = node.items()
-        if tag == "A":
-            return array(v)
-        if tag == "N":
-            return array(v)[()]
-        if tag == "AO":
-            out = np.empty(len(v[1]), dtype=object)
-            for i, x in enumerate(v[1]):
-                out[i] = dec(x)
-            return out.reshape(v[0])
-        if tag == "L":
-            return [dec(x) for x in v]
-        if tag == "T":
-            return tuple(dec(x) for x in v)
-        if tag == "D":
-            return {dec(k): dec(x) for k, x in v}
-        if tag == "S":
-            return {dec(x) for x in v}
-        if tag == "F":
-            return frozenset(dec(x) for x in v)
-        if tag == "C":
-            return complex(v[0], v[1])
-        if tag == "B":
-            return base64.b64decode(v)
-        if tag == "R":
-            return Recording(v[0], dec(v[1]), list(v[2]), dec(v[3]))
-        if tag == "c":
-            return Call(v[0], v[1], v[2], dec(v[3]), dec(v[4]), dec(v[5]))
-        if tag == "M":
-            return Made(v[0], v[1], dec(v[2]), dec(v[3]))
-        if tag == "O":
-            return Opaque(v[0], v[1], dec(v[2]))
-        if tag == "K":
-            return Capped(v[0], tuple(v[1]), v[2], dict(v[3]), dec(v[4]))
-        if tag == "r":
-            return Opaque(v[0], v[1], {})
-        raise ValueError(f"unknown tag {tag!r} in recorded data")
+    def object_array(v) -> Any:
+        out = np.empty(len(v[1]), dtype=object)
+        for i, x in enumerate(v[1]):
+            out[i] = x
+        return out.reshape(tuple(v[0]))
+
+    # Every JSON object in the tree is one tagged value, decoded as the parser meets it (inner ones first).
+    decoders = {
+        "A": array,
+        "N": lambda v: array(v)[()],
+        "AO": object_array,
+        "L": lambda v: v,
+        "T": tuple,
+        "D": lambda v: {k: x for k, x in v},
+        "S": set,
+        "F": frozenset,
+        "C": lambda v: complex(v[0], v[1]),
+        "B": base64.b64decode,
+        "R": lambda v: Recording(v[0], v[1], list(v[2]), v[3]),
+        "c": lambda v: Call(*v),
+        "M": lambda v: Made(*v),
+        "O": lambda v: Opaque(*v),
+        "K": lambda v: Capped(v[0], tuple(v[1]), v[2], dict(v[3]), v[4]),
+        "r": lambda v: Opaque(v[0], v[1], {}),
+    }
+
+    def decode(pairs: list) -> Any:
+        if len(pairs) != 1 or pairs[0][0] not in decoders:
+            raise ValueError("damaged recorded data")
+        tag, v = pairs[0]
+        return decoders[tag](v)
 
     try:
-        return dec(tree)
+        return json.loads(raw[start:start + n], object_pairs_hook=decode)
     except (TypeError, KeyError, IndexError, AttributeError) as exc:
         raise ValueError(f"damaged recorded data ({exc})") from None
 
