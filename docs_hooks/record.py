@@ -276,7 +276,7 @@ def pack(value: Any) -> bytes:
         if isinstance(v, Opaque):
             return {"O": [v.type, v.text, enc(v.fields, d)]}
         if isinstance(v, Capped):
-            return {"K": [v.type, list(v.shape), v.dtype, v.summary, enc(v.first, d)]}
+            return {"K": [v.type, list(v.shape), v.dtype, enc(v.summary, d), enc(v.first, d)]}
         capped = _capped(v)
         if capped is not None:
             return enc(capped, d)
