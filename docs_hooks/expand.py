@@ -277,11 +277,13 @@ class Builder:
             value = self._deferred_done[n]
             if isinstance(value, TraceError):
                 # The coverage run's failure is placed at its setting and is one problem of the build, reported
-                # by the first page that meets it; a problem with no place is the page's own.
+                # with the first page that meets it, and with that page again in each later build of this builder
+                # (mkdocs serve keeps it while no code changes; each build finishes every page once).
+                # A problem with no place is the page's own.
                 if value.path is None:
                     problems.setdefault(value.message, value.at(page, 1))
-                elif not getattr(value, "reported", False):
-                    value.reported = True
+                elif getattr(value, "reported_with", page) == page:
+                    value.reported_with = page
                     problems.setdefault(value.message, value)
                 return self._deferred[n][1](value.message)
             return value

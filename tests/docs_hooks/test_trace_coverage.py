@@ -213,6 +213,20 @@ def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failur
         assert "trace-deferred" not in markdown
 
 
+def test_a_builder_kept_for_the_next_build_reports_the_failed_coverage_run_again_once(make_project):
+    """mkdocs serve keeps the builder while no code changes: each build reports the failure once."""
+    root = project(make_project)
+    (root / "tests/test_branchy.py").write_text(TESTS.replace("== 5", "== 6"), encoding="utf-8")
+    builder = make_builder(load_settings(root))
+    pages = {"docs/clip.md": CLIP_PAGE, "docs/again.md": CLIP_PAGE.replace("id: cap", "id: cap-again")}
+    expanded = {name: builder.expand(name, text).markdown for name, text in pages.items()}
+
+    for _ in range(2):  # two builds
+        reported = {name: [str(p)[:40] for p in builder.finish(name, markdown)[1]]
+                    for name, markdown in expanded.items()}
+        assert reported == {"docs/clip.md": ["pyproject.toml: coverage_tests: while me"], "docs/again.md": []}
+
+
 COVERAGE_MISBEHAVES = TESTS + '''
 
 def test_hangs():
