@@ -912,18 +912,20 @@ class Recorder:
         })
         proc = self._start()
         out: list = []
-        try:
-            proc.stdin.write(len(payload).to_bytes(8, "little") + payload)
-            proc.stdin.flush()
-        except OSError:
-            pass  # it has ended: read below what it said, and how it ended
-        self.flush()  # the last batch's recordings go to the store while the child runs this one
         # Until the child says it has started the first request, it may be starting Python and importing the
         # project: that may take longer than a small limit meant for one test, on a busy machine.
         deadline = time.monotonic() + max(self.timeout, DEFAULT_TIMEOUT)
+        try:
+            sent = self._send(proc, len(payload).to_bytes(8, "little") + payload, deadline)
+        except OSError:
+            sent = True  # it has ended: read below what it said, and how it ended
+        if sent:
+            self.flush()  # the last batch's recordings go to the store while the child runs this one
         printed = None
         while len(out) < len(requests):
             try:
+                if not sent:
+                    raise TimeoutError
                 message = self._message(proc, deadline)
             except TimeoutError:
                 children.kill_group(proc)
@@ -953,6 +955,26 @@ class Recorder:
                 finally:
                     reply.unlink(missing_ok=True)
         return out
+
+    @staticmethod
+    def _send(proc: subprocess.Popen, data: bytes, deadline: float) -> bool:
+        """Write ``data`` to the child's input; False when it has not read it all by ``deadline`` (stuck
+        importing the project, say)."""
+        fd = proc.stdin.fileno()
+        view = memoryview(data)
+        os.set_blocking(fd, False)
+        try:
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [fd], [], left)[1]:
+                    return False
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:
+                    continue
+        finally:
+            os.set_blocking(fd, True)
+        return True
 
     def _message(self, proc: subprocess.Popen, deadline: float) -> dict | None:
         """The child's next message (a JSON line); None when it has ended; TimeoutError after ``deadline``."""
