@@ -6,13 +6,12 @@ coverage run, the specification's compile) is started by ``start`` here:
 - in a session (and process group) of its own, so that ``kill_group`` ends it
   together with whatever it started in turn (a test that starts a server, say);
 - holding the read end of a pipe, the lifeline, whose write end only the build
-  holds. ``watch_parent`` (called first thing in the child) waits on it in a
-  thread: when the build exits, even by ``kill -9``, the pipe closes and the
-  child kills its own group. On Linux the child also asks the kernel for
-  SIGKILL when the build dies (``PR_SET_PDEATHSIG``), which works while the
-  child's code holds the interpreter; it is only asked for when the child was
-  started by the build's main thread, since the kernel sends it when the
-  starting *thread* ends.
+  holds. ``watch_parent`` (called first thing in the child) forks a watchdog
+  that waits on it: when the build exits, even by ``kill -9``, the pipe
+  closes and the watchdog kills the child's whole group. On Linux the child
+  also asks the kernel for SIGKILL when the build dies (``PR_SET_PDEATHSIG``);
+  it is only asked for when the child was started by the build's main thread,
+  since the kernel sends it when the starting *thread* ends.
 """
 
 from __future__ import annotations
@@ -69,26 +68,34 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 
 def watch_parent() -> None:  # pragma: no cover - runs in the child process
-    """In the child: end this process group when the build that started it ends."""
+    """In the child: end this process group when the build that started it ends.
+
+    A watchdog, forked here before anything else runs, waits on the lifeline
+    and kills the group when it closes: a process of its own, so it acts even
+    when the child's code never lets go of the interpreter, and after the
+    kernel has killed the child itself (``PR_SET_PDEATHSIG``).
+    """
     spec = os.environ.pop(LIFELINE_ENV, "")
     if not spec:
         return
     fd_text, _, mode = spec.partition(":")
     fd = int(fd_text)
-    if mode == "pdeathsig" and sys.platform.startswith("linux"):
-        _pdeathsig()
-    if os.getppid() == 1:  # the build is gone already
-        _end_group()
-
-    def watch() -> None:
+    if not hasattr(os, "fork") or os.getpgid(0) != os.getpid():
+        return  # not the leader of a group of its own: nothing to end safely
+    if os.fork() == 0:  # the watchdog: holds nothing but the lifeline (the build sees the child's pipes close)
+        os.closerange(0, fd)
+        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
         try:
             while os.read(fd, 1):
                 pass
         except OSError:
             pass
         _end_group()
-
-    threading.Thread(target=watch, name="docs_hooks-lifeline", daemon=True).start()
+    os.close(fd)
+    if mode == "pdeathsig" and sys.platform.startswith("linux"):
+        _pdeathsig()
+    if os.getppid() == 1:  # the build is gone already
+        _end_group()
 
 
 def _pdeathsig() -> None:  # pragma: no cover - runs in the child process
@@ -101,10 +108,9 @@ def _pdeathsig() -> None:  # pragma: no cover - runs in the child process
         pass  # the lifeline alone ends the child
 
 
-def _end_group() -> None:  # pragma: no cover - runs in the child process
+def _end_group() -> None:  # pragma: no cover - runs in the child process (or its watchdog)
     try:
-        if os.getpgid(0) == os.getpid():  # this process leads its group: take what it started along
-            os.killpg(0, signal.SIGKILL)
+        os.killpg(0, signal.SIGKILL)  # the child leads this group (see watch_parent): it and what it started
     except OSError:
         pass
     os._exit(1)
