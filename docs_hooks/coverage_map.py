@@ -24,8 +24,9 @@ from . import children
 from .atomic import atomic_write
 from .cachedir import used
 from .errors import TraceError
+from .settings import DEFAULT_TEST_TIMEOUT
 
-DEFAULT_TIMEOUT = 120.0  # seconds; the test_timeout setting
+DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
 
 #: How many lines of the run's output an error shows.
 OUTPUT_LINES = 15

@@ -43,6 +43,7 @@ from typing import Any
 from . import children
 from .cachedir import Store, store_file
 from .errors import TraceError
+from .settings import DEFAULT_TEST_TIMEOUT
 from .turns import Turns
 
 
@@ -728,8 +729,7 @@ def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Reques
     return Request(node_id, module, func)
 
 
-#: Seconds a recorded test (or the model run, the coverage run, the spec compile) may take by default.
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a request may take unless told (the test_timeout setting)
 
 class Recorder:
     """Runs requests in one child process and caches each recording by the code it touched."""

@@ -30,6 +30,7 @@ import typst
 from docs_hooks.atomic import atomic_write
 from docs_hooks.cachedir import used
 from docs_hooks.errors import TraceError
+from docs_hooks.settings import DEFAULT_TEST_TIMEOUT
 
 __all__ = ["SpecRef", "SpecIndex", "compile_spec", "format_refs", "NOT_STATED"]
 
@@ -44,8 +45,8 @@ _SCHEMA = 1
 #: page breaks) do not depend on the fonts installed on the machine.
 _IGNORE_SYSTEM_FONTS = True
 
-#: Seconds the compile may take by default (the test_timeout setting).
-DEFAULT_TIMEOUT = 120.0
+#: Seconds the compile may take unless told (the test_timeout setting).
+DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT
 
 #: Files below the specification's folder that can change the document.
 _SOURCE_SUFFIXES = frozenset(
