@@ -615,7 +615,7 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
-    replies = tempfile.mkdtemp(prefix="docs-hooks-replies-")
+    replies = os.environ.get(REPLIES_ENV) or tempfile.mkdtemp(prefix="docs-hooks-replies-")
     try:
         _serve(channel, replies)
     finally:
@@ -1084,6 +1084,7 @@ def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Record
 
 
 PRELOAD_ENV = "DOCS_HOOKS_RECORDER_PRELOAD"
+REPLIES_ENV = "DOCS_HOOKS_RECORDER_REPLIES"
 
 
 def start_child(project_root: Path, sys_path: list[Path] | None = None, preload: list[str] = ()) -> tuple:
@@ -1103,10 +1104,18 @@ def start_child(project_root: Path, sys_path: list[Path] | None = None, preload:
     else:
         env.pop(PRELOAD_ENV, None)
     stderr = tempfile.TemporaryFile()
-    proc = children.start(
-        [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=project_root, env=env,
-    )
+    # The child's replies go to a folder the build makes and removes (see stop_child): a child that is
+    # killed leaves none behind.
+    env[REPLIES_ENV] = replies = tempfile.mkdtemp(prefix="docs-hooks-replies-")
+    try:
+        proc = children.start(
+            [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=project_root, env=env,
+        )
+    except BaseException:
+        shutil.rmtree(replies, ignore_errors=True)
+        raise
+    proc.replies = replies
     return proc, stderr
 
 
@@ -1119,6 +1128,8 @@ def stop_child(proc: subprocess.Popen, stderr) -> None:
     except Exception:
         pass
     children.kill_group(proc)
+    if getattr(proc, "replies", None):
+        shutil.rmtree(proc.replies, ignore_errors=True)
     for f in (proc.stdout, stderr):
         try:
             f.close()

@@ -191,20 +191,19 @@ def test_a_caller_waiting_for_another_callers_batch_goes_on_when_that_batch_is_i
 
 
 def test_replies_go_through_files_that_are_removed_and_the_child_removes_its_folder(tmp_path):
-    import glob
     import os
-    import tempfile
 
-    pattern = f"{tempfile.gettempdir()}/docs-hooks-replies-*"
-    before = set(glob.glob(pattern))
-    rec = make_recorder(tmp_path)
+    rec = make_recorder(tmp_path, "sleepy", SLEEPY)
+    rec.timeout = 1
     try:
-        rec.record([Request("shout 7", "noisy", "shout", (7,))])
-        [folder] = set(glob.glob(pattern)) - before  # the child's folder for its replies ...
+        rec.record([Request("nap 0", "sleepy", "nap", (0,))])
+        folder = rec._proc.replies  # the child's folder for its replies ...
         assert os.listdir(folder) == []  # ... holds no reply once it was read
+        stopped = rec.record_each([Request("nap 1000", "sleepy", "nap", (1000,))])  # killed at its time limit
+        assert isinstance(list(stopped.values())[0], TraceError)
+        assert not os.path.exists(folder)  # and goes with the child, even one that was killed
     finally:
         rec.close()
-    assert not os.path.exists(folder)  # and goes with the child
 
 
 def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_closed(tmp_path):
