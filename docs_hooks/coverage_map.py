@@ -16,12 +16,20 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import weakref
 from pathlib import Path
 
+from . import children
 from .atomic import atomic_write
 from .cachedir import used
 from .errors import TraceError
+from .settings import DEFAULT_TEST_TIMEOUT
+
+DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
+
+#: How many lines of the run's output an error shows.
+OUTPUT_LINES = 15
 
 
 class CoverageMap:
@@ -45,9 +53,22 @@ def _key(file_digests: dict[str, str], args: list[str]) -> str:
 
 
 def measure(project_root: Path, source_root: Path, pytest_args: list[str], file_digests: dict[str, str],
-            cache_dir: Path | None) -> CoverageMap:
+            cache_dir: Path | None, timeout: float = DEFAULT_TIMEOUT) -> CoverageMap:
     """Run the tests under coverage (or read the cached result for this code)."""
-    return Measurement(project_root, source_root, pytest_args, file_digests, cache_dir).result()
+    return Measurement(project_root, source_root, pytest_args, file_digests, cache_dir, timeout).result()
+
+
+def _read_map(text: str) -> dict[str, dict[int, list[str]]]:
+    """The line map as the run wrote it; ValueError when it is not one (cut short, damaged)."""
+    raw = json.loads(text)
+    if not isinstance(raw, dict):
+        raise ValueError("not a line map")
+    out = {}
+    for f, by_line in raw.items():
+        if not isinstance(by_line, dict):
+            raise ValueError("not a line map")
+        out[f] = {int(n): [str(t) for t in tests] for n, tests in by_line.items()}
+    return out
 
 
 class Measurement:
@@ -58,31 +79,37 @@ class Measurement:
     """
 
     def __init__(self, project_root: Path, source_root: Path, pytest_args: list[str],
-                 file_digests: dict[str, str], cache_dir: Path | None):
+                 file_digests: dict[str, str], cache_dir: Path | None, timeout: float = DEFAULT_TIMEOUT):
         self.project_root = project_root
+        self.timeout = timeout
         self._map: CoverageMap | None = None
         self._cached = cache_dir / "coverage" / f"{_key(file_digests, pytest_args)}.json" if cache_dir else None
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
         if self._cached is not None and self._cached.exists():
-            raw = json.loads(self._cached.read_text())
-            used(self._cached)
-            self._map = CoverageMap({f: {int(n): t for n, t in lines.items()} for f, lines in raw.items()})
-            return
+            try:
+                self._map = CoverageMap(_read_map(self._cached.read_text(encoding="utf-8")))
+            except (OSError, ValueError, UnicodeDecodeError):
+                self._cached.unlink(missing_ok=True)  # cut short or damaged: measured again, and written whole
+            else:
+                used(self._cached)
+                return
         self._tmp = tempfile.TemporaryDirectory()
         self._lines_file = os.path.join(self._tmp.name, "lines.json")
+        self._running_file = os.path.join(self._tmp.name, "running.txt")
         env = dict(os.environ)
         # Modules import as the code index names them: from the source root, tests from the project root.
         # This package comes last, for the run's own driver (child_main).
         env["PYTHONPATH"] = os.pathsep.join([str(source_root), str(project_root), env.get("PYTHONPATH", ""),
                                              str(Path(__file__).resolve().parent.parent)])
         self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")
-        self._proc = subprocess.Popen(
+        self._started = time.monotonic()
+        self._proc = children.start(
             # --assert=plain: which lines run does not depend on pytest's assertion rewriting, and
             # rewriting every test module and plugin package again (when bytecode is not cached)
             # would take longer than the tests do.
             [sys.executable, "-c", "from docs_hooks.coverage_map import child_main; child_main()",
-             str(source_root), str(project_root), self._lines_file,
+             str(source_root), str(project_root), self._lines_file, self._running_file,
              "-q", "-p", "no:cacheprovider", "--assert=plain", "-x", *pytest_args],
             cwd=project_root, stdout=self._output, stderr=subprocess.STDOUT, env=env,
         )
@@ -100,25 +127,88 @@ class Measurement:
         return self._map is not None or self._error is not None or self._proc.poll() is not None
 
     def result(self) -> CoverageMap:
+        """The line map; a TraceError (the same one each time) when the run failed, placed at the
+        ``coverage_tests`` setting, since the pages that wait for it are not where the problem is."""
         if self._map is not None:
             return self._map
         if self._error is not None:  # every later use reports the same failure
-            raise TraceError(self._error.message)
+            raise self._error
         try:
-            if self._proc.wait() != 0:
-                self._output.seek(0)
-                tail = self._output.read().strip().splitlines()[-15:]
-                self._error = TraceError("the tests failed while measuring which test runs which line; "
-                                         "fix them first:\n" + "\n".join(tail))
+            code = self._wait()
+            if code is None:
+                self._error = self._failure(
+                    f"did not finish within test_timeout = {self.timeout:g} s, so the run was stopped",
+                    "make the test finish sooner, or raise test_timeout")
                 raise self._error
-            text = Path(self._lines_file).read_text(encoding="utf-8")
-            lines = {f: {int(n): t for n, t in by_line.items()} for f, by_line in json.loads(text).items()}
+            text = None
+            if code == 0:
+                try:
+                    text = Path(self._lines_file).read_text(encoding="utf-8")
+                    lines = _read_map(text)
+                except (OSError, ValueError, UnicodeDecodeError):
+                    text = None
+            if text is None:
+                self._error = self._failure(self._how_it_ended(code), "fix the test")
+                raise self._error
         finally:
             self._finalizer()
         if self._cached is not None:
             atomic_write(self._cached, text)
         self._map = CoverageMap(lines)
         return self._map
+
+    def _wait(self) -> int | None:
+        """The run's exit code; None when one test ran longer than ``timeout`` seconds, and the run was
+        killed with whatever it started.
+
+        Starting Python, coverage.py and pytest and collecting the tests, before
+        the first test, may take up to DEFAULT_TIMEOUT (or ``timeout`` when longer):
+        on a busy machine that alone can outlast a small limit meant for one test.
+        """
+        running, since = None, self._started
+        while True:
+            limit = self.timeout if running is not None else max(self.timeout, DEFAULT_TIMEOUT)
+            try:
+                return self._proc.wait(timeout=min(1.0, max(0.05, since + limit - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                pass
+            now_running = self._running()
+            if now_running != running:  # the next test has started: its own time begins
+                running, since = now_running, time.monotonic()
+            elif time.monotonic() - since > limit:
+                children.kill_group(self._proc)
+                return None
+
+    def _running(self) -> str | None:
+        """``"<count> <node id>"`` of the test running now (the count tells a test run twice apart)."""
+        try:
+            return Path(self._running_file).read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+    def _how_it_ended(self, code: int) -> str:
+        if code < 0:
+            return f"was killed by signal {-code}"
+        if code == 1:
+            return "failed"
+        if code == 0:  # pytest returns 0 after writing the map: the process was ended (os._exit) first
+            return "ended the run (exit code 0) before the line map was written (os._exit, say)"
+        return f"ended with exit code {code}"
+
+    def _failure(self, how: str, todo: str) -> TraceError:
+        """One error for the whole build: which test (what pytest reported, else the test that was running)."""
+        self._output.seek(0)
+        output = self._output.read().strip().splitlines()
+        failed = [line[len("FAILED "):].split(" - ")[0] for line in output if line.startswith(("FAILED ", "ERROR "))]
+        tests = ", ".join(dict.fromkeys(failed)) or (self._running() or " ").split(" ", 1)[1]
+        who = f"the test {tests}" if tests else "the run of pytest"
+        tail = "\n".join(output[-OUTPUT_LINES:])
+        return TraceError(
+            f"coverage_tests: while measuring which test runs which line, {who} {how}; {todo} "
+            f"(or leave it out of coverage_tests in [tool.docs_hooks]). "
+            + (f"Last lines of its output:\n{tail}" if tail else "It printed nothing."),
+            "pyproject.toml",
+        )
 
 
 #: The coverage run's niceness: the lowest priority. What it measures is needed only once the pages
@@ -139,10 +229,8 @@ def _yield_to_the_build(pid: int) -> None:
 
 
 def _discard(proc: subprocess.Popen, output, tmp: tempfile.TemporaryDirectory) -> None:
-    """Stop a run nobody waited for, and remove its files."""
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
+    """Stop a run nobody waited for (with whatever it started), and remove its files."""
+    children.kill_group(proc)
     output.close()
     tmp.cleanup()
 
@@ -151,7 +239,8 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     """The coverage run: pytest under coverage.py, each test's lines measured under the test's name.
 
     Arguments: the source root, the project root, the JSON file to write
-    (repo path -> line -> the tests that ran it), then pytest's arguments.
+    (repo path -> line -> the tests that ran it), the file that names the test
+    running now (for a test that ends the process), then pytest's arguments.
     pytest switches coverage.py's context as each test's call starts and ends,
     to the test's name as the code index gives it (module.function, or
     module.Class.method). coverage.py's own ``test_function`` contexts guess the
@@ -160,13 +249,20 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     (Hypothesis runs a test through a method named ``test_function``, so every
     line such a test ran was counted for that method). The exit code is pytest's.
     """
-    source_root, project_root, out, *pytest_args = sys.argv[1:]
+    children.watch_parent()
+    source_root, project_root, out, running, *pytest_args = sys.argv[1:]
     import coverage
     import pytest
 
     cov = coverage.Coverage(data_file=None, config_file=False, source=[source_root])
 
     class TestContexts:
+        started = 0
+
+        def pytest_runtest_logstart(self, nodeid, location):
+            self.started += 1
+            Path(running).write_text(f"{self.started} {nodeid}", encoding="utf-8")
+
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_call(self, item):
             cov.switch_context(_test_context(item))

@@ -37,7 +37,7 @@ from . import render as R
 from .blocks import Block
 from .codeindex import Function, Statement, normalise_tokens, tokens_contain
 from .errors import TraceError
-from .record import Call, Opaque, Recording, Request, test_request
+from .record import Call, Capped, Opaque, Recording, Request, test_request
 
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
 CHECK_RTOL = 1e-6  # relative tolerance of a check line
@@ -197,7 +197,13 @@ def collect(ctx, block: Block) -> Example:
         ex.check = _check_line(d["check"], call, rows, where, lambda m: fail(m, "check"))
     if "gradcheck" in d:
         ex.gradcheck = _gradcheck(ctx, d["gradcheck"], fn, call, rec, req, lambda m: fail(m, "gradcheck"))
-    if d.get("widget"):
+    too_large = {k: n for k, n in ((k, _entries(v)) for k, v in call.args.items()) if n > WIDGET_MAX_ENTRIES}
+    if d.get("widget") and too_large:  # the example is shown, as recorded, without the widget
+        name, n = next(iter(too_large.items()))
+        ctx.problems.append(fail(f"widget: input '{name}' of {fn.name} holds {n} numbers, more than the "
+                                 f"{WIDGET_MAX_ENTRIES} a widget recomputes in the browser; remove 'widget: true' "
+                                 f"or record a test with smaller inputs", "widget"))
+    elif d.get("widget"):
         ex.widget = {
             "test": req.name,
             "function": fn.name,
@@ -243,6 +249,21 @@ def example_references(ctx, block: Block) -> None:
                        f"in it ({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
                        "Copy the code from the function.", "show")
         ctx.uses.extend(_lock_uses(ctx, block, title, fn, Row(str(item.get("label")), code, None, None, statement)))
+
+
+#: The most numbers a widget's inputs may hold (trace-widgets.js refuses more, with the same limit).
+WIDGET_MAX_ENTRIES = 10_000
+
+
+def _entries(value: Any) -> int:
+    """How many numbers a recorded value holds (a summary of a large one counts its full size)."""
+    if isinstance(value, (np.ndarray, Capped)):
+        return int(value.size)
+    if isinstance(value, (list, tuple)):
+        return sum(_entries(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_entries(v) for v in value.values())
+    return 1
 
 
 def _test_name(req: Request) -> str:

@@ -218,7 +218,7 @@ class Builder:
         s = self.settings
         modules = {str(f.file): f.module for f in self.index.functions.values()}
         self._recorder = Recorder(s.project_root, recorder_path(s), modules, self.index.file_digests, s.cache_dir,
-                                  child)
+                                  child, s.test_timeout)
 
     def start_coverage(self) -> None:
         """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
@@ -227,7 +227,7 @@ class Builder:
             from .coverage_map import Measurement
 
             self._coverage_run = Measurement(s.project_root, s.source_root, s.coverage_tests,
-                                             self.index.file_digests, s.cache_dir)
+                                             self.index.file_digests, s.cache_dir, s.test_timeout)
 
     @property
     def coverage(self):
@@ -300,7 +300,15 @@ class Builder:
                     self._deferred_done[n] = err
             value = self._deferred_done[n]
             if isinstance(value, TraceError):
-                problems.setdefault(value.message, TraceError(value.message, page, 1))
+                # The coverage run's failure is placed at its setting and is one problem of the build, reported
+                # with the first page that meets it, and with that page again in each later build of this builder
+                # (mkdocs serve keeps it while no code changes; each build finishes every page once).
+                # A problem with no place is the page's own.
+                if value.path is None:
+                    problems.setdefault(value.message, value.at(page, 1))
+                elif getattr(value, "reported_with", page) == page:
+                    value.reported_with = page
+                    problems.setdefault(value.message, value)
                 return self._deferred[n][1](value.message)
             return value
 

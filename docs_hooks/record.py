@@ -12,24 +12,38 @@ random generator, one array of another function's result) are described by
 ``Made`` and made in the child. Values of the project's own classes are sent
 back as ``Opaque`` (type, repr and fields), because the build process does not
 import the project's modules.
+
+What crosses between the build and the child, and what the cache holds, is
+data that cannot run code when read (see ``pack``): no pickle. Each request
+has a time limit (the ``test_timeout`` setting); a request that runs longer,
+or that ends the child, is an error for that request alone, and the requests
+after it go to a new child. A value of more than ``MAX_ENTRIES`` entries is
+kept as a ``Capped`` summary.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
+import logging
 import os
-import pickle
+import select
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import children
 from .cachedir import Store, store_file
 from .errors import TraceError
+from .settings import DEFAULT_TEST_TIMEOUT
 from .turns import Turns
 
 
@@ -61,6 +75,65 @@ class Opaque:
         if name in fields:
             return fields[name]
         raise AttributeError(f"recorded {self.__dict__.get('type', 'object')} has no field {name!r}")
+
+
+#: An array (or list, tuple, string) with more entries than this is not kept whole: a ``Capped`` summary is
+#: kept instead. Worked examples and model runs of a documented project are small; a value this large is
+#: no reading matter on a page, and kept whole it would weigh on the cache and the widgets.
+MAX_ENTRIES = 100_000
+SHOWN_ENTRIES = 10  # the first entries a Capped keeps
+
+
+@dataclass
+class Capped:
+    """A recorded value too large to keep (more than ``MAX_ENTRIES`` entries): what it was and a summary."""
+
+    type: str  # numpy.ndarray, list, tuple, str, bytes
+    shape: tuple
+    dtype: str
+    summary: dict = field(default_factory=dict)  # min, max, mean of a numeric array
+    first: list = field(default_factory=list)  # its first SHOWN_ENTRIES entries (flattened)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= int(d)
+        return n
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        stats = ", ".join(f"{k} {v:.4g}" for k, v in self.summary.items())
+        first = ", ".join(repr(v) for v in self.first)
+        return (f"<{self.type} of shape {self.shape}, {self.dtype}, {self.size} entries: too large to record "
+                f"(more than {MAX_ENTRIES}){'; ' + stats if stats else ''}; first entries [{first}, ...]>")
+
+
+def _capped(value: Any) -> "Capped | None":
+    """A summary of ``value`` when it has more than MAX_ENTRIES entries, else None."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        np = None
+    if np is not None and isinstance(value, np.ndarray):
+        if value.size <= MAX_ENTRIES:
+            return None
+        flat = value.reshape(-1)
+        summary = {}
+        if value.dtype.kind in "biuf":
+            finite = flat[np.isfinite(flat)] if value.dtype.kind == "f" else flat
+            if finite.size:
+                summary = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())}
+        return Capped("numpy.ndarray", tuple(int(d) for d in value.shape), str(value.dtype), summary,
+                      flat[:SHOWN_ENTRIES].tolist())
+    if isinstance(value, (list, tuple, str, bytes)) and len(value) > MAX_ENTRIES:
+        first = list(value[:SHOWN_ENTRIES]) if isinstance(value, (list, tuple)) else [value[:SHOWN_ENTRIES]]
+        return Capped(type(value).__name__, (len(value),), type(value).__name__, {},
+                      [v if isinstance(v, (int, float, str, bool, type(None))) else repr(v) for v in first])
+    return None
 
 
 @dataclass
@@ -147,22 +220,158 @@ def _opaque(obj: Any) -> Opaque | None:
     return Opaque(f"{cls.__module__}.{cls.__qualname__}", text, fields)
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles the project's own objects as ``Opaque``, so the build process can read them."""
+# ---------------------------------------------------------------------------- the data format
 
-    _plain = (int, float, complex, str, bytes, bool, list, tuple, dict, set, type(None))
-
-    def reducer_override(self, obj):
-        if type(obj) in self._plain or type(obj).__module__ in ("numpy", "builtins"):
-            return NotImplemented
-        value = _opaque(obj)
-        if value is None:
-            return NotImplemented
-        return (Opaque, (value.type, value.text, value.fields))
+# Recordings cross from the child to the build, and sit in the cache, in a form that cannot run code
+# when read: a JSON tree, then the raw bytes of every array in it (plain numeric dtypes only), each
+# named in the tree by its dtype, shape and place. Reading one back makes JSON values, strings,
+# numbers and NumPy arrays; a class of the project becomes an ``Opaque`` (in the child: see _opaque).
+_MAGIC = b"docs_hooks-data-1\n"
+_ALIGN = 16
+_MAX_DEPTH = 40  # deeper than this (or a cycle) is kept as its repr
+_PLAIN = (list, tuple, dict, set, frozenset, complex, bytes)
 
 
-def _dump(obj: Any, f) -> None:
-    _Pickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+def pack(value: Any) -> bytes:
+    """``value`` (recordings, calls, Made, plain data, NumPy arrays) as bytes that ``unpack`` reads back."""
+    import numpy as np
+
+    blobs: list[bytes] = []
+    size = [0]
+
+    def array(a) -> list:
+        data = a.tobytes()  # in C order, whatever the array's layout
+        pad = -size[0] % _ALIGN
+        if pad:
+            blobs.append(b"\0" * pad)
+            size[0] += pad
+        place = [a.dtype.str, list(a.shape), size[0], len(data)]
+        blobs.append(data)
+        size[0] += len(data)
+        return place
+
+    def enc(v: Any, depth: int) -> Any:
+        if v is None or isinstance(v, (bool, str)) or type(v) in (int, float):
+            return v
+        if depth > _MAX_DEPTH:
+            return {"r": [type(v).__qualname__, _safe_repr(v)]}
+        d = depth + 1
+        if isinstance(v, np.ndarray):
+            if v.dtype.hasobject or v.dtype.fields is not None:
+                if v.dtype.fields is not None:
+                    return {"r": ["numpy.ndarray", _safe_repr(v)]}
+                return {"AO": [list(v.shape), [enc(x, d) for x in v.reshape(-1).tolist()]]}
+            return {"A": array(v)}
+        if isinstance(v, np.generic):
+            if isinstance(v, np.object_) or v.dtype.fields is not None:
+                return {"r": [type(v).__qualname__, _safe_repr(v)]}
+            return {"N": array(np.asarray(v))}
+        if isinstance(v, (int, float)):  # subclasses (an IntEnum, say): their plain value
+            return int(v) if isinstance(v, int) else float(v)
+        if isinstance(v, Recording):
+            return {"R": [v.request, enc(v.calls, d), list(v.files), enc(v.result, d)]}
+        if isinstance(v, Call):
+            return {"c": [v.function, v.caller, v.caller_line, enc(v.args, d), enc(v.locals, d), enc(v.result, d)]}
+        if isinstance(v, Made):
+            return {"M": [v.module, v.function, enc(v.args, d), enc(v.item, d)]}
+        if isinstance(v, Opaque):
+            return {"O": [v.type, v.text, enc(v.fields, d)]}
+        if isinstance(v, Capped):
+            return {"K": [v.type, list(v.shape), v.dtype, enc(v.summary, d), enc(v.first, d)]}
+        capped = _capped(v)
+        if capped is not None:
+            return enc(capped, d)
+        if type(v) not in _PLAIN:
+            made = _opaque(v)  # an object of the project's own code (in the child), a NamedTuple say
+            if made is not None:
+                return enc(made, d)
+        if isinstance(v, list):
+            return {"L": [enc(x, d) for x in v]}
+        if isinstance(v, tuple):
+            return {"T": [enc(x, d) for x in v]}
+        if isinstance(v, dict):
+            return {"D": [[enc(k, d), enc(x, d)] for k, x in v.items()]}
+        if isinstance(v, (set, frozenset)):
+            return {"S" if isinstance(v, set) else "F": [enc(x, d) for x in v]}
+        if isinstance(v, complex):
+            return {"C": [v.real, v.imag]}
+        if isinstance(v, bytes):
+            return {"B": base64.b64encode(v).decode("ascii")}
+        return {"r": [f"{type(v).__module__}.{type(v).__qualname__}", _safe_repr(v)]}
+
+    tree = json.dumps(enc(value, 0), separators=(",", ":")).encode()
+    return _MAGIC + len(tree).to_bytes(8, "little") + tree + b"".join(blobs)
+
+
+def unpack(raw: bytes) -> Any:
+    """What ``pack`` wrote; ValueError when ``raw`` is not that (damaged, or another format)."""
+    import numpy as np
+
+    if not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + 8:
+        raise ValueError("not recorded data")
+    start = len(_MAGIC) + 8
+    n = int.from_bytes(raw[len(_MAGIC):start], "little")
+    if start + n > len(raw):
+        raise ValueError("recorded data cut short")
+    data = bytearray(raw[start + n:])  # writable arrays, as the code that reads them may expect
+    dtypes: dict[str, Any] = {}
+
+    def array(place) -> Any:
+        dtype, shape, offset, nbytes = place
+        dt = dtypes.get(dtype)
+        if dt is None:
+            dt = dtypes[dtype] = np.dtype(dtype)
+            if dt.hasobject:
+                raise ValueError("an object array in recorded data")
+        if offset < 0 or offset + nbytes > len(data):
+            raise ValueError("recorded data cut short")
+        count = nbytes // dt.itemsize if dt.itemsize else 0
+        return np.frombuffer(data, dtype=dt, count=count, offset=offset).reshape(tuple(shape))
+
+    def object_array(v) -> Any:
+        out = np.empty(len(v[1]), dtype=object)
+        for i, x in enumerate(v[1]):
+            out[i] = x
+        return out.reshape(tuple(v[0]))
+
+    # Every JSON object in the tree is one tagged value, decoded as the parser meets it (inner ones first).
+    decoders = {
+        "A": array,
+        "N": lambda v: array(v)[()],
+        "AO": object_array,
+        "L": lambda v: v,
+        "T": tuple,
+        "D": lambda v: {k: x for k, x in v},
+        "S": set,
+        "F": frozenset,
+        "C": lambda v: complex(v[0], v[1]),
+        "B": base64.b64decode,
+        "R": lambda v: Recording(v[0], v[1], list(v[2]), v[3]),
+        "c": lambda v: Call(*v),
+        "M": lambda v: Made(*v),
+        "O": lambda v: Opaque(*v),
+        "K": lambda v: Capped(v[0], tuple(v[1]), v[2], dict(v[3]), v[4]),
+        "r": lambda v: Opaque(v[0], v[1], {}),
+    }
+
+    def decode(pairs: list) -> Any:
+        if len(pairs) != 1 or pairs[0][0] not in decoders:
+            raise ValueError("damaged recorded data")
+        tag, v = pairs[0]
+        return decoders[tag](v)
+
+    try:
+        return json.loads(raw[start:start + n], object_pairs_hook=decode)
+    except (TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ValueError(f"damaged recorded data ({exc})") from None
+
+
+def _safe_repr(v: Any) -> str:
+    try:
+        text = repr(v)
+    except Exception:  # a broken __repr__
+        return f"<{type(v).__qualname__}>"
+    return text if len(text) <= 1000 else text[:1000] + "..."
 
 
 def _load_module(name: str, project_root: str):
@@ -229,7 +438,10 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
     except ImportError:  # pragma: no cover
         np = None
     if np is not None and isinstance(value, np.ndarray):
-        return value.copy()
+        # too large to keep: its summary (copying it first would cost as much)
+        return value.copy() if value.size <= MAX_ENTRIES else _capped(value)
+    if isinstance(value, (list, tuple)) and len(value) > MAX_ENTRIES:
+        return _capped(value)
     if depth < 2 and isinstance(value, tuple):
         return tuple(_snapshot(v, depth + 1) for v in value)
     if depth < 2 and isinstance(value, list):
@@ -238,11 +450,7 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         return {k: _snapshot(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (int, float, complex, str, bool, type(None))) or (np is not None and isinstance(value, np.generic)):
         return value
-    try:
-        pickle.dumps(value)
-        return value
-    except Exception:
-        return repr(value)
+    return value  # sent as it is when the build reads it (see pack), else as its repr
 
 
 def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
@@ -371,6 +579,15 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
     except Exception:
         sys.settrace(None)
         raise TraceError(f"{request['name']} raised while recording:\n{traceback.format_exc()}") from None
+    except SystemExit as exc:
+        sys.settrace(None)
+        code = exc.code if exc.code is None or isinstance(exc.code, int) else repr(exc.code)
+        where = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)).rstrip().splitlines()
+        raise TraceError(
+            f"{request['name']} called sys.exit({'' if code is None else code}) while recording, so it never "
+            f"returned; a test that a page records must return normally: remove the exit "
+            f"(or show another test). Where it exited:\n" + "\n".join(where[-6:])
+        ) from None
     finally:
         sys.settrace(None)
     if only is not None:
@@ -390,25 +607,50 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
     """Answer batches of requests until the build closes the pipe.
 
     One process serves the whole build, so Python, NumPy and the project are
-    imported once. Messages are pickles on stdin and on a copy of the original
-    stdout; what the code under test prints goes to stderr, never into a message.
+    imported once. A batch comes on stdin (its length, then ``pack``'s bytes);
+    the child answers on a copy of the original stdout, one JSON line per
+    message; what the code under test prints goes to stderr, never into a message.
     """
+    children.watch_parent()
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
-    replies = tempfile.mkdtemp(prefix="docs-hooks-replies-")
+    replies = os.environ.get(REPLIES_ENV) or tempfile.mkdtemp(prefix="docs-hooks-replies-")
     try:
         _serve(channel, replies)
     finally:
         shutil.rmtree(replies, ignore_errors=True)
 
 
-def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
-    """The child's loop: each reply is written to a file in ``replies`` and its path sent on ``channel``.
+def _read_batch(stream) -> Any:  # pragma: no cover - runs in the child process
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    n = int.from_bytes(head, "little")
+    body = stream.read(n)
+    if len(body) < n:
+        return None
+    return unpack(body)
 
-    The build reads a file in one go; a reply of megabytes sent through the pipe
-    itself would be read 64 KiB at a time by a thread that must win the
-    interpreter from the build's own thread for every piece.
+
+def _printed_so_far() -> int | None:  # pragma: no cover - runs in the child process
+    """Where the child's output file stands: what a request prints starts there."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return os.lseek(2, 0, os.SEEK_CUR)
+    except (OSError, ValueError):
+        return None
+
+
+def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
+    """The child's loop: for each request, ``{"start": i}`` as it starts, then ``{"done": i, "path": ...}``
+    (its recording, written to a file in ``replies``) or ``{"done": i, "error": ...}``.
+
+    The build reads a reply file in one go; a reply of megabytes sent through the
+    pipe itself would be read 64 KiB at a time by a thread that must win the
+    interpreter from the build's own thread for every piece. The ``start``
+    messages let the build hold each request to its time limit.
     """
     baseline = set(sys.modules)
     _BASELINE.update(baseline)
@@ -420,10 +662,13 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
         _LOCAL_ROOTS[:] = sys_path
         os.chdir(project_root)
 
+    def send(message: dict) -> None:
+        channel.write(json.dumps(message).encode() + b"\n")
+        channel.flush()
+
     preload = os.environ.get(PRELOAD_ENV)
     if preload:  # started ahead of the build's first request: import the project meanwhile
         import importlib
-        import json
 
         spec = json.loads(preload)
         configure(spec["sys_path"], spec["project_root"])
@@ -434,24 +679,23 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
             except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
                 pass
     while True:
-        try:
-            payload = pickle.load(sys.stdin.buffer)
-        except EOFError:
+        payload = _read_batch(sys.stdin.buffer)
+        if payload is None:
             return
         if not configured:
             configure(payload["sys_path"], payload["project_root"])
             configured = True
-        out = []  # in the order of the requests (two requests may share a name)
-        for request in payload["requests"]:
+        for i, request in enumerate(payload["requests"]):  # in order (two requests may share a name)
+            send({"start": i, "printed": _printed_so_far()})
             try:
-                out.append(_run_request(request, payload["modules"], baseline))
+                rec = _run_request(request, payload["modules"], baseline)
             except TraceError as err:
-                out.append(err)
-        fd, path = tempfile.mkstemp(dir=replies, suffix=".pickle")
-        with os.fdopen(fd, "wb") as f:
-            _dump(out, f)
-        pickle.dump(path, channel)
-        channel.flush()
+                send({"done": i, "error": err.message, "exited": isinstance(err.__context__, SystemExit)})
+                continue
+            fd, path = tempfile.mkstemp(dir=replies, suffix=".rec")
+            with os.fdopen(fd, "wb") as f:
+                f.write(pack(rec))
+            send({"done": i, "path": path})
 
 
 # ---------------------------------------------------------------------------- the build side
@@ -487,12 +731,16 @@ def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Reques
     return Request(node_id, module, func)
 
 
+DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a request may take unless told (the test_timeout setting)
+
 class Recorder:
     """Runs requests in one child process and caches each recording by the code it touched."""
 
     def __init__(self, project_root: Path, sys_path: list[Path], modules: dict[str, str],
-                 file_digests: dict[str, str], cache_dir: Path | None, spare: tuple | None = None):
+                 file_digests: dict[str, str], cache_dir: Path | None, spare: tuple | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
         self.project_root = project_root
+        self.timeout = timeout  # seconds each request may take (the test_timeout setting)
         self.sys_path = [str(p) for p in sys_path]
         self.modules = modules  # absolute filename -> module name
         self.file_digests = file_digests  # repo path -> digest of its current text
@@ -502,6 +750,7 @@ class Recorder:
         self._memo: dict[Request, Recording] = {}
         self._proc: subprocess.Popen | None = None
         self._stderr = None
+        self._unread = b""  # what the child sent after the last whole message
         self._finalizer: weakref.finalize | None = None
         self._turns = Turns()  # one conversation with the child at a time
         # Recorded, not yet in the store: key -> (digests of the files it touched, recording). Written while
@@ -533,19 +782,48 @@ class Recorder:
             return {}
         keys = {self._key(req): req for req in requests}
         found = {}
-        for key, raw in self.store.get_many(list(keys)).items():
+        try:
+            rows = self.store.get_many(list(keys))
+        except TraceError as err:  # the store itself is damaged: everything is recorded again
+            self._damaged_store(err)
+            return {}
+        for key, raw in rows.items():
             try:
-                stored = pickle.loads(raw)
-            except Exception:
-                continue  # written by another version of this code: recorded again
-            if stored.get("digests") != {f: self._digest(f) for f in stored.get("digests", {})}:
+                stored = unpack(raw)
+                digests, recording = stored["digests"], stored["recording"]
+                if not isinstance(recording, Recording) or not isinstance(digests, dict):
+                    continue
+            except (ValueError, TypeError, KeyError):
+                continue  # damaged, or written by another version of this code: recorded again
+            if digests != {f: self._digest(f) for f in digests}:
                 continue
-            found[keys[key]] = stored["recording"]
+            found[keys[key]] = recording
         return found
 
     def flush(self) -> None:
         """Write what was recorded since the last write to the store (the build calls it when its pages are done)."""
-        _write_recordings(self.store, self._unstored)
+        try:
+            _write_recordings(self.store, self._unstored)
+        except TraceError as err:  # not kept: recorded again next time
+            self._damaged_store(err)
+
+    def _damaged_store(self, err: TraceError) -> None:
+        """A store SQLite cannot read: a warning that names its file, which is deleted (a cache only: what it
+        held is recorded again, and written to a new file)."""
+        path = self.store.path
+        self.store.close()
+        for damaged in (path, *(path.with_name(path.name + s) for s in ("-journal", "-wal", "-shm"))):
+            try:
+                damaged.unlink(missing_ok=True)
+            except OSError:
+                pass
+        try:
+            shown = path.resolve().relative_to(self.project_root.resolve()).as_posix()
+        except ValueError:
+            shown = str(path)
+        detail = err.message.partition(" (")[2].partition("); ")[0] or err.message
+        _log.warning(str(TraceError(f"the recordings cache cannot be read ({detail}); it was deleted, and what it "
+                                    "held is recorded again", shown)))
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""
@@ -589,6 +867,7 @@ class Recorder:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         self.runs += 1
+        self._unread = b""
         if self._spare is not None and self._spare[0].poll() is None:
             (self._proc, self._stderr), self._spare = self._spare, None
             self._spare_finalizer.detach()
@@ -605,10 +884,24 @@ class Recorder:
         self._proc = None
         if self.store is not None:
             self.store.close()
+            _vacuum(self.store.path)
 
     def _run_child(self, requests: list[Request]) -> list:
-        """One batch through the child: a Recording (or the TraceError) per request, in their order."""
-        payload = {
+        """The requests through the child: a Recording (or the TraceError) per request, in their order.
+
+        Each request has ``timeout`` seconds from its start. One that runs longer
+        is stopped by killing the child with whatever it started, and one that
+        ends the child (``os._exit``, a crash) is reported with the child's exit
+        code and last lines of output; the requests after it go to a new child.
+        """
+        out: list = []
+        while len(out) < len(requests):
+            out.extend(self._run_batch(requests[len(out):]))
+        return out
+
+    def _run_batch(self, requests: list[Request]) -> list:
+        """What the child answers for ``requests``, up to and including the first that stops it."""
+        payload = pack({
             "sys_path": self.sys_path,
             "project_root": str(self.project_root),
             "modules": self.modules,
@@ -618,46 +911,182 @@ class Recorder:
                  "project_root": str(self.project_root)}
                 for r in requests
             ],
-        }
+        })
         proc = self._start()
+        out: list = []
+        # Until the child says it has started the first request, it may be starting Python and importing the
+        # project: that may take longer than a small limit meant for one test, on a busy machine.
+        deadline = time.monotonic() + max(self.timeout, DEFAULT_TIMEOUT)
         try:
-            pickle.dump(payload, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            proc.stdin.flush()
+            sent = self._send(proc, len(payload).to_bytes(8, "little") + payload, deadline)
+        except OSError:
+            sent = True  # it has ended: read below what it said, and how it ended
+        if sent:
             self.flush()  # the last batch's recordings go to the store while the child runs this one
-            reply = Path(pickle.load(proc.stdout))
+        printed = None
+        while len(out) < len(requests):
             try:
-                return pickle.loads(reply.read_bytes())
-            finally:
-                reply.unlink(missing_ok=True)
-        except (EOFError, OSError, pickle.UnpicklingError) as exc:
-            stderr = b""
-            if self._stderr is not None:
-                if isinstance(exc, EOFError):  # it is exiting: let it finish writing its traceback
-                    try:
-                        proc.wait(timeout=5)
-                    except subprocess.TimeoutExpired:
-                        pass
-                self._stderr.seek(0)
-                stderr = self._stderr.read()
-            self.close()
-            raise TraceError(
-                f"the recording process failed ({type(exc).__name__}):\n"
-                + stderr.decode(errors="replace")[-4000:]
-            ) from None
+                if not sent:
+                    raise TimeoutError
+                message = self._message(proc, deadline)
+            except TimeoutError:
+                children.kill_group(proc)
+                self.close_child()
+                req = requests[len(out)]
+                out.append(TraceError(
+                    f"{req.name} did not finish within test_timeout = {self.timeout:g} s, so it was stopped "
+                    f"(with every process it started); make it finish sooner, or raise test_timeout in "
+                    f"[tool.docs_hooks]"))
+                return out
+            if message is None:  # the child has ended
+                out.append(self._ended(proc, requests[len(out)], printed or 0))
+                return out
+            if "start" in message:
+                deadline = time.monotonic() + self.timeout
+                printed = message.get("printed")
+            elif "error" in message:
+                tail = self._printed(printed) if message.get("exited") and printed is not None else ""
+                out.append(TraceError(message["error"] + (f"\nLast lines of its output:\n{tail}" if tail else "")))
+            else:
+                reply = Path(message["path"])
+                try:
+                    out.append(unpack(reply.read_bytes()))
+                except (OSError, ValueError) as exc:  # removed or cut short under it (a full disk, say)
+                    out.append(TraceError(f"the recording of {requests[len(out)].name} could not be read back "
+                                          f"({exc}); build again"))
+                finally:
+                    reply.unlink(missing_ok=True)
+        return out
+
+    @staticmethod
+    def _send(proc: subprocess.Popen, data: bytes, deadline: float) -> bool:
+        """Write ``data`` to the child's input; False when it has not read it all by ``deadline`` (stuck
+        importing the project, say)."""
+        fd = proc.stdin.fileno()
+        view = memoryview(data)
+        os.set_blocking(fd, False)
+        try:
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [fd], [], left)[1]:
+                    return False
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:
+                    continue
+        finally:
+            os.set_blocking(fd, True)
+        return True
+
+    def _message(self, proc: subprocess.Popen, deadline: float) -> dict | None:
+        """The child's next message (a JSON line); None when it has ended; TimeoutError after ``deadline``."""
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._unread:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
+        return json.loads(line)
+
+    def _printed(self, since: int) -> str:
+        """The last lines the child printed after ``since`` (read without moving the file's offset, which the
+        child writes at)."""
+        if self._stderr is None:
+            return ""
+        fd = self._stderr.fileno()
+        size = os.fstat(fd).st_size
+        text = os.pread(fd, size - since, since).decode(errors="replace")
+        return "\n".join(text.rstrip().splitlines()[-OUTPUT_LINES:])
+
+    def _ended(self, proc: subprocess.Popen, req: Request, printed: int) -> TraceError:
+        """The error for ``req``, which the child was running (or about to run) when it ended."""
+        try:
+            code = proc.wait(timeout=5)  # it is exiting: let it finish writing its output
+        except subprocess.TimeoutExpired:
+            children.kill_group(proc)
+            code = proc.returncode
+        tail = self._printed(printed)
+        self.close_child()
+        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        return TraceError(
+            f"{req.name} ended the recording process before it returned: the process {how} (os._exit, or a "
+            f"crash); a test that a page records must return normally: remove the exit (or show another test). "
+            + (f"Last lines of its output:\n{tail}" if tail else "It printed nothing.")
+        )
+
+    def close_child(self) -> None:
+        """Forget the child (ended or killed): the next request starts a new one."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._proc = None
+        self._unread = b""
+
+
+#: How many lines of a child's output an error shows.
+OUTPUT_LINES = 15
+
+#: A recording larger than this (packed) is not stored: it is recorded again when needed.
+MAX_STORED_BYTES = 8 * 1024 * 1024
+
+#: The recordings store keeps at most this many bytes of recordings: the least recently read go first.
+MAX_STORE_BYTES = 256 * 1024 * 1024
+
+#: The recordings store is vacuumed when more than this share of its file is free pages.
+VACUUM_SHARE = 0.5
+
+_log = logging.getLogger("mkdocs.plugins.docs_hooks")
+
+
+def _vacuum(path: Path) -> None:
+    """Keep the store within MAX_STORE_BYTES (the least recently read recordings go), and give the file's
+    free pages back (after rows were deleted, here or by the cache's pruning) when they are most of it."""
+    if not path.is_file():
+        return
+    try:
+        db = sqlite3.connect(path, timeout=1, isolation_level=None)
+        try:
+            total = db.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM entries").fetchone()[0]
+            if total > MAX_STORE_BYTES:
+                kept, drop = 0, []
+                for key, size in db.execute("SELECT key, LENGTH(value) FROM entries ORDER BY used DESC").fetchall():
+                    kept += size
+                    if kept > MAX_STORE_BYTES:
+                        drop.append((key,))
+                with db:
+                    db.execute("BEGIN")
+                    db.executemany("DELETE FROM entries WHERE key = ?", drop)
+            else:
+                drop = []
+            free = db.execute("PRAGMA freelist_count").fetchone()[0]
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            if drop or (pages and free / pages > VACUUM_SHARE):
+                db.execute("VACUUM")
+        finally:
+            db.close()
+    except sqlite3.Error:
+        pass  # busy (another build) or damaged (the next read makes it again): only a saving of space
 
 
 def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Recording]]) -> None:
-    """Write ``pending`` (key -> (digests, recording)) to ``store`` in one transaction, and empty it."""
+    """Write ``pending`` (key -> (digests, recording)) to ``store`` in one transaction, and empty it.
+
+    A recording larger than MAX_STORED_BYTES is left out (it is recorded again when needed).
+    """
     if store is None or not pending:
         return
     items = dict(pending)
     for key in items:
         pending.pop(key, None)
-    store.put_many({key: pickle.dumps({"digests": digests, "recording": rec}, protocol=pickle.HIGHEST_PROTOCOL)
-                    for key, (digests, rec) in items.items()})
+    packed = {key: pack({"digests": digests, "recording": rec}) for key, (digests, rec) in items.items()}
+    store.put_many({key: raw for key, raw in packed.items() if len(raw) <= MAX_STORED_BYTES})
 
 
 PRELOAD_ENV = "DOCS_HOOKS_RECORDER_PRELOAD"
+REPLIES_ENV = "DOCS_HOOKS_RECORDER_REPLIES"
 
 
 def start_child(project_root: Path, sys_path: list[Path] | None = None, preload: list[str] = ()) -> tuple:
@@ -677,22 +1106,32 @@ def start_child(project_root: Path, sys_path: list[Path] | None = None, preload:
     else:
         env.pop(PRELOAD_ENV, None)
     stderr = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=project_root, env=env,
-    )
+    # The child's replies go to a folder the build makes and removes (see stop_child): a child that is
+    # killed leaves none behind.
+    env[REPLIES_ENV] = replies = tempfile.mkdtemp(prefix="docs-hooks-replies-")
+    try:
+        proc = children.start(
+            [sys.executable, "-c", "from docs_hooks.record import child_main; child_main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=project_root, env=env,
+        )
+    except BaseException:
+        shutil.rmtree(replies, ignore_errors=True)
+        raise
+    proc.replies = replies
     return proc, stderr
 
 
 def stop_child(proc: subprocess.Popen, stderr) -> None:
-    """Close the child's input (it exits at the end of its input), then make sure it has gone."""
+    """Close the child's input (it exits at the end of its input), then make sure it has gone, with what it started."""
     try:
         if proc.stdin:
             proc.stdin.close()
         proc.wait(timeout=5)
     except Exception:
-        proc.kill()
-        proc.wait()
+        pass
+    children.kill_group(proc)
+    if getattr(proc, "replies", None):
+        shutil.rmtree(proc.replies, ignore_errors=True)
     for f in (proc.stdout, stderr):
         try:
             f.close()

@@ -31,7 +31,10 @@ KNOWN_KEYS = {
     "numerical_grad": "dotted name of the central-difference function: numerical_grad(f, x)",
     "coverage_tests": "pytest arguments of the tests whose line coverage shows which test runs which line",
     "symbols": "table: config field (or product 'a*b', quotient 'a/b') -> symbol shown in shapes",
+    "test_timeout": "seconds each recorded test, the model run, the coverage run and the spec compile may take",
 }
+
+DEFAULT_TEST_TIMEOUT = 120.0
 
 
 @dataclass
@@ -54,6 +57,7 @@ class Settings:
     numerical_grad: str | None = None
     symbols: dict = field(default_factory=dict)
     coverage_tests: list = field(default_factory=list)
+    test_timeout: float = DEFAULT_TEST_TIMEOUT
     extra: dict = field(default_factory=dict)
 
     def rel(self, path: Path) -> str:
@@ -131,4 +135,16 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         numerical_grad=raw.get("numerical_grad"),
         symbols=dict(raw.get("symbols", {})),
         coverage_tests=list(raw.get("coverage_tests", [])),
+        test_timeout=_timeout(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),
     )
+
+
+def _timeout(value) -> float:
+    """The ``test_timeout`` setting: a positive number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise TraceError(
+            f"test_timeout in [tool.docs_hooks] must be a positive number of seconds, not {value!r}; "
+            f"write, say, test_timeout = {DEFAULT_TEST_TIMEOUT:g}",
+            "pyproject.toml",
+        )
+    return float(value)

@@ -22,6 +22,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Iterable
 
 import typst
@@ -29,6 +30,7 @@ import typst
 from docs_hooks.atomic import atomic_write
 from docs_hooks.cachedir import used
 from docs_hooks.errors import TraceError
+from docs_hooks.settings import DEFAULT_TEST_TIMEOUT
 
 __all__ = ["SpecRef", "SpecIndex", "compile_spec", "format_refs", "NOT_STATED"]
 
@@ -42,6 +44,9 @@ _SCHEMA = 1
 #: Only the fonts embedded in the typst package are used, so the PDF (and its
 #: page breaks) do not depend on the fonts installed on the machine.
 _IGNORE_SYSTEM_FONTS = True
+
+#: Seconds the compile may take unless told (the test_timeout setting).
+DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT
 
 #: Files below the specification's folder that can change the document.
 _SOURCE_SUFFIXES = frozenset(
@@ -197,6 +202,7 @@ def compile_spec(
     source: Path,
     pdf_out: Path | None = None,
     cache_dir: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> SpecIndex:
     """Compile ``source`` to PDF and index its labelled equations.
 
@@ -204,7 +210,8 @@ def compile_spec(
     change).  ``cache_dir``, if given, keeps the index and the PDF under a
     hash of all spec sources; an unchanged spec is then not recompiled.
     Typst problems raise :class:`TraceError` placed at the offending
-    ``.typ`` file and line.
+    ``.typ`` file and line. Typst runs in a child process, stopped after
+    ``timeout`` seconds (the test_timeout setting).
     """
     source = Path(source).resolve()
     if not source.is_file():
@@ -218,7 +225,7 @@ def compile_spec(
 
     index = _read_cache(cache_dir, source, key) if cache_dir is not None else None
     if index is None:
-        index = _compile(source, root, key)
+        index = _compile(source, root, key, timeout)
         if cache_dir is not None:
             _write_cache(Path(cache_dir), source, index)
 
@@ -227,21 +234,8 @@ def compile_spec(
     return index
 
 
-def _compile(source: Path, root: Path, key: str) -> SpecIndex:
-    try:
-        compiler = typst.Compiler(
-            str(source), root=str(root), ignore_system_fonts=_IGNORE_SYSTEM_FONTS
-        )
-        pdf, warnings = compiler.compile_with_warnings(format="pdf")
-        raw = compiler.eval(_INDEX_EXPR, format="json")
-    except typst.TypstError as exc:
-        raise _typst_error(exc, source, root) from None
-    except RuntimeError as exc:  # e.g. a file the compiler cannot open
-        raise TraceError(
-            f"Typst could not compile the specification: {exc}; check the file and its includes",
-            _display_path(source),
-        ) from None
-
+def _compile(source: Path, root: Path, key: str, timeout: float = DEFAULT_TIMEOUT) -> SpecIndex:
+    pdf, warnings, raw = _compile_in_child(source, root, timeout)
     refs: dict[str, SpecRef] = {}
     unnumbered: set[str] = set()
     for item in json.loads(raw):
@@ -271,9 +265,89 @@ def _compile(source: Path, root: Path, key: str) -> SpecIndex:
         pdf=bytes(pdf),
         key=key,
         from_cache=False,
-        warnings=tuple(_format_warning(w, root) for w in warnings),
+        warnings=tuple(warnings),
         unnumbered=frozenset(unnumbered - set(refs)),
     )
+
+
+def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, list[str], str]:
+    """Typst's PDF, its warnings (formatted) and the index of labels, from a child process stopped (with
+    whatever it started) after ``timeout`` seconds; a Typst error raises its TraceError."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from . import children
+
+    with tempfile.TemporaryDirectory(prefix="docs-hooks-spec-") as tmp:
+        pdf_file = Path(tmp) / "spec.pdf"
+        proc = children.start(
+            [sys.executable, "-c", "from docs_hooks.spec import _child_main; _child_main()",
+             str(source), str(root), str(pdf_file)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            children.kill_group(proc)
+            proc.communicate()
+            raise TraceError(
+                f"Typst did not finish compiling the specification within test_timeout = {timeout:g} s, so it "
+                "was stopped; look for a loop that does not end in the Typst source, or raise test_timeout in "
+                "[tool.docs_hooks]",
+                _display_path(source),
+            ) from None
+        finally:
+            children.release(proc)
+        try:
+            answer = json.loads(out)
+        except ValueError:
+            tail = "\n".join(err.decode(errors="replace").rstrip().splitlines()[-15:])
+            how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
+                   else f"exited with code {proc.returncode}")
+            raise TraceError(
+                f"Typst could not compile the specification: the compiling process {how}; check the file and "
+                f"its includes" + (f". Last lines of its output:\n{tail}" if tail else ""),
+                _display_path(source),
+            ) from None
+        if "typst_error" in answer:
+            raise _typst_error(SimpleNamespace(**answer["typst_error"]), source, root)
+        if "runtime_error" in answer:  # e.g. a file the compiler cannot open
+            raise TraceError(
+                f"Typst could not compile the specification: {answer['runtime_error']}; check the file and its "
+                "includes",
+                _display_path(source),
+            )
+        return pdf_file.read_bytes(), list(answer["warnings"]), answer["index"]
+
+
+def _child_main() -> None:  # pragma: no cover - runs in the compiling process
+    """Compile (arguments: source, root, where the PDF goes); print JSON: the index and the warnings, or
+    the error."""
+    import sys
+
+    from . import children
+
+    children.watch_parent()
+    source, root, pdf_file = sys.argv[1:4]
+    try:
+        compiler = typst.Compiler(source, root=root, ignore_system_fonts=_IGNORE_SYSTEM_FONTS)
+        pdf, warnings = compiler.compile_with_warnings(format="pdf")
+        raw = compiler.eval(_INDEX_EXPR, format="json")
+    except typst.TypstError as exc:
+        answer = {"typst_error": {
+            "message": str(getattr(exc, "message", "") or exc),
+            "diagnostic": str(getattr(exc, "diagnostic", "") or ""),
+            "hints": [str(h) for h in (getattr(exc, "hints", None) or [])],
+        }}
+    except RuntimeError as exc:
+        answer = {"runtime_error": str(exc)}
+    else:
+        Path(pdf_file).write_bytes(bytes(pdf))
+        answer = {"index": raw if isinstance(raw, str) else bytes(raw).decode(),
+                  "warnings": [_format_warning(w, Path(root)) for w in warnings]}
+    sys.stdout.write(json.dumps(answer))
+    sys.stdout.flush()
 
 
 def _typst_error(exc: "typst.TypstError", source: Path, root: Path) -> TraceError:

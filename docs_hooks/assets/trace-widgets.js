@@ -954,6 +954,33 @@
 
   const widgets = [];
 
+  /** The most input entries a widget recomputes (the build warns at the example above this, and
+   *  docs_hooks.examples.WIDGET_MAX_ENTRIES says the same); the data of more is not even parsed. */
+  const MAX_ENTRIES = 10000;
+  const MAX_DATA_CHARS = 40 * MAX_ENTRIES;
+
+  /** How many numbers the recorded inputs hold. */
+  function inputEntries(inputs) {
+    let n = 0;
+    (function walk(x) {
+      if (Array.isArray(x)) x.forEach(walk);
+      else if (x && typeof x === "object" && Array.isArray(x.values)) walk(x.values);
+      else if (x && typeof x === "object") Object.values(x).forEach(walk);
+      else n += 1;
+    })(inputs);
+    return n;
+  }
+
+  /** In place of a widget whose inputs are too large: the recorded values stay, and a note says why. */
+  function refuse(root, what) {
+    root.setAttribute("data-trace-widget", "too-large");
+    const note = el("p", { class: "trace-widget-status trace-widget-status--too-large", role: "status" },
+      `These inputs are not editable: ${what}. The values shown are the recorded ones.`);
+    const inputs = root.querySelector(":scope > .trace-example-inputs");
+    if (inputs) root.insertBefore(note, inputs);
+    else root.prepend(note);
+  }
+
   function init() {
     for (const root of document.querySelectorAll(".trace-example")) {
       if (root.hasAttribute("data-trace-widget")) continue;
@@ -961,7 +988,17 @@
       if (!script) continue;
       root.setAttribute("data-trace-widget", "");
       try {
-        widgets.push(new Widget(root, JSON.parse(script.textContent)));
+        if (script.textContent.length > MAX_DATA_CHARS) {
+          refuse(root, `their data is ${script.textContent.length} characters long, more than the ${MAX_DATA_CHARS} this page reads`);
+          continue;
+        }
+        const data = JSON.parse(script.textContent);
+        const entries = inputEntries(data.inputs);
+        if (entries > MAX_ENTRIES) {
+          refuse(root, `they hold ${entries} numbers, more than the ${MAX_ENTRIES} this page recomputes in your browser`);
+          continue;
+        }
+        widgets.push(new Widget(root, data));
       } catch (err) {
         root.setAttribute("data-trace-widget", "broken");
         console.error(`trace-widgets: example '${root.id}':`, err);

@@ -382,3 +382,41 @@ def test_one_widget_for_every_kernel_recomputes_like_the_python(open_page, site)
     n, problems = check_widgets(open_page, fixture_page.URL)
     assert n == len(fixture_page.EXAMPLES)
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------- inputs too large
+
+
+def test_a_widget_with_inputs_over_its_limit_is_refused_with_a_note_and_the_recorded_values_stay(browser):
+    script = (REPO / "docs/assets/trace-widgets.js").read_text(encoding="utf-8")
+    big = {"shape": [10001], "dtype": "float64", "values": [0.5] * 10001}
+    small = {"shape": [2], "dtype": "float64", "values": [0.5, 1.5]}
+
+    def example(name: str, inputs: dict) -> str:
+        data = json.dumps({"test": "t", "function": "ops.layer_norm_forward", "inputs": inputs,
+                           "outputs": None, "rows": [], "check": None})
+        return (f'<div class="trace-example" id="example-{name}"><h4>{name}</h4>'
+                f'<div class="trace-example-inputs"><table><tr><td>recorded</td></tr></table></div>'
+                f'<script type="application/json" class="trace-example-data">{data}</script></div>')
+
+    long = example("long", {"X": {"shape": [1], "dtype": "float64", "values": ["x" * 400001]}})
+    chars = len(long.split('class="trace-example-data">')[1].split("</script>")[0])
+    page = browser.new_page()
+    try:
+        page.set_content("<html><body>" + example("big", {"X": big}) + example("small", {"X": small}) + long
+                         + "</body></html>")
+        page.add_script_tag(content=script)
+        notes = page.locator(".trace-widget-status--too-large").all_text_contents()
+        states = page.evaluate("[...document.querySelectorAll('.trace-example')].map(e => e.getAttribute('data-trace-widget'))")
+        recorded = page.locator("#example-big .trace-example-inputs td").all_text_contents()
+    finally:
+        page.close()
+
+    assert notes == [
+        "These inputs are not editable: they hold 10001 numbers, more than the 10000 this page recomputes in your "
+        "browser. The values shown are the recorded ones.",
+        f"These inputs are not editable: their data is {chars} characters long, more than the 400000 this page "
+        "reads. The values shown are the recorded ones.",
+    ]
+    assert states[0] == "too-large" and states[1] != "too-large" and states[2] == "too-large"
+    assert recorded == ["recorded"]

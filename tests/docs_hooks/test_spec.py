@@ -262,3 +262,15 @@ def test_real_spec_compiles_and_has_the_layernorm_labels(tmp_path):
         assert index.lookup(f"eq:ln-{name}").section == mean.section
     assert all(label.startswith("eq:") for label in index.labels())
     assert index.warnings == ()
+
+
+def test_a_compile_that_does_not_end_is_stopped_at_test_timeout(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    source = write_spec(tmp_path, "= A\n\n#for i in range(100000) { for j in range(100000) { let k = i * j } }\n")
+
+    with pytest.raises(TraceError) as caught:
+        compile_spec(source, timeout=2)
+
+    assert str(caught.value) == (
+        "doc.typ: Typst did not finish compiling the specification within test_timeout = 2 s, so it was stopped; "
+        "look for a loop that does not end in the Typst source, or raise test_timeout in [tool.docs_hooks]")

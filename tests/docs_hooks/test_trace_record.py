@@ -70,7 +70,7 @@ def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_
 def test_a_child_that_dies_is_a_clear_error_and_the_next_batch_gets_a_new_child(tmp_path):
     rec = make_recorder(tmp_path)
     try:
-        with pytest.raises(TraceError, match=r"the recording process failed \(EOFError\)"):
+        with pytest.raises(TraceError, match=r"die ended the recording process before it returned: the process exited with code 3"):
             rec.record([Request("die", "noisy", "die")])
         after = rec.record([Request("shout 3", "noisy", "shout", (3,))])
     finally:
@@ -191,20 +191,19 @@ def test_a_caller_waiting_for_another_callers_batch_goes_on_when_that_batch_is_i
 
 
 def test_replies_go_through_files_that_are_removed_and_the_child_removes_its_folder(tmp_path):
-    import glob
     import os
-    import tempfile
 
-    pattern = f"{tempfile.gettempdir()}/docs-hooks-replies-*"
-    before = set(glob.glob(pattern))
-    rec = make_recorder(tmp_path)
+    rec = make_recorder(tmp_path, "sleepy", SLEEPY)
+    rec.timeout = 1
     try:
-        rec.record([Request("shout 7", "noisy", "shout", (7,))])
-        [folder] = set(glob.glob(pattern)) - before  # the child's folder for its replies ...
+        rec.record([Request("nap 0", "sleepy", "nap", (0,))])
+        folder = rec._proc.replies  # the child's folder for its replies ...
         assert os.listdir(folder) == []  # ... holds no reply once it was read
+        stopped = rec.record_each([Request("nap 1000", "sleepy", "nap", (1000,))])  # killed at its time limit
+        assert isinstance(list(stopped.values())[0], TraceError)
+        assert not os.path.exists(folder)  # and goes with the child, even one that was killed
     finally:
         rec.close()
-    assert not os.path.exists(folder)  # and goes with the child
 
 
 def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_closed(tmp_path):
@@ -224,3 +223,235 @@ def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_c
         assert again.record([request])[request].result == 18 and again.runs == 0
     finally:
         again.close()
+
+
+# ----------------------------------------------------------------------- tests that misbehave
+
+
+from docs_hooks.record import MAX_ENTRIES, Capped, pack, unpack  # noqa: E402
+
+from .conftest import BASE_FILES, expand_page, page  # noqa: E402
+
+MISBEHAVING = BASE_FILES["tests/test_ops.py"] + '''
+
+def test_hangs():
+    import subprocess, time
+    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))
+    subprocess.Popen(["sleep", "10000"])  # a process of its own, stopped with it
+    time.sleep(10000)
+
+
+def test_exits_3():
+    import sys
+    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))
+    print("about to exit")
+    sys.exit(3)
+
+
+def test_leaves():
+    import os
+    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))
+    print("about to leave", flush=True)
+    os._exit(0)
+
+
+def test_big():
+    X = np.linspace(-1.0, 1.0, 10_000_000).reshape(10_000, 1000)
+    layer_norm_forward(X, np.ones(1000), np.zeros(1000))
+'''
+
+EXAMPLE = """
+```trace-example
+test: tests/test_ops.py::{test}
+title: {title}
+show:
+  - label: mu
+    code: mu
+```
+"""
+
+
+def example_page(*tests: str) -> str:
+    head = page("""
+        # Page
+
+        ```trace-entry
+        title: The entry
+        function: ops.layer_norm_forward
+        status: implemented
+        ```
+        """)
+    return head + "".join(EXAMPLE.format(test=t, title=t) for t in tests)
+
+
+def misbehaving(make_project, *tests: str, timeout: float | None = None):
+    pyproject = BASE_FILES["pyproject.toml"] + (f"test_timeout = {timeout}\n" if timeout else "")
+    return make_project({"tests/test_ops.py": MISBEHAVING, "docs/page.md": example_page(*tests),
+                         "pyproject.toml": pyproject})
+
+
+def problems(result) -> list[str]:
+    return [str(p) for p in result.problems if "not reviewed yet" not in str(p)]
+
+
+def test_a_test_that_hangs_is_stopped_at_test_timeout_with_one_error_and_the_page_goes_on(make_project):
+    root = misbehaving(make_project, "test_hangs", "test_rows_have_zero_mean", timeout=2)
+
+    result = expand_page(root)
+
+    assert problems(result) == [
+        "docs/page.md:10: example 'test_hangs': tests/test_ops.py::test_hangs did not finish within "
+        "test_timeout = 2 s, so it was stopped (with every process it started); make it finish sooner, "
+        "or raise test_timeout in [tool.docs_hooks]"]
+    assert "Tiny numerical example" in result.markdown or "test_rows_have_zero_mean" in result.markdown
+
+
+def test_a_test_that_calls_sys_exit_is_named_at_its_example_with_its_code_and_output(make_project):
+    root = misbehaving(make_project, "test_exits_3")
+
+    (message,) = problems(expand_page(root))
+
+    lines = message.splitlines()
+    assert lines[0] == (
+        "docs/page.md:10: example 'test_exits_3': tests/test_ops.py::test_exits_3 called sys.exit(3) while "
+        "recording, so it never returned; a test that a page records must return normally: remove the exit "
+        "(or show another test). Where it exited:")
+    assert lines[-4:] == ["    sys.exit(3)", "SystemExit: 3", "Last lines of its output:", "about to exit"]
+
+
+def test_a_test_that_ends_the_recording_process_is_named_at_its_example_and_the_next_one_records(make_project):
+    root = misbehaving(make_project, "test_leaves", "test_rows_have_zero_mean")
+
+    result = expand_page(root)
+
+    assert problems(result) == [
+        "docs/page.md:10: example 'test_leaves': tests/test_ops.py::test_leaves ended the recording process "
+        "before it returned: the process exited with code 0 (os._exit, or a crash); a test that a page records "
+        "must return normally: remove the exit (or show another test). Last lines of its output:\n"
+        "about to leave"]
+
+
+def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make_project, tmp_path):
+    import pickle
+    import sqlite3
+
+    root = misbehaving(make_project, "test_rows_have_zero_mean")
+    first = expand_page(root)
+    assert problems(first) == []
+    store = root / ".cache/docs_hooks/recordings.sqlite3"
+    marker = tmp_path / "ran"
+
+    class Writes:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE entries SET value = ?", (pickle.dumps(Writes()),))
+    db.close()
+
+    again = expand_page(root)
+
+    assert not marker.exists()
+    assert problems(again) == [] and again.markdown == first.markdown  # recorded again
+    with sqlite3.connect(store) as db:
+        values = [v for (v,) in db.execute("SELECT value FROM entries")]
+    db.close()
+    assert values and all(unpack(v)["recording"].request for v in values)  # rewritten as data
+
+
+def test_recorded_data_reads_back_as_it_was_written():
+    value = {"a": np.arange(6.0).reshape(2, 3).T, "zero_d": np.array(2.5), "scalar": np.float32(1.5),
+             "t": (1, "x", None, 2j, b"\x00", frozenset({3})), 4: [{"nested": np.bool_(True)}],
+             "object": Opaque("m.Config", "Config(d=4)", {"d": 4})}
+
+    back = unpack(pack(value))
+
+    assert back["a"].shape == (3, 2) and back["a"].tolist() == value["a"].tolist()
+    assert back["zero_d"].shape == () and back["zero_d"] == 2.5
+    assert type(back["scalar"]) is np.float32 and back["scalar"] == 1.5
+    assert back["t"] == value["t"] and back[4] == [{"nested": True}] and type(back[4][0]["nested"]) is np.bool_
+    assert back["object"].type == "m.Config" and back["object"].d == 4
+
+
+def test_damaged_recorded_data_is_refused_not_run():
+    data = pack({"a": np.arange(3.0), "t": (1, "x", None)})
+    assert unpack(data)["t"] == (1, "x", None) and list(unpack(data)["a"]) == [0.0, 1.0, 2.0]
+
+    for damaged in (data[:-5], data[:30], b"\x80\x04garbage", data.replace(b'"<f8"', b'"|O8"')):
+        with pytest.raises(ValueError):
+            unpack(damaged)
+
+
+def test_a_large_recorded_value_is_kept_as_its_shape_dtype_summary_and_first_entries(tmp_path):
+    rec = make_recorder(tmp_path, "big", "import numpy as np\n\n\ndef big():\n"
+                                         "    X = np.linspace(-1.0, 1.0, 10_000_000)\n    return X.sum()\n",
+                        digest="one", cache=tmp_path / "cache")
+    request = Request("big", "big", "big")
+    try:
+        [recording] = rec.record([request]).values()
+    finally:
+        rec.close()
+
+    X = recording.first("big.big").locals["X"]
+    assert isinstance(X, Capped) and (X.shape, X.dtype, X.size) == ((10_000_000,), "float64", 10_000_000)
+    assert X.summary == {"min": -1.0, "max": 1.0, "mean": pytest.approx(0.0, abs=1e-12)}
+    assert X.first[0] == -1.0 and len(X.first) == 10
+    assert repr(X).startswith(f"<numpy.ndarray of shape (10000000,), float64, 10000000 entries: too large to "
+                              f"record (more than {MAX_ENTRIES}); min -1, max 1, mean ")
+    assert (tmp_path / "cache/recordings.sqlite3").stat().st_size < 1_000_000
+
+
+import numpy as np  # noqa: E402
+
+
+def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_widget_is_refused(make_project):
+    root = misbehaving(make_project, "test_big")
+    (root / "docs/page.md").write_text(
+        (root / "docs/page.md").read_text().replace("title: test_big\n", "title: test_big\nwidget: true\n"))
+
+    result = expand_page(root)
+
+    assert problems(result) == [
+        "docs/page.md:12: example 'test_big': widget: input 'X' of ops.layer_norm_forward holds 10000000 numbers, "
+        "more than the 10000 a widget recomputes in the browser; remove 'widget: true' or record a test with "
+        "smaller inputs"]
+    assert "trace-example-data" not in result.markdown  # no widget data
+    assert (root / ".cache/docs_hooks/recordings.sqlite3").stat().st_size < 2_000_000
+
+
+def test_the_recordings_store_keeps_within_its_bound_and_gives_back_the_space_of_deleted_rows(tmp_path, monkeypatch):
+    import time
+
+    import docs_hooks.record as record
+
+    cache = tmp_path / "cache"
+    store_path = cache / "recordings.sqlite3"
+    rec = make_recorder(tmp_path, cache=cache)
+    rec.store.put_many({"old": b"o" * 3_000_000}, now=1.0)
+    rec.store.put_many({"mid": b"m" * 3_000_000}, now=2.0)
+    rec.store.put_many({"new": b"n" * 3_000_000}, now=3.0)
+    monkeypatch.setattr(record, "MAX_STORE_BYTES", 7_000_000)
+    rec.close()
+
+    assert store_path.stat().st_size < 7_000_000  # the least recently read went, and its space with it
+    again = make_recorder(tmp_path, cache=cache)
+    assert sorted(again.store.get_many(["old", "mid", "new"])) == ["mid", "new"]
+    again.store.prune(before=time.time() + 10)  # as the cache's pruning deletes rows no build used for a while
+    again.close()
+    assert store_path.stat().st_size < 100_000
+
+
+def test_a_damaged_recordings_file_is_a_warning_naming_it_not_an_error_at_an_example(make_project, caplog):
+    root = misbehaving(make_project, "test_rows_have_zero_mean")
+    first = expand_page(root)
+    store = root / ".cache/docs_hooks/recordings.sqlite3"
+    store.write_bytes(store.read_bytes()[:4096] + b"\xff" * 8192)  # the header, then garbage
+
+    with caplog.at_level("WARNING", logger="mkdocs.plugins.docs_hooks"):
+        again = expand_page(root)
+
+    assert problems(again) == [] and again.markdown == first.markdown
+    assert [r.getMessage() for r in caplog.records] == [
+        ".cache/docs_hooks/recordings.sqlite3: the recordings cache cannot be read (database disk image is "
+        "malformed); it was deleted, and what it held is recorded again"]
+    assert expand_page(root).markdown == first.markdown  # and the next build reads the new file
