@@ -181,7 +181,7 @@ class Builder:
                                                              if kind.requests)),
                                 "recordings": None, "lock": threading.Lock()}
         self.spec = None  # a spec.SpecIndex when the settings name a specification
-        self.math = MathRenderer(settings.project_root, settings.cache_dir)
+        self.math = MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
         self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the adapter)
         # A static builder (check, relock, impact) only resolves: it reads the pages and resolves their

@@ -80,7 +80,7 @@ def make_builder(settings: Settings, coverage: bool = True, static: bool = False
 
 
 def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeIndex | None) -> Builder:
-    spec = _compile_spec_in_background(settings)
+    spec = _compile_spec_in_background(settings) if not static else None
     pages = {}
     for file in build_order(settings):
         try:
@@ -112,6 +112,11 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
         builder.prefetch(pages)
     if spec is not None:
         builder.spec = spec.result()  # a Typst error is raised here, as if compiled in this thread
+    elif static and settings.spec_source is not None:  # resolving needs the labels only: no Typst run
+        from .spec import labels_without_compiling
+
+        builder.spec = labels_without_compiling(settings.spec_source,
+                                                settings.cache_dir / "spec" if settings.cache_dir else None)
     return builder
 
 
@@ -129,7 +134,8 @@ def _compile_spec_in_background(settings: Settings):
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docs_hooks-spec")
     future = pool.submit(compile_spec, settings.spec_source,
-                         cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None)
+                         cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None,
+                         timeout=settings.test_timeout)
     pool.shutdown(wait=False)  # the thread ends with its one task; nothing waits here
     return future
 
@@ -184,7 +190,7 @@ def _early_katex(settings: Settings):
         return None
     from .math import MathRenderer
 
-    math = MathRenderer(settings.project_root, settings.cache_dir)
+    math = MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
     math.start()
     return math
 

@@ -234,6 +234,31 @@ def compile_spec(
     return index
 
 
+_TYPST_LABEL = re.compile(r"<([A-Za-z_][\w:.-]*)>")
+
+
+def labels_without_compiling(source: Path, cache_dir: Path | None = None) -> SpecIndex:
+    """The specification's labels with no Typst run, for ``check``: the compiled index when the cache holds
+    one for these sources, else every ``<label>`` written in them (numbers and pages unknown, so good for
+    telling a known label from an unknown one, not for showing where it is)."""
+    source = Path(source).resolve()
+    if not source.is_file():
+        raise TraceError(
+            "specification source not found; create it or fix the path to it in the configuration",
+            _display_path(source),
+        )
+    if cache_dir is not None:
+        cached = _read_cache(Path(cache_dir), source, _source_key(source, source.parent, [Path(cache_dir)]))
+        if cached is not None:
+            return cached
+    labels: dict[str, SpecRef] = {}
+    for typ in sorted(source.parent.rglob("*.typ")):
+        if _SKIP_DIRS.isdisjoint(typ.parts):
+            for label in _TYPST_LABEL.findall(typ.read_text(encoding="utf-8", errors="replace")):
+                labels.setdefault(label, SpecRef(label, "", 0, 0))
+    return SpecIndex(source, labels, b"")
+
+
 def _compile(source: Path, root: Path, key: str, timeout: float = DEFAULT_TIMEOUT) -> SpecIndex:
     pdf, warnings, raw = _compile_in_child(source, root, timeout)
     refs: dict[str, SpecRef] = {}

@@ -378,3 +378,16 @@ def test_a_full_build_of_the_same_project_does_start_workers(rich):
     started = eval(result.stdout.split("STARTED ", 1)[1].strip())
     assert any("node" in part and "katex_render.js" in part for part in started), started
     assert any("docs_hooks.record" in part for part in started), started
+
+
+def test_check_on_a_cold_cache_still_refuses_a_spec_label_the_specification_lacks(rich, check):
+    import shutil
+
+    shutil.rmtree(rich / ".cache", ignore_errors=True)
+    (rich / "docs/page.md").write_text(RICH_PAGE.replace("spec: [eq:ln-mean]", "spec: [eq:ln-mena]"))
+
+    code, err, _ = check(rich)
+
+    assert code == 1
+    assert err[0].startswith("docs/page.md:3: unknown spec label 'eq:ln-mena': no numbered equation in ")
+    assert "eq:ln-mean" in err[0]  # the closest label is suggested
