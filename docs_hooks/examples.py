@@ -204,6 +204,12 @@ def collect(ctx, block: Block) -> Example:
                                  f"{WIDGET_MAX_ENTRIES} a widget recomputes in the browser; remove 'widget: true' "
                                  f"or record a test with smaller inputs", "widget"))
     elif d.get("widget"):
+        kernels = b.widget_kernels
+        if kernels is not None and fn.name not in kernels:
+            ctx.problems.append(fail(
+                f"widget: no browser kernel registers {fn.name}, so its inputs cannot be edited on the page; add "
+                f"one to a script listed in mkdocs.yml's extra_javascript (see trace-widgets.js: "
+                f"register(\"{fn.name}\", ...)), or remove 'widget: true'", "widget"))
         ex.widget = {
             "test": req.name,
             "function": fn.name,

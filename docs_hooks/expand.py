@@ -184,6 +184,9 @@ class Builder:
         self.math = MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
         self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the adapter)
+        # The functions the site's scripts register a browser kernel for (set by the adapter from the site's
+        # extra_javascript); None when unknown (the command line), and then no example is warned about.
+        self.widget_kernels: set[str] | None = None
         # A static builder (check, relock, impact) only resolves: it reads the pages and resolves their
         # references against the index, renders nothing and starts no process.
         self.static = False

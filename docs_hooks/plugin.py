@@ -23,6 +23,7 @@ MkDocs prints its message, starting with the file and line, and no traceback.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from mkdocs.config import base
@@ -45,6 +46,19 @@ log = logging.getLogger("mkdocs.plugins.docs_hooks")
 ASSETS = Path(__file__).with_name("assets")  # the plugin's own stylesheet and scripts
 SITE_ASSETS = "assets/docs_hooks"  # where they go in the site
 SOURCE_PLACEHOLDER = "<!--docs-hooks-source-page-->"  # a source page's body, until every page is expanded
+
+
+KERNEL = re.compile(r"""\bregister\(\s*["']([\w.]+)["']""")  # a browser kernel, as trace-widgets.js takes it
+
+
+def widget_kernels(docs_dir: Path, scripts) -> set[str]:
+    """The functions the site's own scripts (mkdocs.yml's extra_javascript) register a browser kernel for."""
+    names: set[str] = set()
+    for script in scripts:
+        path = docs_dir / str(script)
+        if path.suffix in (".js", ".mjs") and path.is_file():
+            names.update(KERNEL.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return names
 
 
 class PluginConfig(base.Config):
@@ -90,6 +104,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
         except TraceError as err:
             raise PluginError(str(err)) from None
+        self.builder.widget_kernels = widget_kernels(Path(config.docs_dir), config.extra_javascript)
         if self.config.assets:
             config.extra_css.append(f"{SITE_ASSETS}/katex/katex.min.css")
             for sheet in sorted(ASSETS.glob("*.css")):

@@ -1,4 +1,4 @@
-"""A page of editable examples for every kernel in docs_hooks/assets/trace-widgets.js.
+"""A page of editable examples for every kernel in docs/assets/kernels.js.
 
 The site's own pages show the worked examples their authors chose. This page
 makes sure every browser kernel is exercised through the real widget (inputs,
@@ -87,6 +87,7 @@ def write(site_root: Path) -> Path:
 </head><body><article class="md-content md-typeset">
 {example_html()}
 </article>
+<script src="../assets/kernels.js"></script>
 <script src="../assets/docs_hooks/trace-widgets.js"></script>
 </body></html>
 """

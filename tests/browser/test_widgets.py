@@ -2,7 +2,7 @@
 
 Three checks, each against the real code, never against numbers typed here:
 
-- every kernel in docs_hooks/assets/trace-widgets.js, run in chromium on the inputs
+- every kernel in docs/assets/kernels.js, run in chromium on the inputs
   of the project's worked-example test (and on perturbed inputs), returns for
   each of its keys (a local, or the text of a sub-expression of the function)
   what the Python function computes;
@@ -278,7 +278,7 @@ def check_widgets(open_page, path: str) -> tuple[int, list[str]]:
 def check_widget(page, i: int, snap: dict, data: dict, where: str) -> list[str]:
     problems: list[str] = []
     if not snap["kernel"]:
-        return [f"{where}: no browser kernel for {snap['function']} in docs_hooks/assets/trace-widgets.js"]
+        return [f"{where}: no browser kernel for {snap["function"]} in docs/assets/kernels.js"]
     if snap["error"] or snap["missing"]:
         return [f"{where}: error {snap['error']!r}, not recomputed: {snap['missing']}"]
     if "rows" not in data:
@@ -388,7 +388,7 @@ def test_one_widget_for_every_kernel_recomputes_like_the_python(open_page, site)
 
 
 def test_a_widget_with_inputs_over_its_limit_is_refused_with_a_note_and_the_recorded_values_stay(browser):
-    script = (REPO / "docs/assets/trace-widgets.js").read_text(encoding="utf-8")
+    script = (REPO / "docs_hooks/assets/trace-widgets.js").read_text(encoding="utf-8")
     big = {"shape": [10001], "dtype": "float64", "values": [0.5] * 10001}
     small = {"shape": [2], "dtype": "float64", "values": [0.5, 1.5]}
 

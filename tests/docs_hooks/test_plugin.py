@@ -191,3 +191,46 @@ def test_with_a_spec_and_repo_url_the_rows_and_columns_are_there(make_project):
     assert "<td>PDF reference</td>" in html and ">Specification</th>" in html
     assert '<a href="https://example.com/repo/blob/abc123/src/ops.py#L6-L15">GitHub</a>' in html
     assert "<th>GitHub</th>" in html
+
+
+WIDGET_PAGE = """\
+# Layer norm
+
+```trace-entry
+title: Layer norm forward
+function: ops.layer_norm_forward
+status: implemented
+```
+
+```trace-example
+test: tests/test_ops.py::test_rows_have_zero_mean
+title: One matrix
+widget: true
+show:
+  - {label: Mean, code: mu}
+```
+"""
+
+
+def test_a_widget_with_no_browser_kernel_is_a_warning_at_its_line_and_a_registered_kernel_silences_it(make_project):
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": WIDGET_PAGE})
+    assert run_cli(root, "relock") == 0
+
+    missing = mkdocs_build(root)
+
+    assert missing.returncode == 1
+    assert ("WARNING -  docs/page.md:12: example 'One matrix': widget: no browser kernel registers "
+            "ops.layer_norm_forward, so its inputs cannot be edited on the page; add one to a script listed in "
+            "mkdocs.yml's extra_javascript (see trace-widgets.js: register(\"ops.layer_norm_forward\", ...)), or "
+            "remove 'widget: true'") in missing.stdout + missing.stderr
+
+    (root / "docs/kernels.js").write_text(
+        "(window.traceWidgetKernels = window.traceWidgetKernels || []).push(({ nd, register }) => {\n"
+        "  register(\"ops.layer_norm_forward\", ({ X }) => ({ mu: X.mean(-1, true) }));\n});\n", encoding="utf-8")
+    (root / "mkdocs.yml").write_text(MKDOCS_YML + "extra_javascript:\n  - kernels.js\n", encoding="utf-8")
+
+    registered = mkdocs_build(root)
+
+    assert registered.returncode == 0, registered.stdout + registered.stderr
+    html = (root / "site/page/index.html").read_text(encoding="utf-8")
+    assert html.index('src="../kernels.js"') < html.index('src="../assets/docs_hooks/trace-widgets.js"')
