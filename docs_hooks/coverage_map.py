@@ -52,6 +52,29 @@ def _key(file_digests: dict[str, str], args: list[str]) -> str:
     return h.hexdigest()[:24]
 
 
+#: Set in the build's own coverage run, whose driver measures already: a test run's line-map plugin
+#: (docs_hooks.pytest_linemap) stays off in there.
+CHILD_ENV = "DOCS_HOOKS_COVERAGE_RUN"
+
+
+def cached_map_path(cache_dir: Path, file_digests: dict[str, str], pytest_args: list[str]) -> Path:
+    """Where the line map of this code, measured by these tests, is cached (a test run may write it there too:
+    see docs_hooks.pytest_linemap)."""
+    return Path(cache_dir) / "coverage" / f"{_key(file_digests, pytest_args)}.json"
+
+
+def line_map(cov, project_root: Path) -> str:
+    """The line map (repo path -> line -> the tests that ran it) of a coverage.py measurement, as JSON text."""
+    data = cov.get_data()
+    root = Path(project_root).resolve()
+    lines = {}
+    for measured in data.measured_files():
+        by_line = data.contexts_by_lineno(measured)
+        lines[Path(measured).resolve().relative_to(root).as_posix()] = {
+            n: sorted(c for c in contexts if c) for n, contexts in by_line.items() if any(contexts)}
+    return json.dumps(lines, sort_keys=True)
+
+
 def measure(project_root: Path, source_root: Path, pytest_args: list[str], file_digests: dict[str, str],
             cache_dir: Path | None, timeout: float = DEFAULT_TIMEOUT) -> CoverageMap:
     """Run the tests under coverage (or read the cached result for this code)."""
@@ -83,7 +106,7 @@ class Measurement:
         self.project_root = project_root
         self.timeout = timeout
         self._map: CoverageMap | None = None
-        self._cached = cache_dir / "coverage" / f"{_key(file_digests, pytest_args)}.json" if cache_dir else None
+        self._cached = cached_map_path(cache_dir, file_digests, pytest_args) if cache_dir else None
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
         if self._cached is not None and self._cached.exists():
@@ -100,6 +123,7 @@ class Measurement:
         env = dict(os.environ)
         # Modules import as the code index names them: from the source root, tests from the project root.
         # This package comes last, for the run's own driver (child_main).
+        env[CHILD_ENV] = "1"  # a test run's own line-map plugin stays off in here: this run measures already
         env["PYTHONPATH"] = os.pathsep.join([str(source_root), str(project_root), env.get("PYTHONPATH", ""),
                                              str(Path(__file__).resolve().parent.parent)])
         self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")
@@ -275,14 +299,7 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     finally:
         cov.stop()
     if code == 0:
-        data = cov.get_data()
-        root = Path(project_root).resolve()
-        lines = {}
-        for measured in data.measured_files():
-            by_line = data.contexts_by_lineno(measured)
-            lines[Path(measured).resolve().relative_to(root).as_posix()] = {
-                n: sorted(c for c in contexts if c) for n, contexts in by_line.items() if any(contexts)}
-        Path(out).write_text(json.dumps(lines, sort_keys=True), encoding="utf-8")
+        Path(out).write_text(line_map(cov, Path(project_root)), encoding="utf-8")
     sys.exit(int(code))
 
 

@@ -278,7 +278,7 @@ def check_widgets(open_page, path: str) -> tuple[int, list[str]]:
 def check_widget(page, i: int, snap: dict, data: dict, where: str) -> list[str]:
     problems: list[str] = []
     if not snap["kernel"]:
-        return [f"{where}: no browser kernel for {snap["function"]} in docs/assets/kernels.js"]
+        return [f"{where}: no browser kernel for {snap['function']} in docs/assets/kernels.js"]
     if snap["error"] or snap["missing"]:
         return [f"{where}: error {snap['error']!r}, not recomputed: {snap['missing']}"]
     if "rows" not in data:

@@ -1,0 +1,112 @@
+"""A pytest plugin: the project's own test run writes the line map the build reads.
+
+Which test runs which line (``coverage_map``) comes from running the tests named
+by ``coverage_tests`` under coverage. Without this plugin the build runs them
+itself, in a child process. With it, the project's test command does it on the
+way: turn it on with ``-p docs_hooks.pytest_linemap`` (in ``addopts`` of
+``[tool.pytest.ini_options]``), and a test run that passes and ran every test
+``coverage_tests`` selects writes the map to the build's cache, under the key
+the build looks for (a digest of the code and the tests). The build then finds
+it and runs no test; a run that failed, or ran only some of those tests, writes
+nothing, and the build measures for itself.
+
+Coverage is on only while a selected test's own call runs, as in the build's
+run, so the rest of the suite runs at full speed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .coverage_map import CHILD_ENV
+
+
+def pytest_configure(config) -> None:
+    if os.environ.get(CHILD_ENV):
+        return
+    from .settings import load_settings
+
+    try:
+        settings = load_settings(Path(config.rootpath))
+    except Exception as exc:  # noqa: BLE001 - the build reports a settings problem itself, with its file
+        config.issue_config_time_warning(pytest.PytestConfigWarning(f"docs_hooks line map: off ({exc})"), 2)
+        return
+    if not settings.coverage_tests or settings.cache_dir is None:
+        return
+    selection = Selection.of(settings.coverage_tests, settings.project_root)
+    if selection is not None:
+        config.pluginmanager.register(LineMap(settings, selection), "docs_hooks_linemap")
+
+
+class Selection:
+    """The tests ``coverage_tests`` names, when it names them by paths (and ``--ignore=``) only."""
+
+    def __init__(self, paths: list[Path], ignored: list[Path]):
+        self.paths, self.ignored = paths, ignored
+
+    @classmethod
+    def of(cls, args: list[str], root: Path) -> Selection | None:
+        paths, ignored = [], []
+        for arg in args:
+            if arg.startswith("--ignore="):
+                ignored.append((root / arg.split("=", 1)[1]).resolve())
+            elif arg.startswith("-"):
+                return None  # selected some other way (-k, -m, ...): the build runs its own
+            else:
+                paths.append((root / arg.split("::", 1)[0]).resolve())
+        return cls(paths, ignored)
+
+    def holds(self, path: Path) -> bool:
+        path = path.resolve()
+        def under(p: Path, folder: Path) -> bool:
+            return p == folder or folder in p.parents
+        return any(under(path, p) for p in self.paths) and not any(under(path, i) for i in self.ignored)
+
+    def covered_by(self, config) -> bool:
+        """Whether this test run runs every test of the selection: its paths include them, nothing filtered."""
+        opt = config.option
+        if getattr(opt, "keyword", "") or getattr(opt, "markexpr", "") or getattr(opt, "deselect", None) \
+                or getattr(opt, "lf", False):
+            return False
+        roots = [(Path(config.invocation_params.dir) / a.split("::", 1)[0]).resolve() for a in config.args]
+        return all(any(p == r or r in p.parents for r in roots) for p in self.paths) and \
+            not any("::" in a for a in config.args)
+
+
+class LineMap:
+    def __init__(self, settings, selection: Selection):
+        import coverage
+
+        self.settings, self.selection = settings, selection
+        self.cov = coverage.Coverage(data_file=None, config_file=False, source=[str(settings.source_root)])
+        self.measured = 0
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        if not self.selection.holds(Path(str(item.path))):
+            yield
+            return
+        from .coverage_map import _test_context
+
+        self.measured += 1
+        self.cov.start()
+        self.cov.switch_context(_test_context(item))
+        try:
+            yield
+        finally:
+            self.cov.switch_context("")
+            self.cov.stop()
+
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        if exitstatus != 0 or not self.measured or not self.selection.covered_by(session.config):
+            return
+        from .atomic import atomic_write
+        from .coverage_map import cached_map_path, line_map
+        from .project import index_for
+
+        index = index_for(self.settings)
+        path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests)
+        atomic_write(path, line_map(self.cov, self.settings.project_root))

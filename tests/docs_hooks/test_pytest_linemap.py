@@ -1,0 +1,78 @@
+"""docs_hooks.pytest_linemap: the project's own test run writes the line map, and the build then runs no test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from docs_hooks.coverage_map import Measurement, cached_map_path
+from docs_hooks.project import index_for
+from docs_hooks.settings import load_settings
+
+from .test_trace_coverage import BRANCHY, TESTS
+
+PYPROJECT = """\
+[tool.pytest.ini_options]
+addopts = "-p docs_hooks.pytest_linemap"
+pythonpath = ["src", "."]
+
+[tool.docs_hooks]
+coverage_tests = ["tests/test_branchy.py"]
+"""
+
+
+def linemap_project(make_project, tests: str = TESTS):
+    return make_project({"src/branchy.py": BRANCHY, "tests/test_branchy.py": tests, "pyproject.toml": PYPROJECT})
+
+
+def run_pytest(root, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "DOCS_HOOKS_COVERAGE_RUN"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=root,
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+def map_path(root):
+    settings = load_settings(root)
+    return settings, cached_map_path(settings.cache_dir, index_for(settings).file_digests, settings.coverage_tests)
+
+
+def test_a_passing_run_of_the_selected_tests_writes_the_map_the_build_then_reads_without_running_a_test(make_project):
+    root = linemap_project(make_project)
+
+    result = run_pytest(root, "tests/test_branchy.py")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    settings, path = map_path(root)
+    lines = json.loads(path.read_text(encoding="utf-8"))
+    assert lines["src/branchy.py"]["3"] == ["tests.test_branchy.test_large_values_are_clipped"]
+    assert lines["src/branchy.py"]["4"] == ["tests.test_branchy.test_small_values_pass_through"]
+
+    measurement = Measurement(root, settings.source_root, settings.coverage_tests,
+                              index_for(settings).file_digests, settings.cache_dir)
+
+    assert measurement.done() and measurement._proc is None  # read from the cache: no coverage run started
+    assert measurement.result().tests_running("src/branchy.py", 3, 3) == [
+        "tests.test_branchy.test_large_values_are_clipped"]
+
+
+def test_a_run_that_fails_or_runs_only_some_of_the_tests_writes_nothing(make_project):
+    root = linemap_project(make_project, TESTS.replace("== 5\n", "== 6\n"))
+
+    failed = run_pytest(root, "tests/test_branchy.py")
+    assert failed.returncode == 1
+    assert not map_path(root)[1].exists()
+
+    (root / "tests/test_branchy.py").write_text(TESTS, encoding="utf-8")
+    some = run_pytest(root, "tests/test_branchy.py::test_small_values_pass_through")
+    assert some.returncode == 0, some.stdout + some.stderr
+    assert not map_path(root)[1].exists()
+
+    keyword = run_pytest(root, "tests/test_branchy.py", "-k", "small")
+    assert keyword.returncode == 0
+    assert not map_path(root)[1].exists()
+
+    everything = run_pytest(root, "tests/test_branchy.py")
+    assert everything.returncode == 0
+    assert map_path(root)[1].exists()
