@@ -62,7 +62,7 @@ def prefetch_tests(builder, parsed: dict) -> None:
             if block.kind == "example" and isinstance(block.data.get("test"), str):
                 name = block.data.get("function", function)
                 try:
-                    req = test_request(block.data["test"], s.tests_root.parent, s.project_root)
+                    req = test_request(block.data["test"], s.project_root)
                     shown = builder.index.function(name).name if isinstance(name, str) else None
                 except TraceError:
                     continue  # reported with its page and line when the page is expanded
@@ -168,7 +168,7 @@ def collect(ctx, block: Block) -> Example:
         fn = ctx.entry.functions[0]
 
     try:
-        req = test_request(d["test"], s.tests_root.parent, s.project_root)
+        req = test_request(d["test"], s.project_root)
     except TraceError as err:
         raise fail(err.message, "test") from None
     test_fn = _test_function(b.index, req, fail)
@@ -240,7 +240,7 @@ def example_references(ctx, block: Block) -> None:
     except TraceError as err:
         raise fail(err.message, "function") from None
     try:
-        req = test_request(d["test"], b.settings.tests_root.parent, b.settings.project_root)
+        req = test_request(d["test"], b.settings.project_root)
     except TraceError as err:
         raise fail(err.message, "test") from None
     _test_function(b.index, req, fail)
@@ -293,10 +293,12 @@ def _test_function(index, req: Request, fail) -> Function:
     fn = index.functions.get(name)
     if fn is None or not fn.is_test:
         path = req.name.partition("::")[0]
-        tests = [f.name[len(req.module) + 1:] for f in index.functions.values() if f.is_test and f.module == req.module]
-        close = difflib.get_close_matches(req.function, tests, n=3, cutoff=0.7)
+        wanted = req.function.replace(".", "::")
+        tests = [f.name[len(req.module) + 1:].replace(".", "::") for f in index.functions.values()
+                 if f.module == req.module and index.runs_as_test(f)]
+        close = difflib.get_close_matches(wanted, tests, n=3, cutoff=0.7)
         hint = ("; did you mean " + " or ".join(f"'{path}::{c}'" for c in close) + "?") if close else ""
-        raise fail(f"no test '{req.function}' in {path}{hint}", "test")
+        raise fail(f"no test '{wanted}' in {path}{hint}", "test")
     return fn
 
 
@@ -594,9 +596,11 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
     if outputs is None:
         raise fail(f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'"
                    " (tuples of names may nest)")
-    if not bwd.params:
+    # A method's instance is not an argument here: a layer's backward(self, dY) takes the gradient first.
+    bwd_params = bwd.params[1:] if bwd.params[:1] in (("self",), ("cls",)) else bwd.params
+    if not bwd_params:
         raise fail(f"gradcheck: {bwd.name} takes no arguments; its first argument must be the gradient on the output")
-    dY = np.asarray(bwd_call.args.get(bwd.params[0]))
+    dY = np.asarray(bwd_call.args.get(bwd_params[0]))
     wanted: dict = {}  # what to nudge -> (what the backward calls its gradient, the gradient)
     for name, value in _flatten(outputs, bwd_call.result, fail, bwd.name):
         if isinstance(value, dict):  # gradients by name, of the entries of a dictionary the forward takes
