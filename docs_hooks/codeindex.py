@@ -44,6 +44,8 @@ class CallSite:
     callee: str  # dotted name of the called function, as resolved through imports
     statement: Statement  # the whole statement that holds the call
     line: int  # line of the call itself
+    # A call of an instance, ``layer(X)``, reaches ``callee`` through this function (``LayerNorm.__call__``).
+    via: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,35 @@ class CodeIndex:
     calls: list[CallSite] = field(default_factory=list)
     attribute_reads: list[AttributeRead] = field(default_factory=list)
     classes: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # name -> (repo_path, start, end)
+    bases: dict[str, list[str]] = field(default_factory=dict)  # class -> its bases, dotted as imported
     file_digests: dict[str, str] = field(default_factory=dict)  # repo_path -> sha256 of its text
     _calls_to: dict[str, list[CallSite]] = field(default_factory=dict)
 
     def calls_to(self, name: str) -> list[CallSite]:
         return self._calls_to.get(name, [])
+
+    def method(self, cls: str, name: str) -> str | None:
+        """The function ``cls.name`` runs: its own, else the first base's of the index that has it."""
+        return _method_of(cls, name, set(self.functions), self.bases)
+
+    def runs_as_test(self, fn: Function) -> bool:
+        """Whether a test runner runs ``fn`` as a test: a ``test*`` function of a test file, or a ``test*``
+        method of a ``Test*`` class or of a ``unittest.TestCase`` subclass."""
+        if not fn.is_test or not fn.short_name.startswith("test"):
+            return False
+        owner = fn.name[: -len(fn.short_name) - 1]
+        if owner == fn.module:
+            return True
+        if owner not in self.classes:
+            return False  # a function nested in another
+        return owner.rsplit(".", 1)[-1].startswith("Test") or self._is_testcase(owner, set())
+
+    def _is_testcase(self, cls: str, seen: set) -> bool:
+        seen.add(cls)
+        for base in self.bases.get(cls, ()):
+            if base.endswith("TestCase") or (base not in seen and self._is_testcase(base, seen)):
+                return True
+        return False
 
     def function(self, name: str) -> Function:
         try:
@@ -259,8 +285,13 @@ class Root:
     is_tests: bool
 
 
-def build_index(roots: list[Root], project_root: Path, cache: Path | None = None) -> CodeIndex:
+def build_index(roots: list[Root], project_root: Path, cache: Path | None = None, exclude=()) -> CodeIndex:
     """The index of every function under ``roots`` (with the garbage collector paused: see gcpause).
+
+    ``exclude`` holds glob patterns of what to leave out (see ``settings.excluded``).
+    A file under two roots is indexed once, by the deeper root (by the code's when
+    both are the same folder); a test file (``test_*.py``, ``*_test.py``) is a test
+    wherever it is, named by its path from the project root.
 
     With ``cache`` (the file of a cachedir.Store), what each file contributes is
     kept there under a key made from its text, its place and this module's own
@@ -269,7 +300,7 @@ def build_index(roots: list[Root], project_root: Path, cache: Path | None = None
     from .gcpause import paused
 
     with paused():
-        return _build_index(roots, project_root, cache)
+        return _build_index(roots, project_root, cache, tuple(exclude))
 
 
 @dataclass
@@ -279,6 +310,7 @@ class FileIndex:
     digest: str
     functions: list[Function] = field(default_factory=list)
     classes: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    bases: dict[str, list[str]] = field(default_factory=dict)  # class -> its bases, dotted as imported
     attribute_reads: list[AttributeRead] = field(default_factory=list)
     # Calls to resolve once every module is known: (caller, module, callee as dotted parts, line,
     # statement, the names imported where the call is, class of the caller, locals made by a call).
@@ -288,38 +320,104 @@ class FileIndex:
 _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
-def _build_index(roots: list[Root], project_root: Path, cache: Path | None) -> CodeIndex:
-    index = CodeIndex()
-    pending_calls: list[tuple] = []
-    files: list[tuple[Path, Root]] = []
+def code_files(roots: list[Root], project_root: Path, exclude=()) -> list[tuple[Path, Root]]:
+    """Every Python file under ``roots`` once, with the root it belongs to (see build_index)."""
+    from .settings import DEFAULT_EXCLUDE, is_test_file, walk_files
+
+    owner: dict[Path, Root] = {}
+    tests = Root(project_root, project_root, True)
     for root in roots:
         if not root.path.is_dir():
             raise TraceError(f"code root '{root.path}' does not exist; check the docs_hooks settings")
-        for file in sorted(root.path.rglob("*.py")):
-            if any(part.startswith(".") or part == "__pycache__" for part in file.relative_to(root.path).parts):
+        for file in walk_files(root.path, project_root, exclude or DEFAULT_EXCLUDE, ".py"):
+            if is_test_file(file):
+                owner[file] = tests
                 continue
-            files.append((file, root))
+            other = owner.get(file)
+            if other is None or (len(root.path.parts), not root.is_tests) > (len(other.path.parts), not other.is_tests):
+                owner[file] = root
+    return sorted(owner.items())
+
+
+def _build_index(roots: list[Root], project_root: Path, cache: Path | None, exclude=()) -> CodeIndex:
+    index = CodeIndex()
+    pending_calls: list[tuple] = []
+    files = code_files(roots, project_root, exclude)
     for file, part in zip([f for f, _ in files], _file_indexes(files, project_root, cache)):
         index.file_digests[file.relative_to(project_root).as_posix()] = part.digest
         for fn in part.functions:
             index.functions[fn.name] = fn
         index.classes.update(part.classes)
+        index.bases.update(part.bases)
         index.attribute_reads.extend(part.attribute_reads)
         pending_calls.extend(part.pending)
 
     # Resolve call targets once every module is known. A class called like a
     # function (a dataclass has no __init__ in the source) is a call of the class.
     known = set(index.functions) | set(index.classes)
+    # What each function calls on ``self`` (``self.forward(X)`` in a ``__call__``): what calling an instance reaches.
+    on_self: dict[str, list[str]] = {}
+    for caller, _, parts, *_ in pending_calls:
+        if len(parts) == 2 and parts[0] == "self" and parts[1] not in on_self.setdefault(caller, []):
+            on_self[caller].append(parts[1])
+
+    def add(site: CallSite) -> None:
+        index.calls.append(site)
+        index._calls_to.setdefault(site.callee, []).append(site)
+
     for caller, module, parts, line, stmt, aliases, cls, instances in pending_calls:
         target = _resolve_callee(parts, module, aliases, known, cls)
-        if target is None:
-            target = _resolve_method_of_instance(parts, module, aliases, known, index.classes, instances)
-        if target is None:
+        if target is not None:
+            add(CallSite(caller, target, stmt, line))
             continue
-        site = CallSite(caller, target, stmt, line)
-        index.calls.append(site)
-        index._calls_to.setdefault(target, []).append(site)
+        owner = _instance_class(parts, module, aliases, known, index, instances)
+        if owner is None:
+            continue
+        if len(parts) == 1 or (parts[0] == "self" and len(parts) == 2):  # ``layer(X)``, ``self.norm(X)``
+            call = _method_of(owner, "__call__", known, index.bases)
+            if call is None:
+                continue
+            add(CallSite(caller, call, stmt, line))
+            for name in on_self.get(call, ()):  # dispatched on the instance's own class
+                reached = _method_of(owner, name, known, index.bases)
+                if reached is not None and reached != call:
+                    add(CallSite(caller, reached, stmt, line, via=call))
+        else:  # ``layer.forward(X)``, ``self.norm.forward(X)``
+            target = _method_of(owner, parts[-1], known, index.bases)
+            if target is not None:
+                add(CallSite(caller, target, stmt, line))
     return index
+
+
+def _method_of(cls: str, name: str, known: set[str], bases: dict[str, list[str]]) -> str | None:
+    """``cls.name`` if the index has it, else the first of ``cls``'s bases (depth first) that has it."""
+    seen: set[str] = set()
+    order = [cls]
+    while order:
+        current = order.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        if f"{current}.{name}" in known:
+            return f"{current}.{name}"
+        order[:0] = bases.get(current, [])
+    return None
+
+
+def _instance_class(parts, module, aliases, known, index: CodeIndex, instances) -> str | None:
+    """The class of the instance a call goes through: ``layer`` in ``layer(X)`` or ``layer.forward(X)`` where the
+    caller made ``layer = LayerNorm(...)``, or ``self.norm`` where a method of its class made ``self.norm = ...``."""
+    key = parts[0] if parts[0] != "self" else ".".join(parts[:2])
+    if parts[0] == "self" and len(parts) < 2:
+        return None
+    made = instances.get(key)
+    if made is None or (key == parts[0] and len(parts) > 2) or (key != parts[0] and len(parts) > 3):
+        return None
+    made_by = _resolve_callee(tuple(made), module, aliases, known, None)  # known holds the classes
+    if made_by is None:
+        return None
+    cls = made_by[: -len(".__init__")] if made_by.endswith(".__init__") else made_by
+    return cls if cls in index.classes else None
 
 
 def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Path | None) -> list[FileIndex]:
@@ -393,7 +491,7 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     }
 
-    def add_function(obj, cls: str | None) -> None:
+    def add_function(obj, cls: str | None, attrs: dict | None = None) -> None:
         node = _find_def(nodes_by_line, obj)
         if node is None:
             return
@@ -443,7 +541,8 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
         fn.local_names = frozenset([*fn.params, *extra, *assigned])
         part.functions.append(fn)
         by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
-        made = {name: parts for name, func in instances.items() if (parts := _dotted_parts(func)) is not None}
+        made = {**(attrs or {}),
+                **{name: parts for name, func in instances.items() if (parts := _dotted_parts(func)) is not None}}
         for call in calls:
             parts = _dotted_parts(call.func)
             stmt = _innermost(by_start, call.lineno) if parts is not None else None
@@ -461,10 +560,39 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
             add_function(member, None)
         elif member.is_class:
             part.classes[member.path] = (repo_path, member.lineno, member.endlineno)
+            part.bases[member.path] = [_base_name(str(base), module_name, aliases) for base in member.bases]
+            node = _find_def(nodes_by_line, member)
+            attrs = _instance_attributes(node) if node is not None else {}
             for sub in member.members.values():
                 if not sub.is_alias and sub.is_function:
-                    add_function(sub, member.path)
+                    add_function(sub, member.path, attrs)
     return part
+
+
+def _base_name(written: str, module: str, aliases: dict[str, str]) -> str:
+    """A base class as a dotted name: through the module's imports, else a class of the same module."""
+    head, _, rest = written.partition(".")
+    if head in aliases:
+        return aliases[head] + (f".{rest}" if rest else "")
+    return written if "." in written else f"{module}.{written}"
+
+
+def _instance_attributes(cls: ast.ClassDef) -> dict[str, tuple[str, ...]]:
+    """``self.norm = LayerNorm(d)`` in a method of the class (``__init__`` and ``setUp`` first):
+    ``{"self.norm": ("LayerNorm",)}``, what made each attribute, as dotted parts."""
+    methods = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    methods.sort(key=lambda n: n.name not in ("__init__", "setUp", "setup_method"))
+    out: dict[str, tuple[str, ...]] = {}
+    for method in methods:
+        for sub in ast.walk(method):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.value, ast.Call):
+                target = sub.targets[0]
+                if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                        and target.value.id == "self" and f"self.{target.attr}" not in out):
+                    parts = _dotted_parts(sub.value.func)
+                    if parts is not None:
+                        out[f"self.{target.attr}"] = parts
+    return out
 
 
 def _find_def(nodes_by_line: dict[int, ast.AST], obj) -> ast.AST | None:
@@ -497,18 +625,6 @@ def _dotted_parts(func: ast.expr) -> tuple[str, ...] | None:
         return None
     parts.append(node.id)
     return tuple(reversed(parts))
-
-
-def _resolve_method_of_instance(parts, module, aliases, known, classes, instances) -> str | None:
-    """``obj.method(...)`` where the caller made ``obj = SomeClass(...)``."""
-    if len(parts) != 2 or parts[0] not in instances:
-        return None
-    made_by = _resolve_callee(instances[parts[0]], module, aliases, known, None)  # known holds the classes
-    if made_by is None:
-        return None
-    cls = made_by[: -len(".__init__")] if made_by.endswith(".__init__") else made_by
-    name = f"{cls}.{parts[1]}"
-    return name if cls in classes and name in known else None
 
 
 def _resolve_callee(parts: tuple[str, ...], module: str, aliases: dict[str, str], known: set[str],

@@ -62,7 +62,7 @@ def prefetch_tests(builder, parsed: dict) -> None:
             if block.kind == "example" and isinstance(block.data.get("test"), str):
                 name = block.data.get("function", function)
                 try:
-                    req = test_request(block.data["test"], s.tests_root.parent, s.project_root)
+                    req = test_request(block.data["test"], s.project_root)
                     shown = builder.index.function(name).name if isinstance(name, str) else None
                 except TraceError:
                     continue  # reported with its page and line when the page is expanded
@@ -168,7 +168,7 @@ def collect(ctx, block: Block) -> Example:
         fn = ctx.entry.functions[0]
 
     try:
-        req = test_request(d["test"], s.tests_root.parent, s.project_root)
+        req = test_request(d["test"], s.project_root)
     except TraceError as err:
         raise fail(err.message, "test") from None
     test_fn = _test_function(b.index, req, fail)
@@ -228,7 +228,7 @@ def example_references(ctx, block: Block) -> None:
     except TraceError as err:
         raise fail(err.message, "function") from None
     try:
-        req = test_request(d["test"], b.settings.tests_root.parent, b.settings.project_root)
+        req = test_request(d["test"], b.settings.project_root)
     except TraceError as err:
         raise fail(err.message, "test") from None
     _test_function(b.index, req, fail)

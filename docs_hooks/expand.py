@@ -745,7 +745,7 @@ class Builder:
         for fn in functions:
             for site in self.index.calls_to(fn.name):
                 caller = self.index.functions[site.caller]
-                if caller.is_test and caller.short_name.startswith("test") and caller.name not in out:
+                if self.index.runs_as_test(caller) and caller.name not in out:
                     out.append(caller.name)
         return out
 
@@ -768,12 +768,10 @@ class Builder:
                     continue
                 seen.add(site.caller)
                 caller = self.index.functions[site.caller]
-                if caller.is_test and caller.short_name.startswith("test"):
+                if self.index.runs_as_test(caller):
                     if caller.name not in direct:
                         found.append(caller.name)
-                else:
-                    frontier.append(site.caller)
-                if caller.is_test and not caller.short_name.startswith("test"):
+                else:  # code, or a helper of the tests (setUp, a fixture) that tests call
                     frontier.append(site.caller)
         return sorted(set(found))
 

@@ -17,7 +17,7 @@ from .expand import Builder, Expanded, recorder_path
 from .gcpause import freeze, paused, unfreeze
 from .lock import LockEntry, compare, read_lock
 from .record import start_child, stop_child
-from .settings import Settings
+from .settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
 
 
 def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex:
@@ -30,7 +30,7 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
         roots.append(Root(tests, root, True))
     # A copy of the tree (impact's old revision) lives in a temporary folder: nothing to keep for it.
     cache = store_file(settings.cache_dir, "index") if project_root is None else None
-    return build_index(roots, root, cache)
+    return build_index(roots, root, cache, settings.exclude)
 
 
 def fingerprint(settings: Settings) -> str:
@@ -42,17 +42,15 @@ def fingerprint(settings: Settings) -> str:
     import hashlib
 
     h = hashlib.sha256()
-    folders = [settings.source_root, settings.tests_root]
-    if settings.model_run is not None:
-        folders.append(settings.model_run.parent)
-    if settings.spec_source is not None:
-        folders.append(settings.spec_source.parent)
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        for file in sorted(folder.rglob("*")):
-            if file.is_file() and "__pycache__" not in file.parts:
-                h.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
+    code = [settings.source_root, settings.tests_root]  # walked as the index walks them: excludes left out
+    helpers = [p.parent for p in (settings.model_run, settings.spec_source) if p is not None]
+    files: dict[Path, None] = {}
+    for folder in dict.fromkeys([*code, *helpers]):
+        if folder.is_dir():
+            patterns = settings.exclude if folder in code else DEFAULT_EXCLUDE
+            files.update(dict.fromkeys(walk_files(folder, settings.project_root, patterns)))
+    for file in sorted(files):
+        h.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
     h.update(repr(sorted(vars(settings).items(), key=lambda kv: kv[0])).encode())
     return h.hexdigest()
 
@@ -154,7 +152,8 @@ def _early_recorder(settings: Settings, pages=()):
         return None
     if not settings.source_root.is_dir():
         return None
-    modules = sorted(p.stem for p in settings.source_root.glob("*.py") if p.stem != "__init__")
+    modules = sorted(p.stem for p in settings.source_root.glob("*.py")
+                     if p.stem not in ("__init__", "setup") and not is_test_file(p) and not settings.is_excluded(p))
     return start_child(settings.project_root, recorder_path(settings), modules + _test_modules(settings, pages))
 
 
@@ -168,7 +167,7 @@ def _test_modules(settings: Settings, pages) -> list[str]:
             test = block.data.get("test")
             if isinstance(test, str):
                 try:
-                    found[test_request(test, settings.tests_root.parent, settings.project_root).module] = None
+                    found[test_request(test, settings.project_root).module] = None
                 except TraceError:
                     continue  # the page reports it where it is written
     return list(found)

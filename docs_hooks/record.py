@@ -245,6 +245,40 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         return repr(value)
 
 
+def _test_target(module, function: str):
+    """What to call for ``function`` of ``module``: (callable, its code, what to run after it).
+
+    A plain function is called as it is. A method of a class (``TestLayerNorm.test_forward``) is called
+    bound to a new instance, as the test runners do: a ``unittest.TestCase`` is made with the method's
+    name and its ``setUp`` runs first (``tearDown`` and cleanups after); a pytest class is made with no
+    arguments, its ``setup_method`` run first. Setting up runs before recording starts.
+    """
+    path = function.split(".")
+    owner = _attr_path(module, ".".join(path[:-1])) if len(path) > 1 else module
+    target = getattr(owner, path[-1])
+    if not isinstance(owner, type):
+        return target, getattr(target, "__code__", None), lambda: None
+    import unittest
+
+    code = getattr(target, "__code__", None)
+    if issubclass(owner, unittest.TestCase):
+        case = owner(path[-1])
+        case.setUp()
+
+        def done():
+            try:
+                case.tearDown()
+            finally:
+                case.doCleanups()
+
+        return getattr(case, path[-1]), code, done
+    case = owner()
+    if hasattr(case, "setup_method"):
+        case.setup_method(target)
+    return getattr(case, path[-1]), code, (lambda: case.teardown_method(target)) if hasattr(case, "teardown_method") \
+        else (lambda: None)
+
+
 def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
     """The call a frame starts: its caller (when that is the project's code), its line and its arguments."""
     back = frame.f_back
@@ -344,7 +378,7 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
     recorder = _Recorder(modules)
     try:
         module = _load_module(request["module"], root)
-        target = _attr_path(module, request["function"])
+        target, code, done = _test_target(module, request["function"])
     except Exception as exc:
         raise TraceError(f"cannot load {request['name']}: {type(exc).__name__}: {exc}") from None
     maker_recorder = _Recorder(modules)  # only to learn which files making the arguments ran
@@ -360,8 +394,8 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
         raise TraceError(f"cannot make the arguments of {request['name']}:\n{traceback.format_exc()}") from None
     finally:
         sys.settrace(None)
-    code = getattr(target, "__code__", None)
     only = _TargetOnly(code, modules) if request.get("target_only") and code is not None else None
+    failed = ""
     sys.settrace(only or recorder)
     try:
         if over is None:
@@ -370,9 +404,15 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
             rec.result = {key: target(key, value, *args) for key, value in over.items()}
     except Exception:
         sys.settrace(None)
-        raise TraceError(f"{request['name']} raised while recording:\n{traceback.format_exc()}") from None
+        failed = f"{request['name']} raised while recording:\n{traceback.format_exc()}"
     finally:
         sys.settrace(None)
+    try:
+        done()  # a test class's tearDown
+    except Exception:
+        failed += f"{chr(10) if failed else ''}{request['name']}: tearDown raised:\n{traceback.format_exc()}"
+    if failed:
+        raise TraceError(failed)
     if only is not None:
         rec.calls = only.finish(rec.result if over is None else None)
         recorder.files.add(code.co_filename)
@@ -472,17 +512,22 @@ class Request:
     target_only: bool = False
 
 
-def test_request(node_id: str, tests_parent: Path, project_root: Path) -> Request:
-    """A request for ``tests/test_x.py::test_name``."""
+def test_request(node_id: str, project_root: Path) -> Request:
+    """A request for a test by its pytest id: ``tests/test_x.py::test_name``, ``test_x.py::TestCase::test_name``.
+
+    The module is the file's path from the project root (``tests.test_x``), as
+    the code index names it; a method of a test class is run on an instance of
+    its class (see ``_test_target``).
+    """
     path, sep, func = node_id.partition("::")
-    if not sep or not path.endswith(".py") or not func:
-        raise TraceError(f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name")
+    if not sep or not path.endswith(".py") or not func or not all(p.isidentifier() for p in func.split("::")):
+        raise TraceError(f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name "
+                         "or tests/test_file.py::TestClass::test_name")
     file = project_root / path
     if not file.exists():
         raise TraceError(f"test file '{path}' does not exist (from '{node_id}')")
-    module = ".".join(Path(path).with_suffix("").relative_to(tests_parent.relative_to(project_root)).parts) \
-        if tests_parent != project_root else ".".join(Path(path).with_suffix("").parts)
-    return Request(node_id, module, func)
+    module = ".".join(Path(path).with_suffix("").parts)
+    return Request(node_id, module, func.replace("::", "."))
 
 
 class Recorder:

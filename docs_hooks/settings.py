@@ -6,6 +6,8 @@ generator names a file of the project it documents.
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
@@ -14,8 +16,9 @@ from pathlib import Path
 from .errors import TraceError
 
 KNOWN_KEYS = {
-    "source_root": "folder of the code the site explains; module names are paths inside it",
-    "tests_root": "folder of the tests; their names are paths from the project root",
+    "source_root": "folder of the code the site explains; module names are paths inside it; default: src, else .",
+    "tests_root": "folder of the tests; their names are paths from the project root; default: tests, else .",
+    "exclude": "glob patterns of folders and files the code index leaves out, added to the defaults",
     "docs_dir": "folder of the site's Markdown pages",
     "lock_path": "the review lock, committed",
     "repo_url": "repository web address, for permanent links",
@@ -55,6 +58,7 @@ class Settings:
     symbols: dict = field(default_factory=dict)
     coverage_tests: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
+    exclude: list = field(default_factory=list)  # glob patterns, the defaults included (see exclude_patterns)
 
     def rel(self, path: Path) -> str:
         """A path as shown in messages: relative to the project root."""
@@ -62,6 +66,10 @@ class Settings:
             return Path(path).resolve().relative_to(self.project_root.resolve()).as_posix()
         except ValueError:
             return str(path)
+
+    def is_excluded(self, path: Path) -> bool:
+        """Whether the code index leaves ``path`` (a file or folder of the project) out: see ``excluded``."""
+        return excluded(path, self.project_root, self.exclude)
 
     def pages(self) -> list[Path]:
         """Every Markdown page of the site (hidden folders inside the docs folder left out)."""
@@ -75,6 +83,58 @@ class Settings:
         if start is not None:
             url += f"#L{start}" if end is None or end == start else f"#L{start}-L{end}"
         return url
+
+
+# Folders no project's code lives in: left out of the code index whatever the settings say.
+DEFAULT_EXCLUDE = (".*", "venv", "node_modules", "site", "build", "dist", "*.egg-info", "__pycache__")
+# pytest's default names of test files, and its conftest.py: tests wherever they are, never the code documented.
+TEST_FILES = ("test_*.py", "*_test.py", "conftest.py")
+
+
+def is_test_file(path: Path) -> bool:
+    return any(fnmatch.fnmatchcase(Path(path).name, pattern) for pattern in TEST_FILES)
+
+
+def excluded(path: Path, project_root: Path, patterns) -> bool:
+    """Whether ``path`` lies in what ``patterns`` leave out.
+
+    A pattern without ``/`` matches any one folder or file name on the way
+    (``node_modules``, ``*.egg-info``); one with ``/`` matches the path from the
+    project root, or a folder it starts with (``docs/examples``). A folder that
+    holds ``pyvenv.cfg`` is a virtual environment, whatever its name.
+    """
+    try:
+        rel = Path(path).relative_to(project_root)
+    except ValueError:
+        try:
+            rel = Path(path).resolve().relative_to(Path(project_root).resolve())
+        except ValueError:
+            return False
+    parts = rel.parts
+    for i, part in enumerate(parts):
+        prefix = "/".join(parts[: i + 1])
+        for pattern in patterns:
+            pattern = pattern.strip("/")
+            if fnmatch.fnmatchcase(prefix if "/" in pattern else part, pattern):
+                return True
+    return False
+
+
+def is_virtualenv(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file()
+
+
+def walk_files(folder: Path, project_root: Path, patterns, suffix: str = "") -> list[Path]:
+    """The files under ``folder`` (ending in ``suffix``), sorted, leaving out what ``patterns`` exclude and
+    virtual environments; an excluded folder is not entered."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames
+                             if not excluded(here / d, project_root, patterns) and not is_virtualenv(here / d))
+        out.extend(here / f for f in filenames
+                   if f.endswith(suffix) and not excluded(here / f, project_root, patterns))
+    return sorted(out)
 
 
 def current_ref(root: Path, fallback: str = "main") -> str:
@@ -108,15 +168,26 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
             "pyproject.toml",
         )
 
+    _validate(raw)
+
     def path(key: str, default: str | None) -> Path | None:
         value = raw.get(key, default)
         return None if value is None else (project_root / value)
 
+    def folder(key: str, usual: str) -> Path:
+        """A code root: the setting, else the usual folder when the project has one, else the project root."""
+        if key in raw:
+            return project_root / raw[key]
+        return project_root / usual if (project_root / usual).is_dir() else project_root
+
+    docs_dir = path("docs_dir", "docs")
+    docs_rel = Path(os.path.relpath(docs_dir, project_root)).as_posix()
+    exclude = [*DEFAULT_EXCLUDE, *([docs_rel] if docs_rel not in (".", "") else []), *raw.get("exclude", [])]
     return Settings(
         project_root=project_root,
-        source_root=path("source_root", "src"),
-        tests_root=path("tests_root", "tests"),
-        docs_dir=path("docs_dir", "docs"),
+        source_root=folder("source_root", "src"),
+        tests_root=folder("tests_root", "tests"),
+        docs_dir=docs_dir,
         lock_path=path("lock_path", "docs/trace.lock"),
         repo_url=raw.get("repo_url", ""),
         ref=raw.get("ref") or current_ref(project_root),
@@ -131,4 +202,32 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         numerical_grad=raw.get("numerical_grad"),
         symbols=dict(raw.get("symbols", {})),
         coverage_tests=list(raw.get("coverage_tests", [])),
+        exclude=exclude,
     )
+
+
+_PATHS = ("source_root", "tests_root", "docs_dir", "lock_path", "cache_dir", "spec_source", "spec_pdf", "model_run")
+_NAMES = ("repo_url", "ref", "model_config", "config_module", "init_params", "decay_rule", "numerical_grad")
+
+
+def _validate(raw: dict) -> None:
+    """Each setting of the right type, else one error naming it and saying what it must be."""
+
+    def fail(key: str, what: str) -> TraceError:
+        value = raw[key]
+        shown = repr(value) if isinstance(value, str) else (str(value).lower() if isinstance(value, bool) else str(value))
+        return TraceError(f"[tool.docs_hooks] {key}: must be {what}, not {shown}", "pyproject.toml")
+
+    for key in _PATHS:
+        if key in raw and (not isinstance(raw[key], str) or not raw[key].strip()):
+            raise fail(key, "a path (a string, relative to the project root)")
+    for key in _NAMES:
+        if key in raw and not isinstance(raw[key], str):
+            raise fail(key, "a string")
+    for key, what in (("exclude", "a list of glob patterns"), ("coverage_tests", "a list of pytest arguments")):
+        if key in raw and (not isinstance(raw[key], list) or not all(isinstance(v, str) for v in raw[key])):
+            raise fail(key, what)
+    if "symbols" in raw:
+        symbols = raw["symbols"]
+        if not isinstance(symbols, dict) or not all(isinstance(v, str) for v in symbols.values()):
+            raise fail("symbols", "a table of config field = \"symbol\" ([tool.docs_hooks.symbols])")

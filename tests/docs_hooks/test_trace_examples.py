@@ -850,7 +850,7 @@ def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(t
 
     root = write_project(tmp_path / "proj")
     builder = builder_for(root)
-    req = examples.test_request("tests/test_ops.py::test_worked_example", root, root)
+    req = examples.test_request("tests/test_ops.py::test_worked_example", root)
     builder.recorder.record([req])
     answered = []
     builder.recorder._busy = True  # the prefetch is busy with a long batch
