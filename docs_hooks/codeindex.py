@@ -46,6 +46,7 @@ class CallSite:
     line: int  # line of the call itself
     # A call of an instance, ``layer(X)``, reaches ``callee`` through this function (``LayerNorm.__call__``).
     via: str = ""
+    written: str = ""  # then the name the call is written with: ``norm`` in ``self.norm(X)``
 
 
 @dataclass(frozen=True)
@@ -381,7 +382,7 @@ def _build_index(roots: list[Root], project_root: Path, cache: Path | None, excl
             for name in on_self.get(call, ()):  # dispatched on the instance's own class
                 reached = _method_of(owner, name, known, index.bases)
                 if reached is not None and reached != call:
-                    add(CallSite(caller, reached, stmt, line, via=call))
+                    add(CallSite(caller, reached, stmt, line, via=call, written=parts[-1]))
         else:  # ``layer.forward(X)``, ``self.norm.forward(X)``
             target = _method_of(owner, parts[-1], known, index.bases)
             if target is not None:

@@ -567,9 +567,11 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
     if outputs is None:
         raise fail(f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'"
                    " (tuples of names may nest)")
-    if not bwd.params:
+    # A method's instance is not an argument here: a layer's backward(self, dY) takes the gradient first.
+    bwd_params = bwd.params[1:] if bwd.params[:1] in (("self",), ("cls",)) else bwd.params
+    if not bwd_params:
         raise fail(f"gradcheck: {bwd.name} takes no arguments; its first argument must be the gradient on the output")
-    dY = np.asarray(bwd_call.args.get(bwd.params[0]))
+    dY = np.asarray(bwd_call.args.get(bwd_params[0]))
     wanted: dict = {}  # what to nudge -> (what the backward calls its gradient, the gradient)
     for name, value in _flatten(outputs, bwd_call.result, fail, bwd.name):
         if isinstance(value, dict):  # gradients by name, of the entries of a dictionary the forward takes

@@ -574,10 +574,9 @@ def _config_inventory(builder) -> ConfigInventory:
     methods: dict[str, set[str]] = {}
     classes: list[tuple[str, str, list[ConfigField]]] = []
 
-    if s.model_config:
-        if s.model_config not in index.classes:
-            raise TraceError(f"setting model_config names '{s.model_config}', which is not a class of the source"
-                             f"{did_you_mean(s.model_config, index.classes)}; fix model_config in [tool.docs_hooks]")
+    if s.model_config and s.model_config not in index.classes:
+        classes.append(_dict_config(builder, s.model_config))
+    elif s.model_config:
         repo_path, start, end = index.classes[s.model_config]
         path = s.project_root / repo_path
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -620,6 +619,7 @@ def _config_inventory(builder) -> ConfigInventory:
                         loose.append(ConfigField(s.config_module, t.id, ast.get_source_segment(src, node.value),
                                                  _comment(lines[node.lineno - 1]), repo_path, node.lineno))
         if loose:
+            _imported_readers(builder, s.config_module, loose)
             classes.append((s.config_module, R.code(_display(builder, repo_path)), loose))
 
     for owner, _, fields in classes:
@@ -640,6 +640,144 @@ def _config_inventory(builder) -> ConfigInventory:
             f.readers = sorted(unique.values(), key=lambda r: (r[0].repo_path, r[1], r[0].name))
     inv.groups = classes
     return inv
+
+
+LOADED_CONFIG = "loaded config"  # the request that calls a model_config loader (a function returning a dict)
+
+
+def config_requests(builder) -> dict[str, Request | TraceError]:
+    """When ``model_config`` names a function (one that loads the config from YAML or JSON): one call of it."""
+    name = builder.settings.model_config
+    fn = builder.index.functions.get(name) if name else None
+    if fn is None:
+        return {}
+    return {LOADED_CONFIG: Request(f"{fn.name}()", fn.module, fn.name[len(fn.module) + 1:])}
+
+
+def _module_and_name(builder, dotted: str) -> tuple[Path, str] | None:
+    """The source file of module ``a.b`` and the name ``c`` for ``a.b.c``, when that file exists."""
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        base = builder.settings.source_root / Path(*parts[:i])
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            if path.is_file():
+                return path, ".".join(parts[i:])
+    return None
+
+
+def _dict_config(builder, dotted: str) -> tuple[str, str, list[ConfigField]]:
+    """The fields of a config kept in a dict: a module-level dict literal, or what a loader function returns."""
+    s = builder.settings
+    fn = builder.index.functions.get(dotted)
+    if fn is not None:
+        return _loaded_config(builder, fn)
+    found = _module_and_name(builder, dotted)
+    node = None
+    if found is not None:
+        path, name = found
+        for stmt in _tree(builder, path).body:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(stmt.value, ast.Dict):
+                node = stmt
+    if node is None:
+        raise TraceError(f"setting model_config names '{dotted}', which is not a class, a function or a module-level "
+                         f"dict of the source{did_you_mean(dotted, [*builder.index.classes, *builder.index.functions])}; "
+                         "fix model_config in [tool.docs_hooks]")
+    repo_path = s.rel(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    src = "\n".join(lines)
+    fields = []
+    for key, value in zip(node.value.keys, node.value.values):
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            fields.append(ConfigField(dotted, key.value, ast.get_source_segment(src, value),
+                                      _comment(lines[key.lineno - 1]), repo_path, key.lineno))
+    values = _recorded_config(builder)
+    for f in fields:
+        if f.name in values:
+            f.in_effect, f.has_effect = values[f.name], True
+        f.set_by.append(f"the literal {R.code(dotted)}")
+    _dict_readers(builder, fields)
+    return dotted, _line_link(builder, repo_path, node.lineno, node.lineno, dotted), fields
+
+
+def _recorded_config(builder) -> dict:
+    """The config the model run helper's ``config()`` returned, as a dict; empty when there is no model run."""
+    if builder.settings.model_run is None:
+        return {}
+    value = recording(builder, CONFIG).result
+    return dict(value.fields) if isinstance(value, Opaque) else dict(value) if isinstance(value, dict) else {}
+
+
+_DATA_FILE = re.compile(r".+\.(ya?ml|json)$")
+
+
+def _loaded_config(builder, fn: Function) -> tuple[str, str, list[ConfigField]]:
+    """The fields of the dict ``fn()`` returns (it reads YAML or JSON): each defined on its line of the data file
+    the function names, when it names one, else by the function."""
+    s = builder.settings
+    value = recording(builder, LOADED_CONFIG).result
+    if not isinstance(value, dict):
+        raise TraceError(f"setting model_config names {fn.name}, which returned {type(value).__name__}, not a dict; "
+                         "name a function that returns the config as a dict")
+    data = None
+    for node in ast.walk(_def_node(builder, fn)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DATA_FILE.fullmatch(node.value):
+            for base in (fn.file.parent, s.project_root):
+                if (base / node.value).is_file():
+                    data = (base / node.value).resolve()
+                    break
+    text = data.read_text(encoding="utf-8").splitlines() if data else []
+    fields = []
+    for key, val in value.items():
+        line = next((i for i, l in enumerate(text, 1) if re.match(rf"""\s*["']?{re.escape(str(key))}["']?\s*:""", l)), None)
+        where = (s.rel(data), line) if line else (fn.repo_path, fn.start)
+        meaning = text[line - 1].partition(" #")[2].strip() if line else ""  # a YAML comment on the key's line
+        field_ = ConfigField(fn.name, str(key), _fmt(val), meaning, where[0], where[1], val, True)
+        field_.set_by.append(f"{R.code(fn.name + '()')} {builder.line_link(fn, fn.start, fn.end)} loads it")
+        fields.append(field_)
+    _dict_readers(builder, fields)
+    head = _line_link(builder, s.rel(data), 1, 1, fn.name) if data else builder.line_link(fn, fn.start, fn.start)
+    return fn.name, head, fields
+
+
+def _dict_readers(builder, fields: list[ConfigField]) -> None:
+    """Who reads each key of a dict config: ``cfg["lr"]`` or ``cfg.get("lr")`` in the source, where every key the
+    function reads through that name is a key of the config (a dict of other keys is another dict)."""
+    by_name = {f.name: f for f in fields}
+    for fn in sorted(builder.index.functions.values(), key=lambda f: (f.repo_path, f.start)):
+        if fn.is_test:
+            continue
+        reads: dict[str, list[tuple[str, int]]] = {}
+        for node in ast.walk(_def_node(builder, fn)):
+            key, base = None, None
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+                key, base = node.slice.value, node.value
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                  and node.args and isinstance(node.args[0], ast.Constant)):
+                key, base = node.args[0].value, node.func.value
+            if isinstance(key, str) and isinstance(base, (ast.Name, ast.Attribute)):
+                reads.setdefault(ast.unparse(base), []).append((key, node.lineno))
+        for keys in reads.values():
+            if all(k in by_name for k, _ in keys):
+                for k, line in keys:
+                    by_name[k].readers.append((fn, line))
+
+
+def _imported_readers(builder, module: str, fields: list[ConfigField]) -> None:
+    """Who reads a module constant imported by name (``from config import LR``, then ``LR``)."""
+    by_name = {f.name: f for f in fields}
+    for fn in builder.index.functions.values():
+        if fn.is_test:
+            continue
+        imported = {}
+        for node in _tree(builder, fn.file).body:
+            if isinstance(node, ast.ImportFrom) and node.module == module and not node.level:
+                imported.update({a.asname or a.name: a.name for a in node.names if a.name in by_name})
+        if not imported:
+            continue
+        for node in ast.walk(_def_node(builder, fn)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in imported:
+                by_name[imported[node.id]].readers.append((fn, node.lineno))
 
 
 def _classify_bases(builder, attrs_of: dict[str, set[str]], config_module: str | None) -> dict[tuple[str, str], list[str]]:
@@ -753,9 +891,19 @@ def _field_rows(builder, fields: list[ConfigField], show_owner: bool) -> list[li
 CONFIG_HEADERS = ["Field", "Defined at", "Default", "Set by", "In effect", "Read by"]
 
 
+NO_CONFIG = "no config to show: set model_config (a dataclass or a dict) or config_module in [tool.docs_hooks]"
+
+
+def _some_config(builder) -> ConfigInventory:
+    inv = config_inventory(builder)
+    if not any(fields for _, _, fields in inv.groups):
+        raise TraceError(NO_CONFIG)
+    return inv
+
+
 def config_block(ctx, block) -> str:
     b = ctx.builder
-    inv = config_inventory(b)
+    inv = _some_config(b)
     names = block.data.get("fields")
     if not names:
         return _config_tables(b, inv)
@@ -778,7 +926,7 @@ def _config_tables(builder, inv: ConfigInventory) -> str:
 
 
 def config_inventory_block(ctx, block) -> str:
-    return _config_tables(ctx.builder, config_inventory(ctx.builder))
+    return _config_tables(ctx.builder, _some_config(ctx.builder))
 
 
 # ----------------------------------------------------------------------------- trace-inventory

@@ -39,7 +39,7 @@ KINDS: dict[str, Kind] = {
     "example": Kind(BLOCK_KINDS["example"], render=examples.example_handler,
                     references=examples.example_references, prefetch=examples.prefetch_tests),
     "params": Kind(BLOCK_KINDS["params"], render=inventory.params_block, requests=inventory.inventory_requests),
-    "config": Kind(BLOCK_KINDS["config"], render=inventory.config_block),
+    "config": Kind(BLOCK_KINDS["config"], render=inventory.config_block, requests=inventory.config_requests),
     "inventory": Kind(BLOCK_KINDS["inventory"], render=inventory.inventory_block, tables={
         "parameters": inventory.parameters_inventory,
         "config": inventory.config_inventory_block,

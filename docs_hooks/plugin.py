@@ -37,7 +37,7 @@ from .cachedir import MAX_AGE_DAYS, prune
 from .errors import TraceError
 from .lock import compare, read_lock
 from .project import fingerprint, make_builder
-from .settings import load_settings
+from .settings import is_virtualenv, load_settings
 from .stash import unstash
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
@@ -199,7 +199,11 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if s.spec_source is not None:
             watched.append(s.spec_source.parent)
         for path in dict.fromkeys(watched):
-            if path.exists():
+            if path.resolve() == s.project_root:  # code beside everything: not the site, the cache, the venv
+                for child in sorted(path.iterdir()):
+                    if not s.is_excluded(child) and not (child.is_dir() and is_virtualenv(child)):
+                        server.watch(str(child))
+            elif path.exists():
                 server.watch(str(path))
         return server
 

@@ -566,8 +566,17 @@ def _calls_by_line(run: ModelRun, fn: Function) -> dict[int, list[tuple[ast.stmt
 
 
 def site_shapes(builder, run: ModelRun, callee: Function, site, caller: Function) -> SiteShapes:
-    """The inputs and outputs named at one call site, with their recorded shapes."""
-    short = callee.short_name if callee.short_name != "__init__" else callee.name.split(".")[-2]
+    """The inputs and outputs named at one call site, with their recorded shapes.
+
+    A call of an instance (``self.norm(X)`` reaching ``LayerNorm.forward`` through
+    ``__call__``) shows what the call itself was given and returned: the recorded
+    call of the ``__call__`` it goes through.
+    """
+    through = builder.index.functions.get(site.via) if getattr(site, "via", "") else None
+    if through is not None:
+        callee, short = through, site.written
+    else:
+        short = callee.short_name if callee.short_name != "__init__" else callee.name.split(".")[-2]
     call, stmt = None, None
     for node, sub in _calls_by_line(run, caller).get(site.line, ()):  # the innermost statement wins
         if _func_name(sub.func) == short:
