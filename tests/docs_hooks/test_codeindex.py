@@ -1,0 +1,224 @@
+"""The code index on the layouts and code shapes projects have: where the code and tests are, what is left
+out, which functions are tests, and calls of layer objects (through ``__call__`` and their methods)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docs_hooks.project import index_for
+from docs_hooks.settings import load_settings
+
+from .conftest import write_tree
+
+PYPROJECT_FLAT = """\
+[tool.docs_hooks]
+source_root = "."
+tests_root = "."
+"""
+
+LAYERS = '''\
+import numpy as np
+
+
+class Layer:
+    def __call__(self, X):
+        return self.forward(X)
+
+
+class LayerNorm(Layer):
+    def __init__(self, d):
+        self.gamma = np.ones(d)
+
+    def forward(self, X):
+        return X * self.gamma
+
+    def backward(self, dY):
+        return dY * self.gamma
+
+
+class Scale:
+    """A layer of its own, with no base: its __call__ runs forward."""
+
+    def __call__(self, X):
+        return self.forward(X)
+
+    def forward(self, X):
+        return 2 * X
+
+
+class Model(Layer):
+    def __init__(self, d):
+        self.norm = LayerNorm(d)
+        self.scale = Scale()
+
+    def forward(self, X):
+        H = self.norm(X)
+        return self.scale(H)
+
+    def backward(self, dY):
+        return self.norm.backward(dY)
+
+
+def run(X):
+    layer = LayerNorm(4)
+    Y = layer(X)
+    return layer.backward(Y)
+'''
+
+TESTS_BESIDE = '''\
+import unittest
+
+import numpy as np
+
+from layers import LayerNorm
+
+
+class TestLayerNorm(unittest.TestCase):
+    def setUp(self):
+        self.norm = LayerNorm(4)
+
+    def test_forward(self):
+        Y = self.norm(np.ones((2, 4)))
+        self.assertEqual(Y.shape, (2, 4))
+
+    def helper(self):
+        return self.norm.forward(np.ones((1, 4)))
+
+
+class TestPytestStyle:
+    def test_backward(self):
+        layer = LayerNorm(4)
+        assert layer.backward(np.ones((1, 4))).shape == (1, 4)
+
+
+class Helpers:
+    def test_not_collected(self):
+        return LayerNorm(4).forward(np.ones((1, 4)))
+
+
+def test_function():
+    layer = LayerNorm(4)
+    assert layer.forward(np.ones((1, 4))).shape == (1, 4)
+'''
+
+
+def flat_project(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """Code and tests side by side in the project's root, plus the folders a real project has around them."""
+    return write_tree(root, {
+        "pyproject.toml": PYPROJECT_FLAT,
+        "layers.py": LAYERS,
+        "test_layers.py": TESTS_BESIDE,
+        "docs/index.md": "# Home\n",
+        "docs/examples/model_run.py": "def run(cfg):\n    return cfg\n",
+        "node_modules/katex/build/make.py": "def make():\n    pass\n",
+        ".venv/lib/site.py": "def site():\n    pass\n",
+        "env/pyvenv.cfg": "home = /usr/bin\n",
+        "env/lib/thing.py": "def thing():\n    pass\n",
+        "site/search.py": "def search():\n    pass\n",
+        "build/lib/layers.py": LAYERS,
+        "pkg.egg-info/x.py": "def x():\n    pass\n",
+        **(extra or {}),
+    })
+
+
+def test_tests_beside_the_code_are_tests_and_the_other_folders_are_left_out(tmp_path):
+    root = flat_project(tmp_path / "proj")
+    index = index_for(load_settings(root))
+
+    files = sorted({fn.repo_path for fn in index.functions.values()})
+    assert files == ["layers.py", "test_layers.py"]
+    assert not index.functions["layers.LayerNorm.forward"].is_test
+    assert index.functions["test_layers.TestLayerNorm.test_forward"].is_test
+    assert index.functions["test_layers.test_function"].display_path == "test_layers.py"
+
+
+def test_a_test_file_inside_the_source_root_is_a_test_named_from_the_project_root(tmp_path):
+    root = write_tree(tmp_path / "proj", {
+        "pyproject.toml": '[tool.docs_hooks]\nsource_root = "src"\ntests_root = "tests"\n',
+        "src/layers.py": LAYERS,
+        "src/test_layers.py": TESTS_BESIDE,
+        "tests/test_more.py": "from layers import run\n\n\ndef test_run():\n    run(None)\n",
+    })
+    index = index_for(load_settings(root))
+
+    assert index.functions["src.test_layers.test_function"].is_test
+    assert "test_layers.test_function" not in index.functions
+    callers = {site.caller: index.functions[site.caller].is_test for site in index.calls_to("layers.LayerNorm.forward")}
+    assert callers == {"layers.Model.forward": False, "layers.run": False, "src.test_layers.TestLayerNorm.helper": True,
+                       "src.test_layers.TestLayerNorm.test_forward": True, "src.test_layers.test_function": True}
+
+
+def test_a_tests_root_inside_the_source_root_indexes_each_test_once(tmp_path):
+    root = write_tree(tmp_path / "proj", {
+        "pyproject.toml": '[tool.docs_hooks]\nsource_root = "."\ntests_root = "tests"\n',
+        "layers.py": LAYERS,
+        "tests/__init__.py": "",
+        "tests/helpers.py": "from layers import run\n\n\ndef make():\n    return run(None)\n",
+        "tests/test_layers.py": TESTS_BESIDE,
+    })
+    index = index_for(load_settings(root))
+
+    sites = [s for s in index.calls_to("layers.LayerNorm.forward") if s.caller == "tests.test_layers.test_function"]
+    assert len(sites) == 1
+    assert index.functions["tests.helpers.make"].is_test  # a helper of the tests, not the documented code
+    assert [f for f in index.functions if f.endswith("test_function")] == ["tests.test_layers.test_function"]
+
+
+def test_an_exclude_setting_leaves_out_more_and_the_defaults_stay(tmp_path):
+    root = flat_project(tmp_path / "proj", {
+        "pyproject.toml": PYPROJECT_FLAT + 'exclude = ["scripts", "tools/gen_*.py"]\n',
+        "scripts/plot.py": "def plot():\n    pass\n",
+        "tools/gen_data.py": "def gen():\n    pass\n",
+        "tools/keep.py": "def keep():\n    pass\n",
+    })
+    index = index_for(load_settings(root))
+
+    assert sorted({fn.repo_path for fn in index.functions.values()}) == ["layers.py", "test_layers.py", "tools/keep.py"]
+
+
+def test_without_src_and_tests_folders_the_roots_default_to_the_project_root(tmp_path):
+    root = write_tree(tmp_path / "proj", {"pyproject.toml": "[tool.docs_hooks]\n", "layers.py": LAYERS,
+                                          "test_layers.py": TESTS_BESIDE})
+    settings = load_settings(root)
+
+    assert (settings.source_root, settings.tests_root) == (root.resolve(), root.resolve())
+    assert index_for(settings).functions["test_layers.test_function"].is_test
+
+
+def test_calling_a_layer_reaches_its_forward_through_call(tmp_path):
+    index = index_for(load_settings(flat_project(tmp_path / "proj")))
+
+    def sites(name):
+        return sorted((s.caller, s.line, s.via, s.written) for s in index.calls_to(name))
+
+    assert sites("layers.LayerNorm.forward") == [
+        ("layers.Model.forward", 36, "layers.Layer.__call__", "norm"),  # self.norm = LayerNorm(d) in __init__
+        ("layers.run", 45, "layers.Layer.__call__", "layer"),  # layer = LayerNorm(4) in the same function
+        ("test_layers.TestLayerNorm.helper", 17, "", ""),  # self.norm.forward(...), self.norm made in setUp
+        ("test_layers.TestLayerNorm.test_forward", 13, "layers.Layer.__call__", "norm"),
+        ("test_layers.test_function", 33, "", ""),  # layer.forward(...)
+    ]
+    # a __call__ of the class itself, and the call of the instance as a call of that __call__
+    assert sites("layers.Scale.forward") == [("layers.Model.forward", 37, "layers.Scale.__call__", "scale"),
+                                             ("layers.Scale.__call__", 24, "", "")]
+    assert sites("layers.Layer.__call__") == [("layers.Model.forward", 36, "", ""), ("layers.run", 45, "", ""),
+                                              ("test_layers.TestLayerNorm.test_forward", 13, "", "")]
+    assert sites("layers.LayerNorm.backward") == [
+        ("layers.Model.backward", 40, "", ""),  # self.norm.backward(dY)
+        ("layers.run", 46, "", ""),  # layer.backward(Y)
+        ("test_layers.TestPytestStyle.test_backward", 23, "", ""),
+    ]
+
+
+def test_a_test_method_of_a_test_class_or_a_testcase_runs_as_a_test_and_a_helper_does_not(tmp_path):
+    index = index_for(load_settings(flat_project(tmp_path / "proj")))
+    runs = {name: index.runs_as_test(fn) for name, fn in index.functions.items() if fn.is_test}
+
+    assert runs == {
+        "test_layers.TestLayerNorm.setUp": False,
+        "test_layers.TestLayerNorm.test_forward": True,  # a unittest.TestCase
+        "test_layers.TestLayerNorm.helper": False,
+        "test_layers.TestPytestStyle.test_backward": True,  # a Test* class
+        "test_layers.Helpers.test_not_collected": False,  # neither
+        "test_layers.test_function": True,
+    }
