@@ -1,0 +1,86 @@
+"""Settings: defaults that fit the common layouts, what is excluded, and one clear error for a bad value."""
+
+from __future__ import annotations
+
+import pytest
+
+from docs_hooks.errors import TraceError
+from docs_hooks.settings import excluded, is_test_file, load_settings
+
+from .conftest import run_cli, write_tree
+
+
+def settings_of(tmp_path, body: str, files: dict[str, str] | None = None):
+    root = write_tree(tmp_path / "proj", {"pyproject.toml": f"[tool.docs_hooks]\n{body}", **(files or {})})
+    return load_settings(root)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("exclude = 3\n", "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not 3"),
+    ('exclude = "build"\n', "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not 'build'"),
+    ("exclude = [1, 2]\n", "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not [1, 2]"),
+    ("source_root = 1\n", "pyproject.toml: [tool.docs_hooks] source_root: must be a path (a string, relative to "
+                          "the project root), not 1"),
+    ('tests_root = ""\n', "pyproject.toml: [tool.docs_hooks] tests_root: must be a path (a string, relative to "
+                          "the project root), not ''"),
+    ("model_config = true\n", "pyproject.toml: [tool.docs_hooks] model_config: must be a string, not true"),
+    ('coverage_tests = "tests"\n', "pyproject.toml: [tool.docs_hooks] coverage_tests: must be a list of pytest "
+                                   "arguments, not 'tests'"),
+    ('symbols = "T"\n', "pyproject.toml: [tool.docs_hooks] symbols: must be a table of config field = \"symbol\" "
+                        "([tool.docs_hooks.symbols]), not 'T'"),
+])
+def test_a_setting_of_the_wrong_type_is_one_error_naming_it(tmp_path, body, message):
+    with pytest.raises(TraceError) as err:
+        settings_of(tmp_path, body)
+    assert str(err.value) == message
+
+
+def test_check_reports_a_bad_setting_without_a_traceback(tmp_path, capsys):
+    root = write_tree(tmp_path / "proj", {"pyproject.toml": "[tool.docs_hooks]\nexclude = 3\n", "docs/index.md": "# Hi\n"})
+
+    code = run_cli(root, "check")
+    err = capsys.readouterr().err
+
+    assert code != 0
+    assert "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not 3" in err
+    assert "Traceback" not in err
+
+
+def test_the_roots_default_to_src_and_tests_when_the_project_has_them(tmp_path):
+    s = settings_of(tmp_path, "", {"src/a.py": "", "tests/test_a.py": ""})
+
+    assert (s.source_root, s.tests_root) == (s.project_root / "src", s.project_root / "tests")
+
+
+def test_the_roots_default_to_the_project_root_otherwise(tmp_path):
+    s = settings_of(tmp_path, "", {"a.py": "", "test_a.py": ""})
+
+    assert (s.source_root, s.tests_root) == (s.project_root, s.project_root)
+
+
+def test_a_root_of_dot_is_the_project_root(tmp_path):
+    s = settings_of(tmp_path, 'source_root = "."\ntests_root = "."\n')
+
+    assert s.source_root.resolve() == s.project_root and s.tests_root.resolve() == s.project_root
+
+
+def test_the_defaults_exclude_what_is_not_the_projects_code_and_the_setting_adds_to_them(tmp_path):
+    s = settings_of(tmp_path, 'docs_dir = "site_src"\nexclude = ["scripts", "tools/gen_*.py"]\n')
+    root = s.project_root
+    left_out = [".venv/lib/x.py", ".git/hooks/x.py", "venv/x.py", "node_modules/katex/x.py", "site/x.py",
+                "site_src/examples/helper.py", "build/lib/x.py", "dist/x.py", "pkg.egg-info/x.py",
+                "__pycache__/x.py", "scripts/plot.py", "tools/gen_data.py", "a/b/node_modules/x.py"]
+    kept = ["model.py", "tools/keep.py", "pkg/sitemap.py", "docs/x.py", "builder/x.py"]
+
+    assert [p for p in left_out if not s.is_excluded(root / p)] == []
+    assert [p for p in kept if s.is_excluded(root / p)] == []
+
+
+def test_a_pattern_with_a_slash_matches_from_the_project_root(tmp_path):
+    assert excluded(tmp_path / "docs/examples/run.py", tmp_path, ["docs/examples"])
+    assert not excluded(tmp_path / "src/docs/examples/run.py", tmp_path, ["docs/examples"])
+
+
+def test_test_files_are_named_as_pytest_names_them():
+    assert [n for n in ["test_ops.py", "ops_test.py", "conftest.py", "ops.py", "testing.py", "attest.py"]
+            if is_test_file(n)] == ["test_ops.py", "ops_test.py", "conftest.py"]
