@@ -224,3 +224,94 @@ def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_c
         assert again.record([request])[request].result == 18 and again.runs == 0
     finally:
         again.close()
+
+
+# ----------------------------------------------------------------------------- tests in classes
+
+
+from docs_hooks.record import test_request  # noqa: E402
+
+CLASS_TESTS = '''
+import unittest
+
+EVENTS = []
+
+
+def double(x):
+    return 2 * x
+
+
+class TestDoubling(unittest.TestCase):
+    def setUp(self):
+        EVENTS.append("setUp")
+        self.x = 21
+
+    def tearDown(self):
+        EVENTS.append("tearDown")
+
+    def test_double(self):
+        y = double(self.x)
+        assert y == 42
+        return list(EVENTS)
+
+
+class TestPytestStyle:
+    def setup_method(self, method):
+        self.x = method.__name__
+
+    def test_double(self):
+        return double(self.x)
+
+
+class TestFailingTearDown(unittest.TestCase):
+    def tearDown(self):
+        raise RuntimeError("cannot clean up")
+
+    def test_nothing(self):
+        return double(1)
+'''
+
+
+def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_the_project_root(tmp_path):
+    (tmp_path / "test_layers.py").write_text("", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ops.py").write_text("", encoding="utf-8")
+
+    assert test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == \
+        Request("test_layers.py::TestLayerNorm::test_forward", "test_layers", "TestLayerNorm.test_forward")
+    assert test_request("tests/test_ops.py::test_forward", tmp_path).module == "tests.test_ops"
+    with pytest.raises(TraceError) as err:
+        test_request("test_layers.py::TestLayerNorm::", tmp_path)
+    assert str(err.value) == ("'test_layers.py::TestLayerNorm::' is not a test id; write it as "
+                              "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name")
+
+
+def test_a_testcase_method_runs_on_an_instance_after_setup_and_before_teardown(tmp_path):
+    rec = make_recorder(tmp_path, "test_classes", CLASS_TESTS)
+    unit = Request("unit", "test_classes", "TestDoubling.test_double")
+    pytest_style = Request("pytest", "test_classes", "TestPytestStyle.test_double")
+    only = Request("unit only", "test_classes", "TestDoubling.test_double", target_only=True)
+    try:
+        out = rec.record([unit, pytest_style, only])
+    finally:
+        rec.close()
+
+    assert out[unit].result == ["setUp"]  # setUp ran before the test, tearDown after it
+    assert [(c.function, c.args) for c in out[unit].calls[:1]] == [("test_classes.double", {"x": 21})]
+    assert out[pytest_style].result == "test_doubletest_double"  # setup_method ran, given the method
+    [call] = out[only].calls
+    assert call.function == "test_classes.TestDoubling.test_double" and call.locals["y"] == 42
+
+
+def test_a_teardown_that_raises_is_reported_with_the_test(tmp_path):
+    rec = make_recorder(tmp_path, "test_classes", CLASS_TESTS)
+    failing = Request("tests/test_classes.py::TestFailingTearDown::test_nothing", "test_classes",
+                      "TestFailingTearDown.test_nothing")
+    try:
+        [out] = rec.record_each([failing]).values()
+    finally:
+        rec.close()
+
+    assert isinstance(out, TraceError)
+    assert out.message.startswith("tests/test_classes.py::TestFailingTearDown::test_nothing: tearDown raised:\n")
+    assert "RuntimeError: cannot clean up" in out.message
