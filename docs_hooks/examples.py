@@ -266,10 +266,12 @@ def _test_function(index, req: Request, fail) -> Function:
     fn = index.functions.get(name)
     if fn is None or not fn.is_test:
         path = req.name.partition("::")[0]
-        tests = [f.name[len(req.module) + 1:] for f in index.functions.values() if f.is_test and f.module == req.module]
-        close = difflib.get_close_matches(req.function, tests, n=3, cutoff=0.7)
+        wanted = req.function.replace(".", "::")
+        tests = [f.name[len(req.module) + 1:].replace(".", "::") for f in index.functions.values()
+                 if f.module == req.module and index.runs_as_test(f)]
+        close = difflib.get_close_matches(wanted, tests, n=3, cutoff=0.7)
         hint = ("; did you mean " + " or ".join(f"'{path}::{c}'" for c in close) + "?") if close else ""
-        raise fail(f"no test '{req.function}' in {path}{hint}", "test")
+        raise fail(f"no test '{wanted}' in {path}{hint}", "test")
     return fn
 
 

@@ -797,7 +797,7 @@ def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_ex
     # the malformed test id was skipped by the prefetch and is reported where it is written
     assert [str(p) for p in result.problems] == [
         "docs/page.md:28: example 'Broken': 'tests/test_ops.py' is not a test id; write it as "
-        "tests/test_file.py::test_name"
+        "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name"
     ]
     assert builder.recorder.runs == 1
     builder.recorder.close()
@@ -991,3 +991,125 @@ def test_an_example_with_central_differences_or_of_another_function_records_ever
     assert not _example_request(req, "ops.layer_norm_backward", {}).target_only
     assert not _example_request(req, "tests.test_ops.test_worked_example", {"gradcheck": "ops.f"}).target_only
     assert not _example_request(req, None, {}).target_only
+
+
+# ----------------------------------------------------------------- other layouts and test shapes --
+
+
+LAYERS = '''\
+import numpy as np
+
+
+class Layer:
+    def __call__(self, X):
+        return self.forward(X)
+
+
+class LayerNorm(Layer):
+    def __init__(self, d, eps=1e-5):
+        self.gamma = np.ones(d)
+        self.eps = eps
+
+    def forward(self, X):
+        mu = X.mean(axis=-1, keepdims=True)
+        s = 1.0 / np.sqrt(((X - mu) ** 2).mean(axis=-1, keepdims=True) + self.eps)
+        Xhat = (X - mu) * s
+        self.Xhat, self.s = Xhat, s
+        return self.gamma * Xhat
+
+    def backward(self, dY):
+        Xhat, s = self.Xhat, self.s
+        dXhat = dY * self.gamma
+        dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True) - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))
+        return dX
+'''
+
+UNITTEST_TESTS = '''\
+import unittest
+
+import numpy as np
+
+from layers import LayerNorm
+
+
+class TestLayerNorm(unittest.TestCase):
+    def setUp(self):
+        self.norm = LayerNorm(4)
+
+    def test_worked_example(self):
+        X = np.array([[1.0, 2.0, 3.0, 6.0]])
+        Y = self.norm(X)
+        dX = self.norm.backward(np.array([[1.0, 0.0, 0.0, 1.0]]))
+        self.assertEqual(dX.shape, X.shape)
+
+
+class TestPytestStyle:
+    def test_worked_example(self):
+        norm = LayerNorm(4)
+        norm.forward(np.array([[1.0, 2.0, 3.0, 6.0]]))
+'''
+
+FLAT = {
+    "pyproject.toml": PYPROJECT + 'source_root = "."\ntests_root = "."\n',
+    "layers.py": LAYERS,
+    "gradcheck.py": GRADCHECK,
+    "test_layers.py": UNITTEST_TESTS,
+}
+
+LAYER_EXAMPLE = """\
+test: test_layers.py::TestLayerNorm::test_worked_example
+title: One row through the layer
+show:
+  - {label: Mean, code: mu}
+  - {label: Normalised row, code: Xhat}
+"""
+
+
+def test_a_worked_example_from_a_testcase_method_with_tests_beside_the_code(tmp_path):
+    root = write_project(tmp_path / "proj", FLAT)
+    result = expand(root, page(LAYER_EXAMPLE, "layers.LayerNorm.forward"))
+
+    assert messages(result) == []
+    assert [r[1:] for r in steps(result.markdown)] == [("mu", "[[3.0000]]"),
+                                                       ("Xhat", "[[-1.0690, -0.5345, 0.0000, 1.6036]]")]
+    np.testing.assert_allclose(XHAT, [[-1.0690, -0.5345, 0.0, 1.6036]], atol=1e-4)
+    assert "Recorded while <a href=\"https://example.com/repo/blob/abc123/test_layers.py#L12-L16\"" in result.markdown
+
+
+def test_a_worked_example_from_a_pytest_class_method(tmp_path):
+    root = write_project(tmp_path / "proj", FLAT)
+    example = LAYER_EXAMPLE.replace("TestLayerNorm::", "TestPytestStyle::")
+    result = expand(root, page(example, "layers.LayerNorm.forward"))
+
+    assert messages(result) == []
+    assert [r[1:] for r in steps(result.markdown)][0] == ("mu", "[[3.0000]]")
+
+
+def test_an_unknown_test_method_suggests_the_methods_of_the_file(tmp_path):
+    root = write_project(tmp_path / "proj", FLAT)
+    example = LAYER_EXAMPLE.replace("TestLayerNorm::test_worked_example", "TestLayerNorm::test_worked")
+    result = expand(root, page(example, "layers.LayerNorm.forward"))
+
+    assert messages(result) == [
+        "docs/page.md:10: example 'One row through the layer': no test 'TestLayerNorm::test_worked' in "
+        "test_layers.py; did you mean 'test_layers.py::TestLayerNorm::test_worked_example'?"
+    ]
+
+
+def test_gradcheck_of_a_layers_backward_nudges_the_input_of_its_forward(tmp_path):
+    root = write_project(tmp_path / "proj", FLAT)
+    example = """\
+    test: test_layers.py::TestLayerNorm::test_worked_example
+    title: A worked backward
+    show:
+      - {label: Gradient on the input, code: dX}
+    gradcheck: layers.LayerNorm.forward
+    """
+    result = expand(root, page(example, "layers.LayerNorm.backward"))
+
+    assert messages(result) == []
+    table = re.search(r'<table class="trace-table trace-gradcheck-table">.*?</table>', result.markdown).group(0)
+    rows = re.findall(r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td><td><code>(.*?)</code></td>", table)
+    expected = S * (DY - DY.mean() - XHAT * (DY * XHAT).mean())  # gamma is 1 here
+    shown = np.array2string(np.round(expected, 4) + 0.0, separator=", ", formatter={"float_kind": lambda v: f"{v:.4f}"})
+    assert rows == [("dX", shown, shown)]
