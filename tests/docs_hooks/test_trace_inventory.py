@@ -251,3 +251,153 @@ def test_settings_the_model_run_never_made_are_not_recorded(tmp_path):
     rows = config_rows(markdown)
     assert rows["Config.width"][4] == "<code>4</code>"
     assert rows["TrainSettings.width"][4] == "not recorded"
+
+
+# ----------------------------------------------------------------------------- configs kept in dicts and constants
+
+
+from .conftest import write_tree  # noqa: E402
+
+DICT_PYPROJECT = """\
+[tool.docs_hooks]
+repo_url = "https://example.com/repo"
+ref = "abc123"
+source_root = "."
+tests_root = "."
+model_run = "docs/examples/model_run.py"
+"""
+
+DICT_CONFIG = '''\
+CONFIG = {
+    "width": 4,  # width of a row
+    "eps": 1e-5,  # added to the variance
+    "unused": 1,  # nothing reads this
+}
+'''
+
+DICT_MODEL = '''\
+def scale(X, cfg):
+    return X * cfg["width"]
+
+
+def norm(X, cfg):
+    return X + cfg.get("eps")
+
+
+def weights(params):
+    return params["width"], params["W"]  # another dict, that has a key of the same name
+'''
+
+DICT_RUN = '''\
+from config import CONFIG
+from model import norm, scale
+
+
+def config():
+    return {**CONFIG, "width": 8}
+
+
+def probe(cfg):
+    return {**cfg, "width": 5}
+
+
+def run(cfg):
+    return norm(scale(1.0, cfg), cfg)
+'''
+
+CONFIG_PAGE = "```trace-inventory\nof: config\n```\n"
+FLAT_URL = "https://example.com/repo/blob/abc123/"
+
+
+def flat_link(path: str, line: int, title: str) -> str:
+    return f'<a href="{FLAT_URL}{path}#L{line}" title="{title}"><code>{path}:{line}</code></a>'
+
+
+def dict_project(tmp_path, settings: str, files: dict[str, str] | None = None, page: str = CONFIG_PAGE):
+    return write_tree(tmp_path / "proj", {
+        "pyproject.toml": DICT_PYPROJECT + settings,
+        "config.py": DICT_CONFIG,
+        "model.py": DICT_MODEL,
+        "docs/examples/model_run.py": DICT_RUN,
+        "docs/page.md": page,
+        **(files or {}),
+    })
+
+
+def test_a_config_kept_in_a_module_level_dict(tmp_path):
+    root = dict_project(tmp_path, 'model_config = "config.CONFIG"\n')
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+    assert re.findall(r'<p class="trace-config-owner">(.*?)</p>', markdown) == [
+        f"<code>config.CONFIG</code> {flat_link('config.py', 1, 'config.CONFIG')}"]
+    literal = "the literal <code>config.CONFIG</code>"
+    assert table_rows(markdown, "trace-config") == [
+        ["<code>width</code><br>width of a row", flat_link("config.py", 2, "config.CONFIG.width"), "<code>4</code>",
+         literal, "<code>8</code>", f"<code>model.scale</code> {flat_link('model.py', 2, 'model.scale')}"],
+        ["<code>eps</code><br>added to the variance", flat_link("config.py", 3, "config.CONFIG.eps"),
+         "<code>1e-5</code>", literal, "<code>1e-05</code>",
+         f"<code>model.norm</code> {flat_link('model.py', 6, 'model.norm')}"],
+        ["<code>unused</code><br>nothing reads this", flat_link("config.py", 4, "config.CONFIG.unused"),
+         "<code>1</code>", literal, "<code>1</code>",
+         '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>'],
+    ]
+
+
+def test_a_config_loaded_from_yaml_by_a_function(tmp_path):
+    loader = ('from pathlib import Path\n\nimport yaml\n\n\ndef load():\n'
+              '    return yaml.safe_load((Path(__file__).parent / "config.yaml").read_text())\n')
+    root = dict_project(tmp_path, 'model_config = "loader.load"\n', {
+        "loader.py": loader,
+        "config.yaml": "width: 4  # width of a row\neps: 0.00001\n",
+    })
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+    rows = table_rows(markdown, "trace-config")
+    loads = (f'<code>loader.load()</code> <a href="{FLAT_URL}loader.py#L6-L7" title="loader.load">'
+             '<code>loader.py:6-7</code></a> loads it')
+    assert rows == [
+        ["<code>width</code><br>width of a row", flat_link("config.yaml", 1, "loader.load.width"), "<code>4</code>",
+         loads, "<code>4</code>", f"<code>model.scale</code> {flat_link('model.py', 2, 'model.scale')}"],
+        ["<code>eps</code>", flat_link("config.yaml", 2, "loader.load.eps"), "<code>1e-05</code>", loads,
+         "<code>1e-05</code>", f"<code>model.norm</code> {flat_link('model.py', 6, 'model.norm')}"],
+    ]
+
+
+def test_module_constants_read_through_the_module_or_imported_by_name(tmp_path):
+    consts = "LR = 0.1  # learning rate\nSTEPS = 10  # how many steps\nSPARE = 3\n"
+    train = ("import consts\nfrom consts import LR\n\n\ndef step(w, g):\n    return w - LR * g\n\n\n"
+             "def loop(w):\n    for _ in range(consts.STEPS):\n        w = step(w, 1.0)\n    return w\n")
+    root = dict_project(tmp_path, 'config_module = "consts"\n', {"consts.py": consts, "train.py": train})
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+    read_by = {re.match(r"<code>(.*?)</code>", r[0]).group(1): r[5] for r in table_rows(markdown, "trace-config")}
+    assert read_by == {
+        "LR": f"<code>train.step</code> {flat_link('train.py', 6, 'train.step')}",
+        "STEPS": f"<code>train.loop</code> {flat_link('train.py', 10, 'train.loop')}",
+        "SPARE": '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>',
+    }
+
+
+def test_a_model_config_that_is_nothing_of_the_source_is_named(tmp_path):
+    root = dict_project(tmp_path, 'model_config = "config.SETTINGS"\n')
+    _, problems, _ = build(root)
+
+    assert problems == [
+        "docs/page.md:1: setting model_config names 'config.SETTINGS', which is not a class, a function or a "
+        "module-level dict of the source; fix model_config in [tool.docs_hooks]"
+    ]
+
+
+def test_trace_config_with_no_config_says_which_setting_to_set(tmp_path):
+    root = dict_project(tmp_path, "", page="# Config\n\n```trace-config\nfields: [width]\n```\n\n" + CONFIG_PAGE)
+    _, problems, _ = build(root)
+
+    assert problems == [
+        "docs/page.md:3: no config to show: set model_config (a dataclass or a dict) or config_module in "
+        "[tool.docs_hooks]",
+        "docs/page.md:7: no config to show: set model_config (a dataclass or a dict) or config_module in "
+        "[tool.docs_hooks]",
+    ]
