@@ -675,3 +675,92 @@ def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_
     assert [p.split(": ", 1)[1] for p in problems if "test_nowhere" in p] == [
         "example 'Nowhere': test file 'tests/test_nowhere.py' does not exist (from 'tests/test_nowhere.py::test_gone')"]
     assert PRELOAD_ENV  # the child reads the list from this variable (see record.start_child)
+
+
+# ----------------------------------------------------------------------------- layer objects
+
+
+LAYER_FILES = {
+    "pyproject.toml": ('[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\nsource_root = "."\n'
+                       'tests_root = "."\nmodel_run = "docs/examples/model_run.py"\n\n'
+                       '[tool.docs_hooks.symbols]\nseq_len = "T"\nwidth = "d"\nhidden = "h"\n'),
+    "layers.py": '''\
+import numpy as np
+
+
+class Layer:
+    def __call__(self, X):
+        return self.forward(X)
+
+
+class Linear(Layer):
+    def __init__(self, d_in, d_out):
+        self.W = np.ones((d_in, d_out))
+
+    def forward(self, X):
+        return X @ self.W
+
+    def backward(self, dY):
+        return dY @ self.W.T
+
+
+class Model(Layer):
+    def __init__(self, cfg):
+        self.up = Linear(cfg["width"], cfg["hidden"])
+        self.down = Linear(cfg["hidden"], cfg["width"])
+
+    def forward(self, X):
+        H = self.up(X)
+        return self.down(H)
+
+    def backward(self, dY):
+        dH = self.down.backward(dY)
+        return self.up.backward(dH)
+''',
+    "docs/examples/model_run.py": '''\
+import numpy as np
+
+from layers import Model
+
+
+def config():
+    return {"seq_len": 3, "width": 4, "hidden": 6}
+
+
+def probe(cfg):
+    return {"seq_len": 5, "width": 7, "hidden": 11}
+
+
+def run(cfg):
+    model = Model(cfg)
+    Y = model(np.ones((cfg["seq_len"], cfg["width"])))
+    model.backward(Y)
+''',
+}
+
+
+def test_shapes_at_the_call_sites_of_a_layers_forward_called_through_call(tmp_path):
+    files = dict(LAYER_FILES)
+    files["docs/page.md"] = ("```trace-entry\ntitle: Linear\nfunction: [layers.Linear.forward, layers.Linear.backward]\n"
+                             "status: illustrative\n```\n\n```trace-shapes\n```\n")
+    root = write_tree(tmp_path / "proj", files)
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+
+    def at(line: int, fn: str) -> str:
+        return (f'<strong><code>{fn}</code></strong> <a href="{URL}layers.py#L{line}" title="{fn}">'
+                f'<code>layers.py:{line}</code></a>')
+
+    assert re.findall(r'<p class="trace-shapes-site">(.*?)</p>', markdown) == [
+        at(26, "layers.Model.forward"), at(27, "layers.Model.forward"),  # self.up(X), self.down(H)
+        at(30, "layers.Model.backward"), at(31, "layers.Model.backward"),  # self.down.backward(dY), ...
+    ]
+    assert table_rows(markdown, "trace-shapes") == [
+        ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
+        ["<code>H</code>", "output", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
+        ["<code>H</code>", "input", "<code>(T, h)</code>", "<code>(3, 6)</code>"],  # returned unnamed
+        ["<code>dY</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
+        ["<code>dH</code>", "output", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
+        ["<code>dH</code>", "input", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
+    ]
