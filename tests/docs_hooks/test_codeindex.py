@@ -3,9 +3,10 @@ out, which functions are tests, and calls of layer objects (through ``__call__``
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from docs_hooks.project import index_for
+from docs_hooks.project import expand_site, index_for, make_builder
 from docs_hooks.settings import load_settings
 
 from .conftest import write_tree
@@ -222,3 +223,19 @@ def test_a_test_method_of_a_test_class_or_a_testcase_runs_as_a_test_and_a_helper
         "test_layers.Helpers.test_not_collected": False,  # neither
         "test_layers.test_function": True,
     }
+
+
+def test_an_entry_of_a_layer_with_tests_beside_the_code_lists_each_test_once(tmp_path):
+    page = ("# LayerNorm\n\n```trace-entry\ntitle: LayerNorm forward\nfunction: layers.LayerNorm.forward\n"
+            "status: implemented\n```\n")
+    root = flat_project(tmp_path / "proj", {"docs/page.md": page})
+    settings = load_settings(root)
+    result = expand_site(settings, make_builder(settings, coverage=False)).pages["docs/page.md"]
+
+    assert [str(p) for p in result.problems] == []
+    used = re.search(r"<td>Called by</td><td>(.*?)</td>.*?<td>Tested by</td><td>(.*?)</td>", result.markdown, re.S)
+    assert re.findall(r"<code>(.*?)</code>", used.group(1)) == ["layers.Model.forward", "layers.run"]
+    assert re.findall(r"<code>(.*?)</code>", used.group(2)) == ["test_layers.TestLayerNorm.test_forward",
+                                                                "test_layers.test_function"]
+    tests_it = re.findall(r"<td>Tests it</td><td><code>(.*?)</code>", result.markdown)
+    assert tests_it == ["test_layers.py:13", "test_layers.py:17", "test_layers.py:33"]  # each call once
