@@ -26,8 +26,9 @@ KNOWN_KEYS = {
     "cache_dir": "folder for recorded evidence, reused between builds",
     "spec_source": "Typst source of the specification the pages cite",
     "spec_pdf": "where the compiled specification goes inside docs_dir",
-    "model_config": "dotted name of the model's config dataclass",
-    "config_module": "module that holds the training hyperparameters",
+    "model_config": "dotted name of the model's config: a dataclass, a module-level dict, or a function that "
+                    "returns it as a dict (read from YAML or JSON)",
+    "config_module": "module that holds the training hyperparameters (dataclasses or module constants)",
     "model_run": "helper module (path) with config(), probe(cfg) and run(cfg): one real forward and backward",
     "init_params": "dotted name of the function that creates the parameters: init_params(cfg, rng)",
     "decay_rule": "dotted name of the optimizer's rule: decays(name, array) -> bool",
