@@ -94,10 +94,6 @@ class CodeIndex:
     def calls_to(self, name: str) -> list[CallSite]:
         return self._calls_to.get(name, [])
 
-    def method(self, cls: str, name: str) -> str | None:
-        """The function ``cls.name`` runs: its own, else the first base's of the index that has it."""
-        return _method_of(cls, name, set(self.functions), self.bases)
-
     def runs_as_test(self, fn: Function) -> bool:
         """Whether a test runner runs ``fn`` as a test: a ``test*`` function of a test file, or a ``test*``
         method of a ``Test*`` class or of a ``unittest.TestCase`` subclass."""
@@ -291,8 +287,8 @@ def build_index(roots: list[Root], project_root: Path, cache: Path | None = None
 
     ``exclude`` holds glob patterns of what to leave out (see ``settings.excluded``).
     A file under two roots is indexed once, by the deeper root (by the code's when
-    both are the same folder); a test file (``test_*.py``, ``*_test.py``) is a test
-    wherever it is, named by its path from the project root.
+    both are the same folder); a test file (``test_*.py``, ``*_test.py``,
+    ``conftest.py``) is a test wherever it is, named by its path from the project root.
 
     With ``cache`` (the file of a cachedir.Store), what each file contributes is
     kept there under a key made from its text, its place and this module's own
@@ -408,11 +404,16 @@ def _method_of(cls: str, name: str, known: set[str], bases: dict[str, list[str]]
 def _instance_class(parts, module, aliases, known, index: CodeIndex, instances) -> str | None:
     """The class of the instance a call goes through: ``layer`` in ``layer(X)`` or ``layer.forward(X)`` where the
     caller made ``layer = LayerNorm(...)``, or ``self.norm`` where a method of its class made ``self.norm = ...``."""
-    key = parts[0] if parts[0] != "self" else ".".join(parts[:2])
-    if parts[0] == "self" and len(parts) < 2:
+    if parts[0] == "self":
+        if len(parts) not in (2, 3):  # self.norm(X), self.norm.forward(X)
+            return None
+        key = f"self.{parts[1]}"
+    elif len(parts) <= 2:  # layer(X), layer.forward(X)
+        key = parts[0]
+    else:
         return None
     made = instances.get(key)
-    if made is None or (key == parts[0] and len(parts) > 2) or (key != parts[0] and len(parts) > 3):
+    if made is None:
         return None
     made_by = _resolve_callee(tuple(made), module, aliases, known, None)  # known holds the classes
     if made_by is None:
