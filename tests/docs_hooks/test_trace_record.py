@@ -229,7 +229,7 @@ def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_c
 # ----------------------------------------------------------------------------- tests in classes
 
 
-from docs_hooks.record import test_request  # noqa: E402
+from docs_hooks import record  # noqa: E402  (test_request by its module: pytest would collect the name)
 
 CLASS_TESTS = '''
 import unittest
@@ -277,11 +277,11 @@ def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_ops.py").write_text("", encoding="utf-8")
 
-    assert test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == \
+    assert record.test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == \
         Request("test_layers.py::TestLayerNorm::test_forward", "test_layers", "TestLayerNorm.test_forward")
-    assert test_request("tests/test_ops.py::test_forward", tmp_path).module == "tests.test_ops"
+    assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "tests.test_ops"
     with pytest.raises(TraceError) as err:
-        test_request("test_layers.py::TestLayerNorm::", tmp_path)
+        record.test_request("test_layers.py::TestLayerNorm::", tmp_path)
     assert str(err.value) == ("'test_layers.py::TestLayerNorm::' is not a test id; write it as "
                               "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name")
 
