@@ -23,6 +23,8 @@ mkdir -p "$wheels"
 offline() { PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels" "$@"; }
 
 step "building the wheel"
+# setuptools builds in the source tree's build/: removed afterwards unless it was there before.
+[ -e "$repo/build" ] || trap 'rm -rf "$work" "$repo/build"' EXIT
 if ! offline "$python" -m pip wheel --quiet --no-deps -w "$work/wheel" "$repo" 2>/dev/null; then
     "$python" -m pip download --quiet -d "$wheels" "setuptools>=68" wheel
     offline "$python" -m pip wheel --quiet --no-deps -w "$work/wheel" "$repo"
