@@ -132,3 +132,30 @@ def test_a_source_file_that_does_not_parse_stops_the_build_at_its_line_with_no_t
     assert result.returncode == 1
     assert "Traceback" not in log
     assert "ERROR   -  src/ops.py:1: " in log, log
+
+
+def test_serve_watches_the_code_beside_everything_but_not_the_site_the_cache_or_a_virtual_environment(tmp_path):
+    from docs_hooks.plugin import TracePlugin
+    from docs_hooks.settings import load_settings
+
+    from .conftest import write_tree
+
+    root = write_tree(tmp_path / "proj", {
+        "pyproject.toml": '[tool.docs_hooks]\nsource_root = "."\ntests_root = "."\n',
+        "layers.py": "", "test_layers.py": "", "docs/index.md": "# Hi\n", "site/index.html": "",
+        ".cache/docs_hooks/index.sqlite": "", "env/pyvenv.cfg": "", "node_modules/katex/katex.js": "",
+        "tools/run.py": "",
+    })
+
+    class Server:
+        watched: list[str] = []
+
+        def watch(self, path):
+            self.watched.append(path)
+
+    plugin = TracePlugin()
+    plugin.settings = load_settings(root)
+    server = plugin.on_serve(Server(), config=None, builder=None)
+
+    assert sorted(server.watched) == [str(root / name) for name in ("layers.py", "pyproject.toml", "test_layers.py",
+                                                                    "tools")]
