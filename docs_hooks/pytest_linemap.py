@@ -4,10 +4,11 @@ Which test runs which line (``coverage_map``) comes from running the tests named
 by ``coverage_tests`` under coverage. Without this plugin the build runs them
 itself, in a child process. With it, the project's test command does it on the
 way: turn it on with ``-p docs_hooks.pytest_linemap`` (in ``addopts`` of
-``[tool.pytest.ini_options]``), and a test run that passes and ran every test
-``coverage_tests`` selects writes the map to the build's cache, under the key
-the build looks for (a digest of the code and the tests). The build then finds
-it and runs no test; a run that failed, or ran only some of those tests, writes
+``[tool.pytest.ini_options]``). As soon as every test ``coverage_tests`` selects
+has passed, the run writes the map to the build's cache, under the key the
+build looks for (a digest of the code and the tests): a build after it, or
+later in the same run, finds it and runs no test. A run in which one of them
+failed, or that selects only some of them (``-k``, a single file), writes
 nothing, and the build measures for itself.
 
 Coverage is on only while a selected test's own call runs, as in the build's
@@ -77,21 +78,29 @@ class Selection:
 
 
 class LineMap:
+    """Measures the selected tests' calls; writes the map once the last of them has passed."""
+
     def __init__(self, settings, selection: Selection):
         import coverage
 
         self.settings, self.selection = settings, selection
         self.cov = coverage.Coverage(data_file=None, config_file=False, source=[str(settings.source_root)])
-        self.measured = 0
+        self.selected: set[str] = set()  # node ids of the collected tests the selection holds
+        self.done: set[str] = set()
+        self.failed = False
+        self.written = False
+
+    def pytest_collection_finish(self, session) -> None:
+        if self.selection.covered_by(session.config):
+            self.selected = {item.nodeid for item in session.items if self.selection.holds(Path(str(item.path)))}
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
-        if not self.selection.holds(Path(str(item.path))):
+        if item.nodeid not in self.selected:
             yield
             return
         from .coverage_map import _test_context
 
-        self.measured += 1
         self.cov.start()
         self.cov.switch_context(_test_context(item))
         try:
@@ -100,13 +109,22 @@ class LineMap:
             self.cov.switch_context("")
             self.cov.stop()
 
-    def pytest_sessionfinish(self, session, exitstatus) -> None:
-        if exitstatus != 0 or not self.measured or not self.selection.covered_by(session.config):
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.nodeid not in self.selected:
             return
+        if report.failed:
+            self.failed = True
+        elif report.when == "call" or report.skipped:
+            self.done.add(report.nodeid)
+        if not self.failed and not self.written and self.done == self.selected:
+            self.write()  # now, not at the end: what runs after (a site build, say) finds it
+
+    def write(self) -> None:
         from .atomic import atomic_write
         from .coverage_map import cached_map_path, line_map
         from .project import index_for
 
+        self.written = True
         index = index_for(self.settings)
         path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests)
         atomic_write(path, line_map(self.cov, self.settings.project_root))
