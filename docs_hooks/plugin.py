@@ -122,7 +122,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         for f in files.documentation_pages():
             builder.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
         self.source_files = {}
-        for repo_path in sorted({fn.repo_path for fn in builder.index.functions.values()}):
+        for repo_path in sorted(builder.index.file_digests):  # every indexed file, with functions or not
             page = File.generated(config, sources.page_uri(repo_path),
                                   content=sources.page_markdown(repo_path, SOURCE_PLACEHOLDER))
             files.append(page)

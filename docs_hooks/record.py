@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import logging
 import os
 import select
 import shutil
@@ -68,6 +67,10 @@ class Opaque:
     type: str  # module.qualname of its class (or of the function or class itself)
     text: str  # its repr
     fields: dict = field(default_factory=dict)  # dataclass fields or instance attributes
+
+    def __hash__(self) -> int:
+        """Hashable, as the object it stands for may have been (a class or an instance used as a dict key)."""
+        return hash((self.__dict__.get("type"), self.__dict__.get("text")))
 
     def __getattr__(self, name: str):
         """``cfg.n_layers`` reads a recorded field, so expressions of the code evaluate on recordings."""
@@ -827,11 +830,7 @@ class Recorder:
             return {}
         keys = {self._key(req): req for req in requests}
         found = {}
-        try:
-            rows = self.store.get_many(list(keys))
-        except TraceError as err:  # the store itself is damaged: everything is recorded again
-            self._damaged_store(err)
-            return {}
+        rows = self.store.get_many(list(keys))  # a damaged store is made again by the store itself: misses
         for key, raw in rows.items():
             try:
                 stored = unpack(raw)
@@ -847,28 +846,7 @@ class Recorder:
 
     def flush(self) -> None:
         """Write what was recorded since the last write to the store (the build calls it when its pages are done)."""
-        try:
-            _write_recordings(self.store, self._unstored)
-        except TraceError as err:  # not kept: recorded again next time
-            self._damaged_store(err)
-
-    def _damaged_store(self, err: TraceError) -> None:
-        """A store SQLite cannot read: a warning that names its file, which is deleted (a cache only: what it
-        held is recorded again, and written to a new file)."""
-        path = self.store.path
-        self.store.close()
-        for damaged in (path, *(path.with_name(path.name + s) for s in ("-journal", "-wal", "-shm"))):
-            try:
-                damaged.unlink(missing_ok=True)
-            except OSError:
-                pass
-        try:
-            shown = path.resolve().relative_to(self.project_root.resolve()).as_posix()
-        except ValueError:
-            shown = str(path)
-        detail = err.message.partition(" (")[2].partition("); ")[0] or err.message
-        _log.warning(str(TraceError(f"the recordings cache cannot be read ({detail}); it was deleted, and what it "
-                                    "held is recorded again", shown)))
+        _write_recordings(self.store, self._unstored)
 
     def record(self, requests: list[Request]) -> dict[Request, Recording]:
         """Recordings for ``requests``; raises TraceError for one that failed."""
@@ -1082,9 +1060,6 @@ MAX_STORE_BYTES = 256 * 1024 * 1024
 
 #: The recordings store is vacuumed when more than this share of its file is free pages.
 VACUUM_SHARE = 0.5
-
-_log = logging.getLogger("mkdocs.plugins.docs_hooks")
-
 
 def _vacuum(path: Path) -> None:
     """Keep the store within MAX_STORE_BYTES (the least recently read recordings go), and give the file's

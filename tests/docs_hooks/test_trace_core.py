@@ -461,7 +461,6 @@ def test_where_is_it_used_lists_callers_direct_tests_and_tests_through_others(ma
 
     assert connection_rows(expand_page(root).markdown, "Where is it used?") == [
         "Source | ops.py, lines 18-27, layer_norm_backward",
-        "PDF reference | Not stated in the PDF",
         "Called by | model.backward_all",
         "Tested by | tests.test_ops.test_backward_returns_three_gradients",
         # folded: the count shows, the names (by test file) open on a click
@@ -527,7 +526,7 @@ def test_method_called_through_self_is_a_call_site(make_project):
     assert connection_rows(expanded.markdown) == [
         "Norm of a block | Calls it | model.py:21 | Y, _ = self.norm(X, gamma, beta)",
     ]
-    assert connection_rows(expanded.markdown, "Where is it used?")[2:4] == [
+    assert connection_rows(expanded.markdown, "Where is it used?")[1:3] == [  # no spec configured: no PDF row
         "Called by | model.Block.forward",
         "Tested by | no test calls it directly",
     ]
@@ -781,6 +780,7 @@ def test_excerpt_shows_the_statement_with_real_numbers_and_a_link(make_project):
     assert expanded.problems == []
     assert expanded.markdown == (
         '<div class="trace-listing-head"><code>ops.py</code> <code>layer_norm_forward</code> '
+        '<a href="../source/src/ops.py/#L9">Source</a> '
         '<a href="https://example.com/repo/blob/abc123/src/ops.py#L9-L12">GitHub</a></div>\n\n'
         '``` python linenums="8" hl_lines="2 3 4 5"\n'
         "    mu = X.mean(axis=-1, keepdims=True)\n"
@@ -792,6 +792,7 @@ def test_excerpt_shows_the_statement_with_real_numbers_and_a_link(make_project):
         "```\n"
         "\n"
         '<div class="trace-listing-head"><code>model.py</code> <code>build</code> '
+        '<a href="../source/src/model.py/#L26">Source</a> '
         '<a href="https://example.com/repo/blob/abc123/src/model.py#L26-L29">GitHub</a></div>\n\n'
         '``` python linenums="25" hl_lines="2 3 4 5"\n'
         "def build(d):\n"

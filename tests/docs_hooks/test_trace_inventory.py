@@ -306,7 +306,7 @@ def run(cfg):
 '''
 
 CONFIG_PAGE = "```trace-inventory\nof: config\n```\n"
-FLAT_URL = "https://example.com/repo/blob/abc123/"
+FLAT_URL = "docs-hooks-source:"  # a line reference, before its page makes it relative
 
 
 def flat_link(path: str, line: int, title: str) -> str:

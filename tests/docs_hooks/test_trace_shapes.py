@@ -751,7 +751,7 @@ def test_shapes_at_the_call_sites_of_a_layers_forward_called_through_call(tmp_pa
     assert problems == []
 
     def at(line: int, fn: str) -> str:
-        return (f'<strong><code>{fn}</code></strong> <a href="{URL}layers.py#L{line}" title="{fn}">'
+        return (f'<strong><code>{fn}</code></strong> <a href="docs-hooks-source:layers.py#L{line}" title="{fn}">'
                 f'<code>layers.py:{line}</code></a>')
 
     assert re.findall(r'<p class="trace-shapes-site">(.*?)</p>', markdown) == [
