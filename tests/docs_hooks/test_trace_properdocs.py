@@ -33,9 +33,9 @@ def test_the_site_builds_with_properdocs(tmp_path):
     assert "Traceback" not in log, log[-6000:]
     page = (site / "layer-norm" / "index.html").read_text(encoding="utf-8")
     # what the generator and the theme add: expanded blocks, KaTeX math, badges, the widget script
-    for marker in ('class="katex', 'class="trace-badge', 'class="trace-table', "assets/trace-widgets.js",
-                   "assets/katex/katex.min.css", 'class="md-header'):
+    for marker in ('class="katex', 'class="trace-badge', 'class="trace-table', "assets/docs_hooks/trace-widgets.js",
+                   "assets/docs_hooks/katex/katex.min.css", 'class="md-header'):
         assert marker in page, f"{marker} is missing from the LayerNorm page built by properdocs"
     assert "Trace error" not in page
-    assert (site / "assets" / "katex" / "katex.min.css").is_file()
+    assert (site / "assets" / "docs_hooks" / "katex" / "katex.min.css").is_file()
     assert (site / "search" / "search_index.json").is_file()
