@@ -146,32 +146,35 @@ def example_handler(ctx, block: Block) -> str:
     return render_example(collect(ctx, block))
 
 
-def collect(ctx, block: Block) -> Example:
-    """Run the test, read the recorded call and compute everything the example shows."""
+def _named(ctx, block: Block):
+    """What an example names, resolved without running anything: (fail, the function shown, its test's request,
+    the test). ``fail(message, field)`` is the example's error at that field's line."""
     d = block.data
-    title = d["title"]
 
     def fail(message: str, field_name: str | None = None) -> TraceError:
         line = block.field_line(field_name) if field_name else block.line
-        return TraceError(f"example '{title}': {message}", ctx.page, line)
+        return TraceError(f"example '{d['title']}': {message}", ctx.page, line)
 
     if ctx.entry is None:
         raise fail("trace-example outside an entry; put a trace-entry block above it")
     b = ctx.builder
-    s = b.settings
-    if "function" in d:
-        try:
-            fn = b.index.function(d["function"])
-        except TraceError as err:
-            raise fail(err.message, "function") from None
-    else:
-        fn = ctx.entry.functions[0]
-
     try:
-        req = test_request(d["test"], s.project_root)
+        fn = b.index.function(d["function"]) if "function" in d else ctx.entry.functions[0]
+    except TraceError as err:
+        raise fail(err.message, "function") from None
+    try:
+        req = test_request(d["test"], b.settings.project_root)
     except TraceError as err:
         raise fail(err.message, "test") from None
-    test_fn = _test_function(b.index, req, fail)
+    return fail, fn, req, _test_function(b.index, req, fail)
+
+
+def collect(ctx, block: Block) -> Example:
+    """Run the test, read the recorded call and compute everything the example shows."""
+    d = block.data
+    title = d["title"]
+    b = ctx.builder
+    fail, fn, req, test_fn = _named(ctx, block)
     req = _example_request(req, fn.name, d)
     try:
         rec = b.recorder.record([req])[req]
@@ -227,23 +230,7 @@ def example_references(ctx, block: Block) -> None:
     each shown expression is one statement of the function (locked like any other reference)."""
     d = block.data
     title = d["title"]
-
-    def fail(message: str, field_name: str | None = None) -> TraceError:
-        line = block.field_line(field_name) if field_name else block.line
-        return TraceError(f"example '{title}': {message}", ctx.page, line)
-
-    if ctx.entry is None:
-        raise fail("trace-example outside an entry; put a trace-entry block above it")
-    b = ctx.builder
-    try:
-        fn = b.index.function(d["function"]) if "function" in d else ctx.entry.functions[0]
-    except TraceError as err:
-        raise fail(err.message, "function") from None
-    try:
-        req = test_request(d["test"], b.settings.project_root)
-    except TraceError as err:
-        raise fail(err.message, "test") from None
-    _test_function(b.index, req, fail)
+    fail, fn, _, _ = _named(ctx, block)
     for item in d["show"]:
         code = str(item.get("code", "")).strip()
         if not code or (code.isidentifier() and code in fn.local_names):
