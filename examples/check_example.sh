@@ -43,9 +43,7 @@ fi
 project="$work/layers"
 cp -R "$repo/examples/layers" "$project"
 rm -rf "$project/site" "$project/.cache" "$project/node_modules"
-# KaTeX: the build renders math with the KaTeX of the project's node_modules. Until the wheel carries
-# KaTeX, the copy borrows this repository's (npm ci); this line goes when the wheel carries KaTeX.
-ln -s "$repo/node_modules" "$project/node_modules"
+# No node_modules in the copy: the math is rendered with the KaTeX the wheel carries (and node).
 cd "$project"
 "$venv_python" -c 'import docs_hooks, sys; sys.exit("site-packages" not in docs_hooks.__file__)' \
     || fail "docs_hooks is not imported from the installed wheel"
@@ -53,6 +51,8 @@ cd "$project"
 step "mkdocs build --strict"
 "$work/venv/bin/mkdocs" build --strict --quiet
 [ -f site/layer-norm/index.html ] || fail "the build wrote no site/layer-norm/index.html"
+grep -q 'class="katex"' site/layer-norm/index.html || fail "the LayerNorm page holds no rendered formula"
+[ -f site/assets/docs_hooks/katex/katex.min.css ] || fail "the site lacks the KaTeX stylesheet the wheel carries"
 
 step "python -m docs_hooks check"
 "$venv_python" -m docs_hooks check
