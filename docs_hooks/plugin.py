@@ -30,7 +30,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
-from mkdocs.structure.files import File
+from mkdocs.structure.files import File, InclusionLevel
 
 from . import gcpause, sources
 from .atomic import atomic_write
@@ -124,7 +124,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.source_files = {}
         for repo_path in sorted(builder.index.file_digests):  # every indexed file, with functions or not
             page = File.generated(config, sources.page_uri(repo_path),
-                                  content=sources.page_markdown(repo_path, SOURCE_PLACEHOLDER))
+                                  content=sources.page_markdown(repo_path, SOURCE_PLACEHOLDER),
+                                  inclusion=InclusionLevel.NOT_IN_NAV)  # reached by links, not listed in the nav
             files.append(page)
             self.source_files[page.src_uri] = repo_path
             builder.source_pages[repo_path] = page.url
