@@ -134,22 +134,8 @@ def test_a_source_file_that_does_not_parse_stops_the_build_at_its_line_with_no_t
     assert "ERROR   -  src/ops.py:1: " in log, log
 
 
-UNCONFIGURED_PAGE = """\
-# Layer norm
-
-```trace-entry
-title: Layer norm forward
-function: ops.layer_norm_forward
-status: implemented
-```
-
-```trace-equation
-id: ln-mean
-title: Mean of one row
-tex: \\mu_t = \\frac{1}{d} \\sum_i X_{ti}
-code: mu = X.mean(axis=-1, keepdims=True)
-```
-
+# The entry and equation of RICH_PAGE without its spec, example and shapes, then an excerpt and the matrix.
+UNCONFIGURED_PAGE = RICH_PAGE.split("```trace-example")[0].replace("spec: [eq:ln-mean]\n", "") + """\
 ```trace-excerpt
 code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
 ```
