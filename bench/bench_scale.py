@@ -48,6 +48,8 @@ sys.path.insert(0, str(HERE))
 
 import bench_docs as BD  # noqa: E402  (copy, floor and timing helpers)
 
+from docs_hooks.init import MKDOCS_YML as MKDOCS_TEMPLATE  # noqa: E402
+
 MODULES_PER_PACKAGE = 10
 FUNCTIONS_PER_MODULE = 18  # plus a class with two methods: 20 per module
 TESTS_PER_MODULE = 4
@@ -194,28 +196,8 @@ repo_url = "https://github.com/example/synthetic"
 ref = "main"
 """
 
-MKDOCS_YML = """\
-site_name: Synthetic site
-docs_dir: docs
-theme:
-  name: material
-  font: false
-plugins:
-  - search
-  - docs_hooks
-markdown_extensions:
-  - attr_list
-  - md_in_html
-  - admonition
-  - tables
-  - toc:
-      permalink: true
-  - pymdownx.superfences
-  - pymdownx.highlight:
-      anchor_linenums: true
-      stripnl: false
-      line_spans: __span
-"""
+# The synthetic site is set up as `python -m docs_hooks init` sets up a user's site.
+MKDOCS_YML = MKDOCS_TEMPLATE.format(site_name="Synthetic site", docs_dir="docs")
 
 
 def generate(dest: Path, scale: int) -> dict:
