@@ -245,7 +245,7 @@ def on_post_build(config, **kwargs):
     plugin = config.plugins["docs_hooks"]
     settings, builder = plugin.settings, plugin.builder
     for src_uri, repo_path in plugin.source_files.items():
-        url = builder.source_pages[repo_path]
+        url = builder.links.source_pages[repo_path]
         dest = OUT / src_uri
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(sources.page_markdown(repo_path, plugin.source_page(repo_path, url)), encoding="utf-8")

@@ -69,7 +69,7 @@ def prefetch_tests(builder, parsed: dict) -> None:
                 examples.append((block, _example_request(req, shown, block.data), name))
         if not examples:
             continue
-        done = builder.recorder.record_each([req for _, req, _ in examples])
+        done = builder.workers.recorder.record_each([req for _, req, _ in examples])
         central = []
         for block, req, name in examples:
             rec = done.get(req)
@@ -83,7 +83,7 @@ def prefetch_tests(builder, parsed: dict) -> None:
                 continue
             central.append(request)
         if central:
-            builder.recorder.record_each(central)
+            builder.workers.recorder.record_each(central)
 
 
 # ============================================================================ data
@@ -177,7 +177,7 @@ def collect(ctx, block: Block) -> Example:
     fail, fn, req, test_fn = _named(ctx, block)
     req = _example_request(req, fn.name, d)
     try:
-        rec = b.recorder.record([req])[req]
+        rec = b.workers.recorder.record([req])[req]
         call = rec.first(fn.name)
     except TraceError as err:
         raise fail(err.message, "test") from None
@@ -192,7 +192,7 @@ def collect(ctx, block: Block) -> Example:
         caption=d.get("caption", ""),
         test=req.name,
         test_name=test_fn.short_name,
-        test_url=b.url(test_fn, test_fn.start, test_fn.end),
+        test_url=b.links.url(test_fn, test_fn.start, test_fn.end),
         function=fn.name,
         rows=rows,
     )
@@ -557,7 +557,7 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
     b = ctx.builder
     fwd, ng, wanted, central = _central_plan(b, forward_name, bwd, bwd_call, rec, req, fail)
     try:
-        crec = b.recorder.record([central])[central]
+        crec = b.workers.recorder.record([central])[central]
     except TraceError as err:
         raise fail(f"gradcheck: {err.message}") from None
     return _gradcheck_rows(b, fwd, ng, bwd, wanted, crec, fail)
@@ -648,7 +648,7 @@ def _gradcheck_rows(b, fwd: Function, ng: Function, bwd: Function, wanted: dict,
     extra = ""
     if ng_calls:
         extra = ", ".join(f"{k}={format_value(v)}" for k, v in list(ng_calls[0].args.items())[2:])
-    return GradCheck(fwd.name, bwd.name, ng.name, b.url(ng, ng.start, ng.end), extra, rows)
+    return GradCheck(fwd.name, bwd.name, ng.name, b.links.url(ng, ng.start, ng.end), extra, rows)
 
 
 def _is_float_array(value) -> bool:

@@ -17,7 +17,6 @@ on_files = _plugin.on_files
 on_page_markdown = _plugin.on_page_markdown
 on_page_content = _plugin.on_page_content
 on_page_context = _plugin.on_page_context
-on_post_page = _plugin.on_post_page
 on_post_build = _plugin.on_post_build
 on_build_error = _plugin.on_build_error
 on_serve = _plugin.on_serve

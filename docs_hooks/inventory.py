@@ -116,7 +116,7 @@ def _line_link(builder, repo_path: str, start: int, end: int | None = None, titl
 
 
 def _stmt_link(builder, fn: Function, stmt: Statement) -> str:
-    return builder.line_link(fn, stmt.start, stmt.end)
+    return builder.links.line_link(fn, stmt.start, stmt.end)
 
 
 def _comment(line: str) -> str:
@@ -734,10 +734,10 @@ def _loaded_config(builder, fn: Function) -> tuple[str, str, list[ConfigField]]:
         where = (s.rel(data), line) if line else (fn.repo_path, fn.start)
         meaning = text[line - 1].partition(" #")[2].strip() if line else ""  # a YAML comment on the key's line
         field_ = ConfigField(fn.name, str(key), _fmt(val), meaning, where[0], where[1], val, True)
-        field_.set_by.append(f"{R.code(fn.name + '()')} {builder.line_link(fn, fn.start, fn.end)} loads it")
+        field_.set_by.append(f"{R.code(fn.name + '()')} {builder.links.line_link(fn, fn.start, fn.end)} loads it")
         fields.append(field_)
     _dict_readers(builder, fields)
-    head = _line_link(builder, s.rel(data), 1, 1, fn.name) if data else builder.line_link(fn, fn.start, fn.start)
+    head = _line_link(builder, s.rel(data), 1, 1, fn.name) if data else builder.links.line_link(fn, fn.start, fn.start)
     return fn.name, head, fields
 
 
@@ -838,7 +838,7 @@ def _setters(builder, dotted: str, fields: list[ConfigField]) -> None:
                 continue
             stmt = next((s for s in sorted(fn.statements, key=lambda s: s.end - s.start)
                          if s.start <= node.lineno <= s.end), None)
-            link = builder.line_link(fn, stmt.start, stmt.end) if stmt else builder.line_link(fn, node.lineno, node.lineno)
+            link = builder.links.line_link(fn, stmt.start, stmt.end) if stmt else builder.links.line_link(fn, node.lineno, node.lineno)
             who = f"{R.code(fn.name)} {link}"
             if via:
                 what = R.code(ast.unparse(node))
@@ -881,7 +881,7 @@ def _field_rows(builder, fields: list[ConfigField], show_owner: bool) -> list[li
             for fn, line in f.readers:
                 by_fn.setdefault(fn.name, []).append((fn, line))
             read = "<br>".join(
-                f"{R.code(name)} " + ", ".join(builder.line_link(fn, line, line) for fn, line in reads)
+                f"{R.code(name)} " + ", ".join(builder.links.line_link(fn, line, line) for fn, line in reads)
                 for name, reads in by_fn.items())
         else:
             read = '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>'

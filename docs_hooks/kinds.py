@@ -16,7 +16,7 @@ from typing import Callable
 
 from . import examples, inventory, matrix, results, shapes
 from .blocks import BLOCK_KINDS, BlockSpec
-from .expand import excerpt_block
+from .excerpts import excerpt_block
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ import re
 from dataclasses import dataclass
 
 from . import render as R
+from . import sections
 from .codeindex import Function
-from .expand import Builder, EntryData, EquationData, role_words
+from .entries import EntryData, EquationData, role_words
+from .expand import Builder
 
 H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
@@ -52,13 +54,13 @@ def matrix_rows(builder: Builder) -> list[MatrixRow]:
         for entry in entries:
             for eq in entry.equations:
                 functions = list({r.function.name: r.function for r in eq.resolved}.values()) or entry.functions
-                rows.append(MatrixRow(page, title, entry, eq, functions, builder.tested_by(functions)))
+                rows.append(MatrixRow(page, title, entry, eq, functions, builder.graph.tested_by(functions)))
     return rows
 
 
 def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str, title: str = "") -> str:
-    url = builder.page_url(page)
-    return R.link(label_html, f"{builder.relative_url(here, url)}#{anchor}", title)
+    url = builder.links.page_url(page)
+    return R.link(label_html, f"{builder.links.relative_url(here, url)}#{anchor}", title)
 
 
 def _short(builder: Builder, test: str) -> str:
@@ -96,7 +98,7 @@ def matrix(builder: Builder, here: str) -> str:
     """
     covered = bool(builder.settings.coverage_tests)
     rows = matrix_rows(builder)
-    statics = [(tuple(row.direct), *builder.reached_shown(row.functions)) for row in rows]
+    statics = [(tuple(row.direct), *builder.graph.reached_shown(row.functions)) for row in rows]
     table_key = tuple((row.page, row.eq.id, tuple((r.function.name, r.start, r.end) for r in row.eq.resolved),
                        static[0], tuple(static[1]), static[2]) for row, static in zip(rows, statics))
     lists = _TestLists(builder, rows, statics)
@@ -105,7 +107,7 @@ def matrix(builder: Builder, here: str) -> str:
         eq, entry = row.eq, row.entry
         code = "<br>".join(
             R.code(fn.short_name) + " " + ", ".join(
-                builder.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn)
+                builder.links.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn)
             for fn in row.functions if any(r.function is fn for r in eq.resolved)
         ) or "no code"
         cells = [
@@ -118,7 +120,7 @@ def matrix(builder: Builder, here: str) -> str:
             builder.defer(lambda i=i: lists.cell(i), _error_cells, ("matrix tests", table_key, i)),
         ]
         if builder.spec is not None:  # no specification configured: no column for it
-            cells.append(f"<td>{builder.spec_refs(here, entry.spec)}</td>")
+            cells.append(f"<td>{builder.pdf_reference(here, entry.spec)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     columns = COLUMNS if builder.spec is not None else [c for c in COLUMNS if c[0] != "Specification"]
     heads = [h or ("Tests that run its lines" if covered else "Tests that reach it") for h, _, _ in columns]
@@ -164,8 +166,8 @@ def _tests_of(builder: Builder, row: MatrixRow, static: tuple) -> tuple[int, str
     """How many tests ran the equation's lines (line coverage), else reach it through the call graph; and
     their names, each once, those that also call its function first (None when there are none)."""
     direct, reached, more = static
-    measured = builder.coverage is not None
-    tests = builder.tests_running(row.eq.resolved) if measured else list(direct) + reached
+    measured = builder.workers.coverage is not None
+    tests = builder.workers.tests_running(row.eq.resolved) if measured else list(direct) + reached
     if not tests and not direct:
         return 0, None
     fns = R.code(", ".join(f.short_name for f in row.functions))
@@ -236,7 +238,7 @@ def uncovered_lines(builder: Builder, here: str) -> str:
         if not left:
             continue
         lines = [n for st in left for n in range(st.start, st.end + 1) if fn.source_lines[n - fn.start].strip()]
-        spans = ", ".join(builder.line_link(fn, a, b) for a, b in _ranges(lines))
+        spans = ", ".join(builder.links.line_link(fn, a, b) for a, b in _ranges(lines))
         kinds = ", ".join(dict.fromkeys(st.kind for st in left))
         page, entry = uses[0]
         groups.setdefault(fn.display_path, []).append(
@@ -260,7 +262,7 @@ def undocumented_functions(builder: Builder, here: str) -> str:
     groups: dict[str, list[list[str]]] = {}
     for fn in missing:
         groups.setdefault(fn.display_path, []).append(
-            [builder.function_link(fn), builder.line_link(fn, fn.start, fn.end),
+            [builder.links.function_link(fn), builder.links.line_link(fn, fn.start, fn.end),
              R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else "")])
     return _grouped(groups, ["Function", "Lines", "What its docstring says"], "undocumented", {})
 
@@ -273,7 +275,7 @@ def uncited_spec(builder: Builder, here: str) -> str:
     missing = [label for label in builder.spec.labels() if label not in cited]
     if not missing:
         return "<p>Every equation of the specification is cited by some page.</p>\n"
-    rows = [[R.code(label), builder.spec_refs(here, [label])] for label in missing]
+    rows = [[R.code(label), builder.pdf_reference(here, [label])] for label in missing]
     return R.table(["Label", "Where in the specification"], rows, searchable=False) + "\n"
 
 
@@ -284,8 +286,8 @@ def pages_table(builder: Builder, here: str) -> str:
         for entry in entries:
             rows.append([
                 _page_link(builder, here, page, entry.id, R.esc(entry.title)),
-                R.badge(entry.status, builder.status_evidence(entry)),
-                ", ".join(builder.function_link(f) for f in entry.functions),
+                R.badge(entry.status, sections.status_evidence(entry, builder.graph)),
+                ", ".join(builder.links.function_link(f) for f in entry.functions),
                 str(len(entry.equations)),
             ])
     return R.table(["Entry", "Status", "Functions", "Equations"], rows, searchable=False) + "\n"

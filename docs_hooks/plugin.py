@@ -10,8 +10,9 @@ plugin object (MkDocs keeps the object across the rebuilds of ``mkdocs serve``):
   specification; keep the review lock and the helpers the build runs out of the site;
 - on_page_markdown: expand the page's trace blocks (the generated HTML stays out
   of the Markdown parser as placeholders, put back in on_page_content);
-- on_page_context / on_post_page / on_post_build: fill in the site-wide tables and
-  what waited for the coverage run;
+- on_page_context: fill in what is made late (the site-wide tables, what waited
+  for the coverage run, the source pages): every page has been expanded by then,
+  and neither the search index nor the theme has read the page yet;
 - on_serve / on_shutdown: watch the code; end the workers when serving stops.
 
 Problems go to the ``mkdocs.plugins.docs_hooks`` logger as warnings, so
@@ -33,7 +34,6 @@ from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, InclusionLevel
 
 from . import gcpause, sources
-from .atomic import atomic_write
 from .cachedir import MAX_AGE_DAYS, prune
 from .errors import TraceError
 from .lock import compare, read_lock
@@ -77,7 +77,6 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.builder = None
         self.fingerprint: str | None = None
         self.locked: dict = {}
-        self.unfinished: dict[str, Path] = {}  # page -> its HTML file, written before the coverage run ended
         self.source_files: dict[str, str] = {}  # src_uri of each source page this plugin adds -> its file's repo path
 
     # ------------------------------------------------------------------ set-up
@@ -100,7 +99,6 @@ class TracePlugin(BasePlugin[PluginConfig]):
                 self.builder.keep_html_out = True  # see on_page_content
                 self.fingerprint = stamp
             self.settings = settings
-            self.unfinished = {}
             self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
         except TraceError as err:
             raise PluginError(str(err)) from None
@@ -120,7 +118,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             if f.abs_src_path and self._kept_out(Path(f.abs_src_path)):
                 files.remove(f)
         for f in files.documentation_pages():
-            builder.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
+            builder.links.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
         self.source_files = {}
         for repo_path in sorted(builder.index.file_digests):  # every indexed file, with functions or not
             page = File.generated(config, sources.page_uri(repo_path),
@@ -128,14 +126,14 @@ class TracePlugin(BasePlugin[PluginConfig]):
                                   inclusion=InclusionLevel.NOT_IN_NAV)  # reached by links, not listed in the nav
             files.append(page)
             self.source_files[page.src_uri] = repo_path
-            builder.source_pages[repo_path] = page.url
+            builder.links.source_pages[repo_path] = page.url
         if builder.spec is not None and settings.spec_pdf:
             files.append(File.generated(config, settings.spec_pdf, content=builder.spec.pdf))
         if self.config.assets:
             for asset in sorted(ASSETS.iterdir()):
                 if asset.suffix in (".css", ".js"):
                     files.append(File.generated(config, f"{SITE_ASSETS}/{asset.name}", abs_src_path=str(asset)))
-            for src_uri, path in builder.math.assets(f"{SITE_ASSETS}/katex"):
+            for src_uri, path in builder.workers.math.assets(f"{SITE_ASSETS}/katex"):
                 files.append(File.generated(config, src_uri, abs_src_path=str(path)))
         return files
 
@@ -175,43 +173,24 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     @event_priority(100)  # before the search plugin reads the page
     def on_page_context(self, context, *, page, config, nav):
-        """Fill in the site-wide tables and the source pages: every page has been expanded by now."""
+        """Fill in what is made late, and the source pages.
+
+        MkDocs converts every page's Markdown before it renders the first template,
+        so by now every page has been expanded (the site-wide tables read them all)
+        and the coverage run has had all that time to end; waiting for it here, if it
+        has not, is the last wait of the build.
+        """
         repo_path = self.source_files.get(page.file.src_uri)
         if repo_path is not None:
             page.content = page.content.replace(SOURCE_PLACEHOLDER, self.source_page(repo_path, page.url))
             return context
         rel = self.settings.rel(Path(page.file.abs_src_path))
-        page.content, problems = self.builder.fill_site_tables(rel, page.content)
+        page.content, problems = self.builder.finish(rel, page.content)
         self._warn(problems)
         return context
 
-    def on_post_page(self, output, *, page, config):
-        """Fill in what waited for the coverage run: the tests ran while MkDocs rendered the pages.
-
-        While the run is still going, the page is written with its placeholders and
-        filled in on_post_build instead: MkDocs goes on with the other pages meanwhile.
-        """
-        if page.file.src_uri in self.source_files:
-            return output
-        rel = self.settings.rel(Path(page.file.abs_src_path))
-        if not self.builder.can_finish(output):
-            self.unfinished[rel] = Path(page.file.abs_dest_path)
-            return output
-        return self._finish(rel, output)
-
     def on_post_build(self, *, config):
-        builder = self.builder
-        builder.await_background()  # a bug in the background work is raised here, not lost
-        unfinished, self.unfinished = self.unfinished, {}
-        for rel, dest in unfinished.items():
-            written = dest.read_text(encoding="utf-8")
-            if not builder.holds_placeholders(written):  # gone: a plugin changed the page after this hook
-                raise PluginError(
-                    f"{rel}: its HTML file {dest} no longer holds the placeholders docs_hooks left in it while the "
-                    "coverage run was going; another plugin's on_post_page removed them (by removing HTML "
-                    "comments, say). Turn that off in the plugin, or build again: with the run's result cached, "
-                    "docs_hooks fills the page before the other plugins see it")
-            atomic_write(dest, self._finish(rel, written))
+        self.builder.await_background()  # a bug in the background work is raised here, not lost
         # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
         # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
         # hands them back when its next build starts (on_config).
@@ -257,12 +236,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         builder, s = self.builder, self.settings
         text = (s.project_root / repo_path).read_text(encoding="utf-8")
         cited = [c for c in sources.citations(builder.site_entries()) if c.repo_path == repo_path]
-        return sources.render_page(repo_path, text, cited, url, builder.page_url, s.github_url(repo_path))
-
-    def _finish(self, rel: str, html: str) -> str:
-        html, problems = self.builder.finish(rel, html)
-        self._warn(problems)
-        return html
+        return sources.render_page(repo_path, text, cited, url, builder.links.page_url, s.github_url(repo_path))
 
     @staticmethod
     def _warn(problems) -> None:

@@ -13,11 +13,12 @@ from .blocks import parse_page
 from .cachedir import store_file
 from .codeindex import CodeIndex, Root, build_index
 from .errors import TraceError
-from .expand import Builder, Expanded, recorder_path
+from .expand import Builder, Expanded
 from .gcpause import freeze, paused, unfreeze
 from .lock import LockEntry, compare, read_lock
 from .record import start_child, stop_child
 from .settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
+from .workers import recorder_path
 
 
 def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex:
@@ -90,7 +91,7 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
     spare = _early_recorder(settings, parsed.values()) if coverage and evidence else None
     math = None if static else _early_katex(settings)
     try:
-        builder = Builder(settings, index if index is not None else index_for(settings))
+        builder = Builder(settings, index if index is not None else index_for(settings), math)
     except BaseException:
         if spare is not None:
             stop_child(*spare)
@@ -98,14 +99,12 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
             math.close()
         raise
     builder.static = static
-    if math is not None:
-        builder.math = math
     for rel, text in pages.items():
         builder.remember_parse(rel, text, parsed[rel])
     if spare is not None:
-        builder.make_recorder(spare)  # which uses it, or stops it with itself
+        builder.workers.make_recorder(spare)  # which uses it, or stops it with itself
     if coverage:  # check reads no HTML and never waits for it: it makes its builder without
-        builder.start_coverage()
+        builder.workers.start_coverage()
     if not static:
         builder.prefetch(pages)
     if spec is not None:
@@ -214,9 +213,8 @@ class SiteResult:
 
 
 def expand_site(settings: Settings, builder: Builder | None = None, finish: bool = True) -> SiteResult:
-    """Every page expanded, its site-wide tables filled in. With ``finish`` (the default) the Markdown
-    is complete: what waits for the coverage run is filled in; without it that part stays a
-    placeholder, unwaited for."""
+    """Every page expanded. With ``finish`` (the default) the Markdown is complete: what is made late
+    (site-wide tables, what waits for the coverage run) is filled in; a static builder has none."""
     builder = builder or make_builder(settings)
     result = SiteResult()
     freeze()  # the index and the parsed pages live through the build: see gcpause
@@ -227,8 +225,8 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
             result.pages[rel] = expanded
             result.problems.extend(expanded.problems)
         builder.await_background()  # a bug in the background work is raised here, not lost
-        for rel, expanded in result.pages.items():
-            markdown, problems = builder.finish(rel, expanded.markdown, coverage=finish)
+        for rel, expanded in result.pages.items() if finish else ():
+            markdown, problems = builder.finish(rel, expanded.markdown)
             result.pages[rel] = dataclasses.replace(expanded, markdown=markdown,
                                                     problems=expanded.problems + problems)
             result.problems.extend(problems)
@@ -242,7 +240,8 @@ def check_site(settings: Settings, builder: Builder | None = None) -> list[Trace
 
     It stops after resolving (a static builder): it runs nothing, so it reads no
     recording, renders no formula and does not wait for the coverage run."""
-    result = expand_site(settings, builder or make_builder(settings, static=True), finish=False)
+    builder = builder or make_builder(settings, static=True)
+    result = expand_site(settings, builder, finish=not builder.static)  # a static builder makes nothing late
     locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
     unresolved = {k: v for e in result.pages.values() for k, v in e.unresolved.items()}
     return result.problems + compare(locked, result.uses, settings.rel(settings.lock_path), unresolved)

@@ -75,7 +75,7 @@ def _recordings(builder, st: dict) -> dict[str, "Recording | TraceError"]:
                 wanted[f"requests of {getattr(maker, '__name__', 'a maker')}"] = err
         requests = [r for r in wanted.values() if isinstance(r, Request)]
         try:
-            done = builder.recorder.record_each(requests) if requests else {}
+            done = builder.workers.recorder.record_each(requests) if requests else {}
         except TraceError as err:  # the child process itself failed: every request failed with it
             done = {r: err for r in requests}
         st["recordings"] = {key: (done[r] if isinstance(r, Request) else r) for key, r in wanted.items()}
@@ -638,7 +638,7 @@ def _recorded_call(run: ModelRun, callee: Function, caller: Function, site):
 
 
 def _render_site(b, run: ModelRun, data: SiteShapes, callee: Function, label: str | None) -> str:
-    link = b.line_link(data.caller, data.start, data.end)
+    link = b.links.line_link(data.caller, data.start, data.end)
     if label:
         head = f'<p class="trace-shapes-site"><strong>{R.esc(label)}</strong> {link} in {R.code(data.caller.name)}</p>'
     else:

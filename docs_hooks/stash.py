@@ -18,14 +18,25 @@ Only what Markdown would pass on unchanged is kept out:
   at a blank line; never inside a fenced code block, and never an element that
   asks Markdown to read its content (``markdown="1"``).
 
-Pure functions of their text; the MkDocs adapter and ``expand`` use them.
+Some generated HTML cannot be made while its page is expanded: a site-wide
+table reads every page's entries, and a table of the tests that ran each line
+waits for the coverage run. ``Late`` keeps what makes it, behind a placeholder of
+the same kind, and fills it in when every page has been expanded (the MkDocs
+adapter does it in ``on_page_context``, before the search index and the theme
+read the page; the command line after its last page).
+
+This is the one placeholder mechanism of the generator's HTML: nothing is
+written into an HTML file after MkDocs wrote it.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Callable
 
 from .blocks import prose_lines
+from .errors import TraceError
 
 # A block of HTML becomes a comment on a line of its own (a raw HTML block, passed on as it is); HTML
 # inside a line becomes an empty element Markdown takes for inline HTML, like the KaTeX span it stands for:
@@ -131,3 +142,72 @@ def _html_run(lines: list[str], i: int) -> int | None:
         end += 1
         if end == len(lines) or not lines[end].strip():
             return end if not open_tags else None
+
+
+LATE = re.compile(r"<!--trace-late:(\d+)-->")
+
+
+@dataclass
+class _LateItem:
+    make: Callable[[str], tuple[str, list[TraceError]]]  # page -> (its HTML, problems met making it)
+    on_error: Callable[[TraceError], str]  # the HTML shown in its place when making it failed
+    line: int | None  # the page line a problem with no place of its own is placed at
+    once: bool  # made once per build (what the coverage run gives); else again for each page finished
+
+
+class Late:
+    """HTML made when every page has been expanded, behind ``<!--trace-late:N-->`` until then.
+
+    The same key gets the same placeholder, so pages expanded again while
+    serving add no new ones.
+    """
+
+    def __init__(self):
+        self._items: list[_LateItem] = []
+        self._numbers: dict[tuple, int] = {}
+        self._made: dict[int, tuple[str, list] | TraceError] = {}
+
+    def placeholder(self, key: tuple, make, on_error, line: int | None = None, once: bool = True) -> str:
+        if key not in self._numbers:
+            self._numbers[key] = len(self._items)
+            self._items.append(_LateItem(make, on_error, line, once))
+        return f"<!--trace-late:{self._numbers[key]}-->"
+
+    def fill(self, page: str, text: str) -> tuple[str, list[TraceError]]:
+        """``text`` of ``page`` with every placeholder filled (what one fills in may hold more), and the problems.
+
+        A problem with no place is the page's own, at the item's line. One with a
+        place (the coverage run's failure, at its setting) is one problem of the
+        build: reported with the first page that meets it, and with that page
+        again in each later build (``mkdocs serve`` keeps the builder while no code
+        changes, and each build finishes every page once).
+        """
+        problems: dict[str, TraceError] = {}
+
+        def one(m: re.Match) -> str:
+            n = int(m.group(1))
+            item = self._items[n]
+            value = self._made.get(n) if item.once else None
+            if value is None:
+                try:
+                    value = item.make(page)
+                except TraceError as err:
+                    value = err
+                if item.once:
+                    self._made[n] = value
+            if isinstance(value, TraceError):
+                if value.path is None:
+                    value = value.at(page, item.line)
+                    problems.setdefault(value.message, value)
+                elif getattr(value, "reported_with", page) == page:
+                    value.reported_with = page
+                    problems.setdefault(value.message, value)
+                return item.on_error(value)
+            html, found = value
+            for err in found:
+                problems.setdefault(err.message, err)
+            return html
+
+        while LATE.search(text):
+            text = LATE.sub(one, text)
+        return text, list(problems.values())

@@ -83,7 +83,7 @@ def test_the_floor_holds_the_pages_the_hooks_build_renders(bench, make_project, 
 
     markdown = (floor / "docs" / "page.md").read_text(encoding="utf-8")
     assert '<span class="katex">' in markdown and "Forward</a>" in markdown  # the formulas, the table of entries
-    assert "trace-html" not in markdown and "trace-site" not in markdown
+    assert "trace-html" not in markdown and "trace-late" not in markdown
     built, floor_built = ((root / "page" / "index.html").read_text(encoding="utf-8")
                           for root in (tmp_path / "site", tmp_path / "site-floor"))
     assert floor_built == built

@@ -203,11 +203,11 @@ def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(mak
     if not (root / "node_modules").exists():
         (root / "node_modules").symlink_to(REPO / "node_modules")
     first = make_builder(load_settings(root), coverage=False)
-    assert first.math._proc is not None  # running before any page asked for a formula
+    assert first.workers.math._proc is not None  # running before any page asked for a formula
     first.expand("docs/page.md", (root / "docs/page.md").read_text())
     first.await_background()
-    first.math.close()
+    first.workers.math.close()
     assert (root / ".cache/docs_hooks/katex.sqlite3").is_file()
 
     later = make_builder(load_settings(root), coverage=False)
-    assert later.math._proc is None  # formulas are cached: KaTeX starts only if one is missing
+    assert later.workers.math._proc is None  # formulas are cached: KaTeX starts only if one is missing

@@ -278,11 +278,12 @@ def test_worked_example_shows_the_recorded_values(project):
 def test_the_data_behind_the_table_is_the_recorded_call(project):
     builder = builder_for(project)
     from docs_hooks.blocks import parse_page
-    from docs_hooks.expand import Context
+    from docs_hooks.context import Context
+    from docs_hooks.entries import read_entry
 
     parsed = parse_page(page(BACKWARD_EXAMPLE), "docs/page.md")
     ctx = Context(builder, "docs/page.md", None, [], [], {})
-    ctx.entry = builder.open_entry(parsed.blocks[0], ctx)
+    ctx.entry = read_entry(parsed.blocks[0], "docs/page.md", builder.index, builder.spec, ctx.uses)
     data = examples.collect(ctx, parsed.blocks[1])
     for row, expected in zip(data.rows, [DY, XHAT, S, DXHAT, M1, M2, DX, DGAMMA, DBETA]):
         np.testing.assert_allclose(row.value, expected, rtol=1e-12, atol=1e-15, err_msg=row.label)
@@ -803,10 +804,10 @@ show:
 def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_expanded(tmp_path):
     root = write_project(tmp_path / "proj")
     builder = builder_for(root)
-    builder.math.project_root = REPO  # the project's node_modules, for the formula in the prose
+    builder.workers.math.project_root = REPO  # the project's node_modules, for the formula in the prose
     batches = []
-    run_child = builder.recorder._run_child
-    builder.recorder._run_child = lambda requests: batches.append([r.name for r in requests]) or run_child(requests)
+    run_child = builder.workers.recorder._run_child
+    builder.workers.recorder._run_child = lambda requests: batches.append([r.name for r in requests]) or run_child(requests)
 
     builder.prefetch({"docs/page.md": TWO_EXAMPLES})
     builder.await_background()
@@ -819,20 +820,20 @@ def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_ex
         "docs/page.md:28: example 'Broken': 'tests/test_ops.py' is not a test id; write it as "
         "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name"
     ]
-    assert builder.recorder.runs == 1
-    builder.recorder.close()
+    assert builder.workers.recorder.runs == 1
+    builder.workers.recorder.close()
 
 
 def test_prefetch_renders_the_prose_formulas_in_the_background(tmp_path):
     root = write_project(tmp_path / "proj")
     builder = builder_for(root)
-    builder.math.project_root = REPO  # the project's node_modules
-    if not builder.math.available():
+    builder.workers.math.project_root = REPO  # the project's node_modules
+    if not builder.workers.math.available():
         pytest.skip("KaTeX is not installed here: run npm ci")
     builder.prefetch({"docs/page.md": TWO_EXAMPLES})
     builder.await_background()
 
-    assert ("\\mu = \\frac{1}{d}\\sum_j x_j", False) in builder.math.cache
+    assert ("\\mu = \\frac{1}{d}\\sum_j x_j", False) in builder.workers.math.cache
 
 
 def test_a_bug_in_a_prefetch_is_raised_in_the_build_not_swallowed(tmp_path):
@@ -862,7 +863,7 @@ def test_a_table_of_every_page_reads_the_other_pages_without_running_their_examp
 
     assert result.problems == [] and problems == []
     assert "The entry" in html  # the other page's entry is listed ...
-    assert builder.recorder.runs == 0  # ... and none of its examples ran for it
+    assert builder.workers.recorder.runs == 0  # ... and none of its examples ran for it
 
 
 def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(tmp_path):
@@ -871,16 +872,16 @@ def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(t
     root = write_project(tmp_path / "proj")
     builder = builder_for(root)
     req = examples.test_request("tests/test_ops.py::test_worked_example", root)
-    builder.recorder.record([req])
+    builder.workers.recorder.record([req])
     answered = []
-    builder.recorder._busy = True  # the prefetch is busy with a long batch
-    thread = threading.Thread(target=lambda: answered.append(builder.recorder.record([req])))
+    builder.workers.recorder._busy = True  # the prefetch is busy with a long batch
+    thread = threading.Thread(target=lambda: answered.append(builder.workers.recorder.record([req])))
     thread.start()
     thread.join(timeout=10)
     answered_while_busy = list(answered)
-    builder.recorder._busy = False
+    builder.workers.recorder._busy = False
     thread.join()
-    builder.recorder.close()
+    builder.workers.recorder.close()
 
     assert answered_while_busy and answered_while_busy[0][req].calls_of("ops.layer_norm_forward")
 
@@ -986,18 +987,18 @@ def test_an_example_of_the_test_itself_records_only_the_test_and_the_prefetch_as
         """)
     builder = builder_for(root)
     batches = []
-    run_child = builder.recorder._run_child
-    builder.recorder._run_child = lambda requests: batches.append(list(requests)) or run_child(requests)
+    run_child = builder.workers.recorder._run_child
+    builder.workers.recorder._run_child = lambda requests: batches.append(list(requests)) or run_child(requests)
 
     builder.prefetch({"docs/page.md": text})
     builder.await_background()
     result = builder.expand("docs/page.md", text)
-    builder.recorder.close()
+    builder.workers.recorder.close()
 
     assert messages(result) == []
     [[request]] = batches  # one batch, from the prefetch; the page asked for the very same request
     assert request.target_only
-    [recording] = builder.recorder._memo.values()
+    [recording] = builder.workers.recorder._memo.values()
     assert [c.function for c in recording.calls] == ["tests.test_ops.test_worked_example"]
     assert "Gradient on the input" in result.markdown
 

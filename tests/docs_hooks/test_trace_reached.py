@@ -3,7 +3,7 @@ folded under their count."""
 
 from __future__ import annotations
 
-from docs_hooks.expand import REACHED_SHOWN
+from docs_hooks.callgraph import REACHED_SHOWN
 from docs_hooks.project import make_builder
 from docs_hooks.settings import load_settings
 
@@ -60,4 +60,4 @@ def test_a_site_that_shows_no_recorded_evidence_starts_no_recording_process(make
 
     builder.expand("docs/hub.md", PAGE)
 
-    assert builder._recorder is None  # no recording process, early or late
+    assert builder.workers._recorder is None  # no recording process, early or late

@@ -59,7 +59,7 @@ def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block_by_t
 
     site = expand_site(settings, with_broken_kind())
     assert [str(p) for p in site.problems] == ["docs/pages.md:3: no table today"]
-    assert "no table today" in site.pages["docs/pages.md"].markdown and "trace-site" not in site.pages[
+    assert "no table today" in site.pages["docs/pages.md"].markdown and "trace-late" not in site.pages[
         "docs/pages.md"].markdown
     assert "docs/pages.md:3: no table today" in [str(p) for p in check_site(settings, with_broken_kind())]
 
@@ -82,6 +82,6 @@ def test_a_site_wide_table_is_filled_before_the_search_index_reads_the_page(make
 
     assert result.returncode == 0, result.stdout + result.stderr
     html = (root / "site/left/index.html").read_text(encoding="utf-8")
-    assert "trace-site" not in html and "layer_norm_backward" in html  # a function no page documents
+    assert "trace-late" not in html and "layer_norm_backward" in html  # a function no page documents
     index = json.loads((root / "site/search/search_index.json").read_text(encoding="utf-8"))
     assert any("layer_norm_backward" in doc["text"] for doc in index["docs"] if doc["location"].startswith("left/"))

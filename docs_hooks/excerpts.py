@@ -1,0 +1,33 @@
+"""The ``trace-excerpt`` block: live lines of code, each referenced statement with its real line numbers."""
+
+from __future__ import annotations
+
+from . import render as R
+from .blocks import Block
+from .context import Context
+from .errors import TraceError
+
+
+def excerpt_block(ctx: Context, block: Block) -> str:
+    """Each referenced statement (with ``context`` lines around it) as a listing with a link to its code.
+
+    Also the kind's static references: ``check`` calls it to resolve the block's references."""
+    try:
+        context = int(block.data.get("context", 0))
+    except ValueError:
+        context = -1
+    if context < 0:
+        raise TraceError(f"field 'context' of trace-excerpt must be a whole number of lines, 0 or more, "
+                         f"not {block.data.get('context')!r}")
+    out = []
+    for text in block.data["code"]:
+        r = ctx.resolve(text, block.field_line("code"), f"excerpt {text.strip()}")
+        if r is None:
+            continue
+        fn = r.function
+        start = max(fn.start, r.start - context)
+        end = min(fn.end, r.end + context)
+        lines = list(fn.source_lines[start - fn.start : end - fn.start + 1])
+        head = f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {ctx.builder.links.code_links(fn, r.start, r.end)}"
+        out.append(R.listing(lines, start, head, highlight=list(range(r.start, r.end + 1)) if context else None))
+    return "\n".join(out)

@@ -1,0 +1,78 @@
+"""Where the rendered pages point: a span of code, a page of the site, a test, the specification.
+
+Part of the render stage. The URLs of the site's pages are known only to the
+front end (MkDocs decides them); it fills ``page_urls`` and ``source_pages``.
+Without them, MkDocs' directory URLs are assumed (the command line).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from . import render as R
+from . import sources
+from .codeindex import CodeIndex, Function
+from .settings import Settings
+
+
+class Links:
+    def __init__(self, settings: Settings, index: CodeIndex):
+        self.settings = settings
+        self.index = index
+        self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
+        self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the adapter)
+
+    def url(self, fn: Function, start: int | None = None, end: int | None = None) -> str:
+        """The permanent link to a span of code on the repository host; without ``repo_url``, the span on
+        its source page in this site (see docs_hooks.sources)."""
+        return self.settings.github_url(fn.repo_path, start, end) or sources.target(fn.repo_path, start, end)
+
+    def line_link(self, fn: Function, start: int, end: int) -> str:
+        """``ops.py:42`` linked to that line on its source page in this site."""
+        return R.link(R.code(R.span_label(fn.display_path, start, end)), sources.target(fn.repo_path, start, end),
+                      fn.name)
+
+    def code_links(self, fn: Function, start: int, end: int) -> str:
+        """Where a listing's code lives: its source page in this site, and with ``repo_url`` the repository."""
+        links = R.link("Source", sources.target(fn.repo_path, start, end))
+        github = self.settings.github_url(fn.repo_path, start, end)
+        return links + (" " + R.link("GitHub", github) if github else "")
+
+    def function_link(self, fn: Function) -> str:
+        return R.link(R.code(fn.name), self.url(fn, fn.start, fn.end))
+
+    def test_names(self, names: list[str]) -> str:
+        """Tests by their file (linked once) and their names: a long list, light to send and to read."""
+        by_file: dict[str, list] = {}
+        for name in names:
+            fn = self.index.functions[name]
+            by_file.setdefault(fn.display_path, []).append(fn)
+        groups = []
+        for path, fns in by_file.items():
+            label = R.link(R.code(path), self.settings.github_url(fns[0].repo_path))
+            groups.append(f"{label}: " + ", ".join(R.code(f.name[len(f.module) + 1:]) for f in fns))
+        return "<br>".join(groups)
+
+    def source_url(self, repo_path: str) -> str:
+        """The site URL of a file's source page: as the adapter made it, else MkDocs' directory URL."""
+        return self.source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"
+
+    def source_links(self, page: str, html: str) -> str:
+        """``html`` of ``page`` with its links to source pages made relative to the page (see sources)."""
+        return sources.relative_links(html, self.page_url(page), self.source_url)
+
+    def page_url(self, page: str) -> str:
+        """The URL of a page inside the site: from the adapter, else MkDocs' directory URLs."""
+        if page in self.page_urls:
+            return self.page_urls[page]
+        rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
+        if rel == "index.md" or rel.endswith("/index.md"):
+            return rel[: -len("index.md")]
+        return rel[: -len(".md")] + "/"
+
+    def relative_url(self, page: str, target: str) -> str:
+        """A link from ``page`` to a path of the site, as the browser resolves it."""
+        here = self.page_url(page)
+        base = here if here.endswith("/") or not here else posixpath.dirname(here)
+        rel = posixpath.relpath(target or ".", base or ".")
+        return rel + "/" if target.endswith("/") and not rel.endswith("/") else rel

@@ -1,0 +1,127 @@
+"""The run stage's workers for one build: the recorder, the coverage run, KaTeX, and the background
+jobs that feed them early.
+
+Each worker is a child process with a time limit (see ``children``), started on
+first use or early by the factory (``project.make_builder``), and ended by
+``close``: when the build is over, or when ``mkdocs serve`` replaces the build
+after a code change, so no worker outlives the build that made it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from .codeindex import CodeIndex
+from .errors import TraceError
+from .math import MathRenderer
+from .settings import Settings
+
+
+def recorder_path(settings: Settings) -> list:
+    """Where recorded code imports from: the source root, the project root, the model run helper's folder."""
+    path = [settings.source_root, settings.project_root]
+    if settings.model_run is not None:
+        path.append(settings.model_run.parent)
+    return path
+
+
+class Workers:
+    def __init__(self, settings: Settings, index: CodeIndex, math: MathRenderer | None = None):
+        self.settings = settings
+        self.index = index
+        self.math = math or MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
+        self._recorder = None
+        self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
+        self._threads: list[threading.Thread] = []
+        self._errors: list[BaseException] = []
+
+    @property
+    def recorder(self):
+        """The one recorder of this build: runs tests and helpers, caches what they saw."""
+        if self._recorder is None:
+            self.make_recorder()
+        return self._recorder
+
+    def make_recorder(self, child: tuple | None = None) -> None:
+        """The build's recorder, now; ``child`` is a recording process started earlier (record.start_child),
+        which it uses for its first miss, or stops when it has none."""
+        from .record import Recorder
+
+        s = self.settings
+        modules = {str(f.file): f.module for f in self.index.functions.values()}
+        self._recorder = Recorder(s.project_root, recorder_path(s), modules, self.index.file_digests, s.cache_dir,
+                                  child, s.test_timeout)
+
+    def start_coverage(self) -> None:
+        """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
+        s = self.settings
+        if s.coverage_tests and self._coverage_run is None:
+            from .coverage_map import Measurement
+
+            self._coverage_run = Measurement(s.project_root, s.source_root, s.coverage_tests,
+                                             self.index.file_digests, s.cache_dir, s.test_timeout)
+
+    @property
+    def coverage(self):
+        """Which test ran which line (coverage.py), measured once per change of the code; None if not set up."""
+        self.start_coverage()
+        return self._coverage_run.result() if self._coverage_run is not None else None
+
+    def tests_running(self, resolved_list) -> list[str]:
+        """Tests that executed any of these statements, by line coverage (indexed tests only)."""
+        if self.coverage is None:
+            return []
+        found: set[str] = set()
+        for r in resolved_list:
+            found.update(self.coverage.tests_running(r.function.repo_path, r.start, r.end))
+        return sorted(t for t in found if t in self.index.functions and self.index.functions[t].is_test)
+
+    def in_background(self, jobs: list[Callable[[], object]]) -> None:
+        """Run each job in a thread of its own; they feed the workers ahead of the pages that need them.
+
+        A TraceError is dropped (the page that meets the same problem reports it
+        where it is written); anything else is a bug, raised again in the build's
+        thread by ``raise_errors``.
+        """
+        def run(job):
+            try:
+                job()
+            except TraceError:
+                pass
+            except BaseException as exc:
+                self._errors.append(exc)
+
+        started = [threading.Thread(target=run, args=(job,), daemon=True) for job in jobs]
+        for thread in started:
+            thread.start()
+        self._threads += started
+
+    def raise_errors(self) -> None:
+        if self._errors:
+            raise self._errors.pop(0)
+
+    def wait(self) -> None:
+        """Wait until the background jobs are done; raise what went wrong in them that was not a TraceError.
+
+        What was recorded is then in the recorder's store, for the next build.
+        """
+        threads, self._threads = self._threads, []
+        for thread in threads:
+            thread.join()
+        if self._recorder is not None:
+            self._recorder.flush()
+        self.raise_errors()
+
+    def close(self) -> None:
+        """End every process this build started (the recorder, KaTeX, the coverage run) and drop their state."""
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
+        self.math.close()
+        if self._coverage_run is not None:
+            self._coverage_run.stop()
+            self._coverage_run = None
