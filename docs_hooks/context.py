@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from . import render as R
 from .anchors import Resolved, parse_ref, resolve
-from .blocks import INLINE_REF, prose_lines
+from .blocks import INLINE_REF, Markdown, Page, prose_lines
 from .entries import EntryData
 from .errors import TraceError
 from .lock import LockEntry
@@ -120,3 +120,32 @@ class Context:
             return placeholder(stash, html[n], inline=True)
 
         return FORMULA.sub(keep, markdown)
+
+
+def page_formulas(page: Page) -> list[tuple[str, bool]]:
+    """Every formula written in a parsed page, in prose and in block fields: (TeX, shown as a block)."""
+    scratch = Context(None, "", None, [], [], {})  # collects formulas only: needs no build
+    for seg in page.segments:
+        if isinstance(seg, Markdown):
+            for _, line in prose_lines(seg.text.split("\n")):
+                if "$" in line:
+                    scratch.inline_math(line, 0)
+        elif seg.kind == "equation" and isinstance(seg.data.get("tex"), str):
+            scratch.math_placeholder(seg.data["tex"], True, 0)
+        else:
+            for text in _strings({k: v for k, v in seg.data.items() if k != "__lines__"}):
+                if "$" in text:
+                    scratch.inline_math(text, 0)
+    return [(tex, display) for tex, display, _ in scratch.math]
+
+
+def _strings(value):
+    """Every string inside a block's data."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)

@@ -23,7 +23,7 @@ from typing import Callable
 
 from . import render as R
 from . import sections
-from .blocks import Block, Markdown, parse_page, prose_lines
+from .blocks import Block, Markdown, parse_page
 from .callgraph import CallGraph
 from .codeindex import CodeIndex
 from .context import Context
@@ -105,13 +105,9 @@ class Builder:
         return result
 
     def site_entries(self) -> dict[str, list[EntryData]]:
-        """The entries of every page of the site, for the site-wide tables (the traceability matrix).
-
-        They are made when the pages are finished (see site_table), when every
-        page has been expanded; a page that has not been (one MkDocs leaves out,
-        say) is read for its entries and equations only, which needs no recorded
-        evidence. A page being expanded right now is left out.
-        """
+        """The entries of every page of the site, for the site-wide tables (made when every page has been
+        expanded: see site_table). A page MkDocs left out is read for its entries and equations only; a
+        page being expanded right now is left out."""
         for file in self.settings.pages():
             rel = self.settings.rel(file)
             if rel not in self._expanding and rel not in self.all_entries:
@@ -258,36 +254,9 @@ class Builder:
     # ------------------------------------------------------------------ run stage
 
     def prefetch(self, pages: dict[str, str]) -> None:
-        """Start the slow work of every page now, in the background: KaTeX and the recordings.
-
-        Each runs in a child process of its own (as does the coverage run), so on
-        a cold build they use every core at once instead of waiting in turn, page by
-        page in the order of ``pages`` (the order the build asks for them). Problems
-        are not reported here: the expansion meets them again, with page and line.
-        """
+        """Start the slow work of every page now, in the background (see Workers.prefetch)."""
         parsed = {page: self.parse(page, text) for page, text in pages.items()}
-        recordings = [lambda f=f: f(self, parsed) for f in self.prefetchers]
-        self.workers.in_background([lambda: self._prefetch_math(parsed), lambda: [job() for job in recordings]])
-
-    def _prefetch_math(self, parsed: dict) -> None:
-        """Every formula written in the pages (prose and block fields), rendered a page at a time."""
-        if not self.workers.math.available():
-            return
-        for page in parsed.values():
-            scratch = Context(self, "", None, [], [], {})
-            for seg in page.segments:
-                if isinstance(seg, Markdown):
-                    for _, line in prose_lines(seg.text.split("\n")):
-                        if "$" in line:
-                            scratch.inline_math(line, 0)
-                elif seg.kind == "equation" and isinstance(seg.data.get("tex"), str):
-                    scratch.math_placeholder(seg.data["tex"], True, 0)
-                else:
-                    for text in _strings({k: v for k, v in seg.data.items() if k != "__lines__"}):
-                        if "$" in text:
-                            scratch.inline_math(text, 0)
-            if scratch.math:
-                self.workers.math.render_many([(tex, display) for tex, display, _ in scratch.math])
+        self.workers.prefetch(parsed, [lambda f=f: f(self, parsed) for f in self.prefetchers])
 
     def await_background(self) -> None:
         """Wait until the background work is done; raise what went wrong in it that was not a TraceError."""
@@ -297,14 +266,3 @@ class Builder:
         """End every process this build started and drop their state (a replaced or finished build)."""
         self.workers.close()
 
-
-def _strings(value):
-    """Every string inside a block's data."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)

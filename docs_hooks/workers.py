@@ -97,6 +97,25 @@ class Workers:
             thread.start()
         self._threads += started
 
+    def prefetch(self, parsed: dict, recordings: list[Callable[[], object]]) -> None:
+        """Start KaTeX on every formula of the pages (parsed, in the order the build asks for them) and
+        the ``recordings`` jobs (the block kinds' prefetch), each in a thread of its own.
+
+        KaTeX, the recorder and the coverage run are child processes, so on a cold
+        build they use every core at once instead of waiting in turn; a page being
+        expanded waits only for what it uses.
+        """
+        def math() -> None:
+            from .context import page_formulas
+
+            if self.math.available():
+                for page in parsed.values():
+                    formulas = page_formulas(page)
+                    if formulas:
+                        self.math.render_many(formulas)
+
+        self.in_background([math, lambda: [job() for job in recordings]])
+
     def raise_errors(self) -> None:
         if self._errors:
             raise self._errors.pop(0)
