@@ -32,6 +32,9 @@ With --breakdown it also prints the time of each stage of the generator and of M
 (a cold build, a warm build, a rebuild after a prose edit, in one process).
 With --profile DIR it also writes cProfile files of the cold build and of one
 warm rebuild into DIR and prints their top functions.
+With --devices it measures instead what each speed device of the generator buys: a
+cold build with the device turned off against one with everything on, alternated,
+each pair on a cleared cache (see DEVICES; turned off by a sitecustomize.py in the copy).
 """
 
 from __future__ import annotations
@@ -146,6 +149,70 @@ def mkdocs_build(project: Path, site: Path, config: str = "mkdocs.yml", profile:
     with tempfile.NamedTemporaryFile("r", suffix=".cpu") as report:
         elapsed, _ = timed_run([PYTHON, "-c", MAIN_CPU_WRAPPER, report.name, *args], project, env_for(env_project))
         return Timing(elapsed, elapsed.cpu, float(report.read()))
+
+
+# Each speed device of the generator, and how the copy turns it off (a sitecustomize.py, imported by
+# every Python process that runs with PYTHONPATH at the copy, patches it when BENCH_DOCS_WITHOUT names it).
+DEVICES = {
+    "early-children": "the recorder and KaTeX started before the code is indexed (project._early_*)",
+    "prefetch": "every page's formulas and recordings started in background threads (Workers.prefetch)",
+    "late-coverage": "pages expanded while the coverage run goes on (Builder.defer), not waiting for it",
+    "spec-thread": "the specification compiled in a thread while the code is indexed",
+    "gc-freeze": "the collector kept off the build's long-lived objects (gcpause)",
+}
+SITECUSTOMIZE = '''
+import os
+
+_off = os.environ.get("BENCH_DOCS_WITHOUT")
+if _off:
+    import contextlib
+    from concurrent.futures import Future
+
+    from docs_hooks import expand, gcpause, plugin, project
+
+    if _off == "early-children":
+        project._early_recorder = lambda *a, **k: None
+        project._early_katex = lambda *a, **k: None
+    elif _off == "prefetch":
+        expand.Builder.prefetch = lambda self, pages: None
+    elif _off == "late-coverage":
+        expand.Builder.defer = lambda self, make, on_error, key: make()
+    elif _off == "spec-thread":
+        def _now(settings):
+            if settings.spec_source is None:
+                return None
+            from docs_hooks.spec import compile_spec
+            f = Future()
+            f.set_result(compile_spec(settings.spec_source, cache_dir=settings.cache_dir / "spec",
+                                      timeout=settings.test_timeout))
+            return f
+        project._compile_spec_in_background = _now
+    elif _off == "gc-freeze":
+        for module in (project, gcpause):
+            module.freeze = module.unfreeze = lambda: None
+            module.paused = contextlib.nullcontext
+        plugin.gcpause = gcpause
+'''
+
+
+def measure_devices(project: Path, work: Path, runs: int) -> None:
+    """A cold build without each device against one with all of them, alternated; prints the ratios."""
+    (project / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    print("== what each speed device buys: cold build (no cache) without it / with everything on ==")
+    for device, what in DEVICES.items():
+        on, off = [], []
+        for _ in range(runs):
+            clear_cache(project)
+            on.append(mkdocs_build(project, work / "site-cold", env_project=project))
+            clear_cache(project)
+            os.environ["BENCH_DOCS_WITHOUT"] = device
+            try:
+                off.append(mkdocs_build(project, work / "site-cold", env_project=project))
+            finally:
+                del os.environ["BENCH_DOCS_WITHOUT"]
+        print(f"{device:15s} off/on = {med(off) / med(on):5.2f}x  (off {fmt(off)}; on {fmt(on)})  {what}", flush=True)
+    (project / "sitecustomize.py").unlink()
+    print(load_line())
 
 
 def clear_cache(project: Path) -> None:
@@ -622,6 +689,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print it")
     parser.add_argument("--breakdown", action="store_true",
                         help="also time the generator's stages and MkDocs' events in a cold build, a warm build and a rebuild")
+    parser.add_argument("--devices", action="store_true",
+                        help="only measure what each speed device buys (a cold build without it / with it)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench_docs_"))
@@ -632,6 +701,9 @@ def main() -> None:
         n_pages = len(list(docs.rglob("*.md")))
         print(f"bench_docs: {n_pages} pages, {args.runs} runs per figure, edited page: {page}")
         print(f"copy of the project: {project}\n")
+        if args.devices:
+            measure_devices(project, work, args.runs)
+            return
 
         # The floor: expanded pages (a warm build of the copy writes them), hooks off.
         make_floor(project, work / "floor", work, env_project=project)
