@@ -33,7 +33,6 @@ _CHUNK = 500  # keys per query (SQLite limits the parameters of one statement)
 
 # MkDocs shows the records of the loggers under its own; the command line shows none of these notes.
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
-_told: set[Path] = set()  # the stores a note was given about: at most one per file and process
 
 
 def store_file(cache_dir: Path | None, kind: str) -> Path | None:
@@ -57,12 +56,6 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _tell(path: Path, message: str) -> None:
-    if path not in _told:
-        _told.add(path)
-        log.info(f"{_shown(path)}: {message}")
-
-
 def _damaged(exc: BaseException) -> bool:
     """Whether SQLite found the file damaged (cut short, overwritten), as opposed to unreachable."""
     name = getattr(exc, "sqlite_errorname", "") or ""
@@ -79,8 +72,10 @@ class Store:
     noted once, naming the file.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, pruning: bool = False):
         self.path = Path(path)
+        # prune's: a file it cannot write, the build's own store of it has named already ("is not pruned")
+        self._pruning = pruning
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._writable = True
@@ -112,6 +107,10 @@ class Store:
                 self._cannot(exc, writes)
                 return default
 
+    def _tell(self, message: str) -> None:
+        """A note naming the file (each happens once per store: it stops using the file, or makes it anew)."""
+        log.info(f"{_shown(self.path)}: {message}")
+
     def _remove(self, exc: BaseException) -> bool:
         """Delete a damaged file (it only holds what builds can make again); whether that was done."""
         self._close()
@@ -120,18 +119,19 @@ class Store:
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         except OSError:
             return False
-        _tell(self.path, f"the cache file was damaged ({exc}); it is made again")
+        self._tell(f"the cache file was damaged ({exc}); it is made again")
         return True
 
     def _cannot(self, exc: BaseException, writes: bool) -> None:
         if writes:
             self._writable = False
-            _tell(self.path, f"cannot write to this cache file ({exc}); what it holds is read, but it keeps "
-                             "nothing new and is not pruned. Make it writable to keep the work of later builds")
+            if not self._pruning:
+                self._tell(f"cannot write to this cache file ({exc}); what it holds is read, but it keeps "
+                           "nothing new and is not pruned. Make it writable to keep the work of later builds")
         else:
             self._readable = False
             self._close()
-            _tell(self.path, f"cannot use this cache file ({exc}); everything it would hold is made anew. "
+            self._tell(f"cannot use this cache file ({exc}); everything it would hold is made anew. "
                              "Delete it to cache again")
 
     def get_many(self, keys: list[str], now: float | None = None) -> dict[str, bytes]:
@@ -201,7 +201,7 @@ def prune(cache_dir: Path | None, max_age_days: float = MAX_AGE_DAYS, now: float
             if name.endswith(_JOURNALS):
                 continue  # SQLite's: removing one while a build writes could damage its store
             if name.endswith(STORE_SUFFIX):
-                store = Store(Path(path))
+                store = Store(Path(path), pruning=True)
                 try:
                     removed += store.prune(now - max_age_days * 86400)
                 finally:
