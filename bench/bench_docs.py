@@ -507,7 +507,7 @@ def install_timers(timers: Timers) -> None:
     if "record" in mods:
         rec = mods["record"].Recorder
         timers.wrap(rec, "_cached", "    Recorder._cached (read cache)")
-        timers.wrap(rec, "_run_child", "    Recorder._run_child (child process)")
+        timers.wrap(mods["record"].RecordingChild, "run", "    RecordingChild.run (child process)")
         timers.wrap(rec, "_store", "    Recorder._store (write cache)")
     if "lock" in mods:
         timers.wrap(mods["lock"], "compare", "lock.compare")
@@ -592,7 +592,7 @@ BREAKDOWN_ORDER = [
     "entry_footer (generated sections)", "coverage run (waiting for its result)",
     "render_math (KaTeX)", "MathRenderer.render_many",
 ]
-BREAKDOWN_TAIL = ["Recorder._cached (read cache)", "Recorder._run_child (child process)", "Recorder._store (write cache)",
+BREAKDOWN_TAIL = ["Recorder._cached (read cache)", "RecordingChild.run (child process)", "Recorder._store (write cache)",
                   "lock.read_lock", "lock.compare",
                   "mkdocs Page.render (Markdown to HTML)", "mkdocs event page_context (all plugins)",
                   "mkdocs event post_page (all plugins)", "mkdocs event post_build (all plugins)"]

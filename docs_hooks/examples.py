@@ -37,7 +37,8 @@ from . import render as R
 from .blocks import Block
 from .codeindex import Function, Statement, normalise_tokens, tokens_contain
 from .errors import TraceError
-from .record import Call, Capped, Opaque, Recording, Request, test_request
+from .record import Request, test_request
+from .recording import Call, Capped, Opaque, Recording
 
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
 CHECK_RTOL = 1e-6  # relative tolerance of a check line

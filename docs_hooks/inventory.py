@@ -38,7 +38,8 @@ from . import render as R
 from . import sources
 from .codeindex import Function, Statement, did_you_mean
 from .errors import TraceError
-from .record import Made, Opaque, Request
+from .record import Request
+from .recording import Made, Opaque
 from .shapes import CONFIG, Desc, config_made, model_run, once, recording, state
 
 PARAMS = "params"

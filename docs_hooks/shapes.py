@@ -28,7 +28,8 @@ import numpy as np
 from . import render as R
 from .codeindex import Function, did_you_mean, normalise_tokens
 from .errors import TraceError
-from .record import Made, Opaque, Recording, Request
+from .record import Request
+from .recording import Made, Opaque, Recording
 
 # ----------------------------------------------------------------------------- per-build state
 

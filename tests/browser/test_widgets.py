@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from docs_hooks import examples
-from docs_hooks.record import Call
+from docs_hooks.recording import Call
 
 from . import fixture_page
 from .conftest import REPO, numbers_and_skeleton

@@ -15,6 +15,7 @@ import pytest
 
 from docs_hooks import cli
 from docs_hooks.project import expand_site, make_builder
+from docs_hooks.record import Recorder
 from docs_hooks.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -205,6 +206,16 @@ def expand_page(root: Path, rel: str = "docs/page.md"):
     return expand_site(settings, make_builder(settings)).pages[rel]
 
 
+def make_recorder(tmp_path: Path, name: str, text: str, digest: str | None = None, cache: Path | None = None):
+    """A recorder for a project with one module, ``src/<name>.py`` holding ``text`` (written on the first call)."""
+    module = tmp_path / "src" / f"{name}.py"
+    if not module.exists():
+        module.parent.mkdir(exist_ok=True)
+        module.write_text(text, encoding="utf-8")
+    digests = {f"src/{name}.py": digest} if digest is not None else {}
+    return Recorder(tmp_path, [tmp_path / "src"], {str(module): name}, digests, cache)
+
+
 __all__ = [
     "REPO",
     "OPS",
@@ -214,4 +225,6 @@ __all__ = [
     "write_tree",
     "run_cli",
     "expand_page",
+    "make_recorder",
 ]
+

@@ -99,7 +99,7 @@ def test_kill_9_of_a_build_ends_the_recording_and_coverage_processes_and_what_th
             time.sleep(0.1)
         else:
             pytest.fail(f"the hanging tests never started: {started}")
-        assert any("record import child_main" in cmd for cmd in started.values())
+        assert any("record_child import child_main" in cmd for cmd in started.values())
         assert any("coverage_map import child_main" in cmd for cmd in started.values())
 
         os.kill(build.pid, signal.SIGKILL)

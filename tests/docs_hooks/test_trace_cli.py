@@ -377,7 +377,7 @@ def test_a_full_build_of_the_same_project_does_start_workers(rich):
     assert result.returncode == 0, result.stdout + result.stderr
     started = eval(result.stdout.split("STARTED ", 1)[1].strip())
     assert any("node" in part and "katex_render.js" in part for part in started), started
-    assert any("docs_hooks.record" in part for part in started), started
+    assert any("docs_hooks.record_child" in part for part in started), started
 
 
 def test_check_on_a_cold_cache_still_refuses_a_spec_label_the_specification_lacks(rich, check):

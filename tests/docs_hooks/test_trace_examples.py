@@ -563,7 +563,7 @@ def test_widget_data_and_input_tables(project):
 
 
 def test_check_line_keeps_the_grouping_of_the_formula():
-    from docs_hooks.record import Call
+    from docs_hooks.recording import Call
 
     a, b, c = 2.0, -0.5, 3.0
     call = Call("m.f", None, 0, {}, {"a": a, "b": b, "c": c, "y": (a - (b - c)) * -(a + b) / c ** -b}, None)
@@ -806,8 +806,8 @@ def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_ex
     builder = builder_for(root)
     builder.workers.math.project_root = REPO  # the project's node_modules, for the formula in the prose
     batches = []
-    run_child = builder.workers.recorder._run_child
-    builder.workers.recorder._run_child = lambda requests: batches.append([r.name for r in requests]) or run_child(requests)
+    run_child = builder.workers.recorder.child.run
+    builder.workers.recorder.child.run = lambda requests: batches.append([r.name for r in requests]) or run_child(requests)
 
     builder.prefetch({"docs/page.md": TWO_EXAMPLES})
     builder.await_background()
@@ -820,7 +820,7 @@ def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_ex
         "docs/page.md:28: example 'Broken': 'tests/test_ops.py' is not a test id; write it as "
         "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name"
     ]
-    assert builder.workers.recorder.runs == 1
+    assert builder.workers.recorder.child.runs == 1
     builder.workers.recorder.close()
 
 
@@ -863,7 +863,7 @@ def test_a_table_of_every_page_reads_the_other_pages_without_running_their_examp
 
     assert result.problems == [] and problems == []
     assert "The entry" in html  # the other page's entry is listed ...
-    assert builder.workers.recorder.runs == 0  # ... and none of its examples ran for it
+    assert builder.workers.recorder.child.runs == 0  # ... and none of its examples ran for it
 
 
 def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(tmp_path):
@@ -987,8 +987,8 @@ def test_an_example_of_the_test_itself_records_only_the_test_and_the_prefetch_as
         """)
     builder = builder_for(root)
     batches = []
-    run_child = builder.workers.recorder._run_child
-    builder.workers.recorder._run_child = lambda requests: batches.append(list(requests)) or run_child(requests)
+    run_child = builder.workers.recorder.child.run
+    builder.workers.recorder.child.run = lambda requests: batches.append(list(requests)) or run_child(requests)
 
     builder.prefetch({"docs/page.md": text})
     builder.await_background()

@@ -569,23 +569,23 @@ def test_the_model_run_is_recorded_once_per_build_and_cached_between_builds(tmp_
     root = tiny_project(tmp_path, CACHE_PAGE + CACHE_PAGE.replace("trace-entry", "trace-entry", 1))
     first, problems, builder = build(root)
     assert problems == []
-    assert builder.workers.recorder.runs == 1  # every block of every page: one child process
+    assert builder.workers.recorder.child.runs == 1  # every block of every page: one child process
 
     again, problems, builder = build(root)  # a new build, same code
     assert problems == []
-    assert builder.workers.recorder.runs == 0
+    assert builder.workers.recorder.child.runs == 0
     assert again == first
 
     ops = root / "src/ops.py"
     ops.write_text(ops.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     edited, problems, builder = build(root)
     assert problems == []
-    assert builder.workers.recorder.runs == 1  # the edited file was part of the run: it runs again
+    assert builder.workers.recorder.child.runs == 1  # the edited file was part of the run: it runs again
 
     helper = root / "docs/examples/model_run.py"
     helper.write_text(helper.read_text(encoding="utf-8") + "\n# an edit to the helper\n", encoding="utf-8")
     _, problems, builder = build(root)
-    assert builder.workers.recorder.runs == 1  # the helper is outside the code roots, but it ran too
+    assert builder.workers.recorder.child.runs == 1  # the helper is outside the code roots, but it ran too
 
 
 def test_editing_a_module_without_functions_re_runs(tmp_path):
@@ -594,7 +594,7 @@ def test_editing_a_module_without_functions_re_runs(tmp_path):
     settings = root / "src/settings.py"
     settings.write_text(settings.read_text(encoding="utf-8").replace("width: int = 4", "width: int = 6"), encoding="utf-8")
     markdown, problems, builder = build(root)
-    assert builder.workers.recorder.runs == 1
+    assert builder.workers.recorder.child.runs == 1
     assert "<code>(T, d)</code> <code>(4, 6)</code>" in markdown  # the new width, through config()
 
 
@@ -645,7 +645,7 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
     _, problems, builder = build(root)
     assert problems == []
     assert started[0] is not None  # nothing recorded yet: a child started before the index, importing the source
-    assert builder.workers.recorder.runs == 1 and builder.workers.recorder._proc is started[0][0]  # and the recorder used it
+    assert builder.workers.recorder.child.runs == 1 and builder.workers.recorder.child.proc is started[0][0]  # and the recorder used it
 
     make_builder(load_settings(root))
     assert started[1] is None  # recordings are cached now: a child starts only on a miss
@@ -655,7 +655,7 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
 
 def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_well(tmp_path, monkeypatch):
     from docs_hooks import project
-    from docs_hooks.record import PRELOAD_ENV
+    from docs_hooks.record_child import PRELOAD_ENV
 
     examples = [f"""
     ```trace-example

@@ -1,29 +1,17 @@
-"""The recorder's view of project objects: fields read like attributes, unknown ones fail clearly."""
+"""The build's side of recording: one child serves a build's batches, recordings are stored and read back
+by the code they touched, and a test that hangs, exits or ends the child is one clear error."""
 
 import pytest
 
-from docs_hooks.record import Opaque
+from docs_hooks import record  # test_request by its module: pytest would collect the name
+from docs_hooks.errors import TraceError
+from docs_hooks.record import Request
+from docs_hooks.recording import unpack
 
-
-def test_a_recorded_project_object_reads_its_fields_as_attributes():
-    cfg = Opaque("transformer.ModelConfig", "ModelConfig(n_layers=2)", {"n_layers": 2, "ln_eps": 1e-5})
-
-    assert (cfg.n_layers, cfg.ln_eps) == (2, 1e-5)
-    assert eval("cfg.n_layers * 2", {"cfg": cfg}) == 4
-
-
-def test_a_field_that_was_not_recorded_is_named_in_the_error():
-    cfg = Opaque("transformer.ModelConfig", "ModelConfig()", {"n_layers": 2})
-
-    with pytest.raises(AttributeError, match="recorded transformer.ModelConfig has no field 'emb_dim'"):
-        cfg.emb_dim
-
+from .conftest import BASE_FILES, expand_page, make_recorder, page
 
 # ----------------------------------------------------------------------------- the child process
 
-
-from docs_hooks.errors import TraceError  # noqa: E402
-from docs_hooks.record import Recorder, Request  # noqa: E402
 
 NOISY = '''
 import os
@@ -43,18 +31,8 @@ def die():
 '''
 
 
-def make_recorder(tmp_path, name: str = "noisy", text: str = NOISY, digest: str | None = None, cache=None):
-    """A recorder for a project with one module, ``src/<name>.py`` (written on the first call)."""
-    module = tmp_path / "src" / f"{name}.py"
-    if not module.exists():
-        module.parent.mkdir(exist_ok=True)
-        module.write_text(text, encoding="utf-8")
-    digests = {f"src/{name}.py": digest} if digest is not None else {}
-    return Recorder(tmp_path, [tmp_path / "src"], {str(module): name}, digests, cache)
-
-
 def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_out_of_the_replies(tmp_path):
-    rec = make_recorder(tmp_path)
+    rec = make_recorder(tmp_path, "noisy", NOISY)
     try:
         first = rec.record([Request("shout 1", "noisy", "shout", (1,)), Request("pid 1", "noisy", "pid")])
         second = rec.record([Request("shout 2", "noisy", "shout", (2,)), Request("pid 2", "noisy", "pid")])
@@ -63,12 +41,12 @@ def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_
 
     assert list(first.values())[0].result == 2 and list(second.values())[0].result == 4
     assert list(first.values())[1].result == list(second.values())[1].result  # the same process
-    assert rec.runs == 1
+    assert rec.child.runs == 1
     assert [c.function for c in list(second.values())[0].calls] == ["noisy.shout"]
 
 
 def test_a_child_that_dies_is_a_clear_error_and_the_next_batch_gets_a_new_child(tmp_path):
-    rec = make_recorder(tmp_path)
+    rec = make_recorder(tmp_path, "noisy", NOISY)
     try:
         with pytest.raises(TraceError, match=r"die ended the recording process before it returned: the process exited with code 3"):
             rec.record([Request("die", "noisy", "die")])
@@ -77,13 +55,13 @@ def test_a_child_that_dies_is_a_clear_error_and_the_next_batch_gets_a_new_child(
         rec.close()
 
     assert list(after.values())[0].result == 6
-    assert rec.runs == 2
+    assert rec.child.runs == 2
 
 
 def test_closing_the_recorder_stops_its_child(tmp_path):
-    rec = make_recorder(tmp_path)
+    rec = make_recorder(tmp_path, "noisy", NOISY)
     rec.record([Request("shout 4", "noisy", "shout", (4,))])
-    proc = rec._proc
+    proc = rec.child.proc
     rec.close()
 
     assert proc.poll() is not None
@@ -93,7 +71,7 @@ def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touche
     cache = tmp_path / "cache"
 
     def recorder(digest):
-        return make_recorder(tmp_path, digest=digest, cache=cache)
+        return make_recorder(tmp_path, "noisy", NOISY, digest=digest, cache=cache)
 
     request = Request("shout 5", "noisy", "shout", (5,))
     first = recorder("one")
@@ -104,48 +82,13 @@ def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touche
     assert sorted(p.name for p in cache.iterdir()) == ["recordings.sqlite3"]
 
     again = recorder("one")
-    assert again.record([request])[request].result == 10 and again.runs == 0  # read back: nothing ran
+    assert again.record([request])[request].result == 10 and again.child.runs == 0  # read back: nothing ran
 
     edited = recorder("two")  # the file the recording touched has changed
     try:
-        assert edited.record([request])[request].result == 10 and edited.runs == 1
+        assert edited.record([request])[request].result == 10 and edited.child.runs == 1
     finally:
         edited.close()
-
-
-NESTED = '''
-import numpy as np
-
-
-def helper(x):
-    return x * 2
-
-
-def worked_example():
-    data = np.arange(3.0)
-    doubled = helper(data)
-    data += 100  # changed after helper saw it
-    total = float(doubled.sum())
-    return total
-'''
-
-
-def test_a_target_only_request_records_the_function_itself_and_nothing_it_calls(tmp_path):
-    rec = make_recorder(tmp_path, "nested", NESTED)
-    only = Request("worked", "nested", "worked_example", target_only=True)
-    full = Request("worked", "nested", "worked_example")  # the same name: replies go by position
-    try:
-        out = rec.record([only, full])
-    finally:
-        rec.close()
-
-    [call] = out[only].calls
-    assert call.function == "nested.worked_example" and call.args == {}
-    assert call.locals["total"] == 6.0 and call.result == 6.0 == out[only].result
-    assert list(call.locals["data"]) == [100.0, 101.0, 102.0]  # the locals as they were on return
-    assert out[only].files == ["src/nested.py"]
-    assert [c.function for c in out[full].calls] == ["nested.helper", "nested.worked_example"]
-    assert list(out[full].first("nested.helper").args["x"]) == [0.0, 1.0, 2.0]  # as helper saw it
 
 
 SLEEPY = '''
@@ -187,17 +130,17 @@ def test_a_caller_waiting_for_another_callers_batch_goes_on_when_that_batch_is_i
     finally:
         rec.close()
     assert done["long"] - done["page"] > 2.0  # the page went on about 3 s before the long batch ended
-    assert rec.runs == 1
+    assert rec.child.runs == 1
 
 
 def test_replies_go_through_files_that_are_removed_and_the_child_removes_its_folder(tmp_path):
     import os
 
     rec = make_recorder(tmp_path, "sleepy", SLEEPY)
-    rec.timeout = 1
+    rec.child.timeout = 1
     try:
         rec.record([Request("nap 0", "sleepy", "nap", (0,))])
-        folder = rec._proc.replies  # the child's folder for its replies ...
+        folder = rec.child.proc.replies  # the child's folder for its replies ...
         assert os.listdir(folder) == []  # ... holds no reply once it was read
         stopped = rec.record_each([Request("nap 1000", "sleepy", "nap", (1000,))])  # killed at its time limit
         assert isinstance(list(stopped.values())[0], TraceError)
@@ -210,7 +153,7 @@ def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_c
     import gc
 
     def recorder():
-        return make_recorder(tmp_path, digest="one", cache=tmp_path / "c")
+        return make_recorder(tmp_path, "noisy", NOISY, digest="one", cache=tmp_path / "c")
 
     request = Request("shout 9", "noisy", "shout", (9,))
     first = recorder()
@@ -220,17 +163,13 @@ def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_c
 
     again = recorder()
     try:
-        assert again.record([request])[request].result == 18 and again.runs == 0
+        assert again.record([request])[request].result == 18 and again.child.runs == 0
     finally:
         again.close()
 
 
 # ----------------------------------------------------------------------- tests that misbehave
 
-
-from docs_hooks.record import MAX_ENTRIES, Capped, pack, unpack  # noqa: E402
-
-from .conftest import BASE_FILES, expand_page, page  # noqa: E402
 
 MISBEHAVING = BASE_FILES["tests/test_ops.py"] + '''
 
@@ -359,51 +298,6 @@ def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make
     assert values and all(unpack(v)["recording"].request for v in values)  # rewritten as data
 
 
-def test_recorded_data_reads_back_as_it_was_written():
-    value = {"a": np.arange(6.0).reshape(2, 3).T, "zero_d": np.array(2.5), "scalar": np.float32(1.5),
-             "t": (1, "x", None, 2j, b"\x00", frozenset({3})), 4: [{"nested": np.bool_(True)}],
-             "object": Opaque("m.Config", "Config(d=4)", {"d": 4})}
-
-    back = unpack(pack(value))
-
-    assert back["a"].shape == (3, 2) and back["a"].tolist() == value["a"].tolist()
-    assert back["zero_d"].shape == () and back["zero_d"] == 2.5
-    assert type(back["scalar"]) is np.float32 and back["scalar"] == 1.5
-    assert back["t"] == value["t"] and back[4] == [{"nested": True}] and type(back[4][0]["nested"]) is np.bool_
-    assert back["object"].type == "m.Config" and back["object"].d == 4
-
-
-def test_damaged_recorded_data_is_refused_not_run():
-    data = pack({"a": np.arange(3.0), "t": (1, "x", None)})
-    assert unpack(data)["t"] == (1, "x", None) and list(unpack(data)["a"]) == [0.0, 1.0, 2.0]
-
-    for damaged in (data[:-5], data[:30], b"\x80\x04garbage", data.replace(b'"<f8"', b'"|O8"')):
-        with pytest.raises(ValueError):
-            unpack(damaged)
-
-
-def test_a_large_recorded_value_is_kept_as_its_shape_dtype_summary_and_first_entries(tmp_path):
-    rec = make_recorder(tmp_path, "big", "import numpy as np\n\n\ndef big():\n"
-                                         "    X = np.linspace(-1.0, 1.0, 10_000_000)\n    return X.sum()\n",
-                        digest="one", cache=tmp_path / "cache")
-    request = Request("big", "big", "big")
-    try:
-        [recording] = rec.record([request]).values()
-    finally:
-        rec.close()
-
-    X = recording.first("big.big").locals["X"]
-    assert isinstance(X, Capped) and (X.shape, X.dtype, X.size) == ((10_000_000,), "float64", 10_000_000)
-    assert X.summary == {"min": -1.0, "max": 1.0, "mean": pytest.approx(0.0, abs=1e-12)}
-    assert X.first[0] == -1.0 and len(X.first) == 10
-    assert repr(X).startswith(f"<numpy.ndarray of shape (10000000,), float64, 10000000 entries: too large to "
-                              f"record (more than {MAX_ENTRIES}); min -1, max 1, mean ")
-    assert (tmp_path / "cache/recordings.sqlite3").stat().st_size < 1_000_000
-
-
-import numpy as np  # noqa: E402
-
-
 def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_widget_is_refused(make_project):
     root = misbehaving(make_project, "test_big")
     (root / "docs/page.md").write_text(
@@ -422,11 +316,9 @@ def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_w
 def test_the_recordings_store_keeps_within_its_bound_and_gives_back_the_space_of_deleted_rows(tmp_path, monkeypatch):
     import time
 
-    import docs_hooks.record as record
-
     cache = tmp_path / "cache"
     store_path = cache / "recordings.sqlite3"
-    rec = make_recorder(tmp_path, cache=cache)
+    rec = make_recorder(tmp_path, "noisy", NOISY, cache=cache)
     rec.store.put_many({"old": b"o" * 3_000_000}, now=1.0)
     rec.store.put_many({"mid": b"m" * 3_000_000}, now=2.0)
     rec.store.put_many({"new": b"n" * 3_000_000}, now=3.0)
@@ -434,7 +326,7 @@ def test_the_recordings_store_keeps_within_its_bound_and_gives_back_the_space_of
     rec.close()
 
     assert store_path.stat().st_size < 7_000_000  # the least recently read went, and its space with it
-    again = make_recorder(tmp_path, cache=cache)
+    again = make_recorder(tmp_path, "noisy", NOISY, cache=cache)
     assert sorted(again.store.get_many(["old", "mid", "new"])) == ["mid", "new"]
     again.store.prune(before=time.time() + 10)  # as the cache's pruning deletes rows no build used for a while
     again.close()
@@ -460,50 +352,7 @@ def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_exampl
     assert expand_page(root).markdown == first.markdown  # and the next build reads the new file
 
 
-# ----------------------------------------------------------------------------- tests in classes
-
-
-from docs_hooks import record  # noqa: E402  (test_request by its module: pytest would collect the name)
-
-CLASS_TESTS = '''
-import unittest
-
-EVENTS = []
-
-
-def double(x):
-    return 2 * x
-
-
-class TestDoubling(unittest.TestCase):
-    def setUp(self):
-        EVENTS.append("setUp")
-        self.x = 21
-
-    def tearDown(self):
-        EVENTS.append("tearDown")
-
-    def test_double(self):
-        y = double(self.x)
-        assert y == 42
-        return list(EVENTS)
-
-
-class TestPytestStyle:
-    def setup_method(self, method):
-        self.x = method.__name__
-
-    def test_double(self):
-        return double(self.x)
-
-
-class TestFailingTearDown(unittest.TestCase):
-    def tearDown(self):
-        raise RuntimeError("cannot clean up")
-
-    def test_nothing(self):
-        return double(1)
-'''
+# ----------------------------------------------------------------------------- test ids
 
 
 def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_the_project_root(tmp_path):
@@ -518,34 +367,3 @@ def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_
         record.test_request("test_layers.py::TestLayerNorm::", tmp_path)
     assert str(err.value) == ("'test_layers.py::TestLayerNorm::' is not a test id; write it as "
                               "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name")
-
-
-def test_a_testcase_method_runs_on_an_instance_after_setup_and_before_teardown(tmp_path):
-    rec = make_recorder(tmp_path, "test_classes", CLASS_TESTS)
-    unit = Request("unit", "test_classes", "TestDoubling.test_double")
-    pytest_style = Request("pytest", "test_classes", "TestPytestStyle.test_double")
-    only = Request("unit only", "test_classes", "TestDoubling.test_double", target_only=True)
-    try:
-        out = rec.record([unit, pytest_style, only])
-    finally:
-        rec.close()
-
-    assert out[unit].result == ["setUp"]  # setUp ran before the test, tearDown after it
-    assert [(c.function, c.args) for c in out[unit].calls[:1]] == [("test_classes.double", {"x": 21})]
-    assert out[pytest_style].result == "test_doubletest_double"  # setup_method ran, given the method
-    [call] = out[only].calls
-    assert call.function == "test_classes.TestDoubling.test_double" and call.locals["y"] == 42
-
-
-def test_a_teardown_that_raises_is_reported_with_the_test(tmp_path):
-    rec = make_recorder(tmp_path, "test_classes", CLASS_TESTS)
-    failing = Request("tests/test_classes.py::TestFailingTearDown::test_nothing", "test_classes",
-                      "TestFailingTearDown.test_nothing")
-    try:
-        [out] = rec.record_each([failing]).values()
-    finally:
-        rec.close()
-
-    assert isinstance(out, TraceError)
-    assert out.message.startswith("tests/test_classes.py::TestFailingTearDown::test_nothing: tearDown raised:\n")
-    assert "RuntimeError: cannot clean up" in out.message

@@ -1,0 +1,451 @@
+"""The recording child process: runs each request under a tracer and sends back what it saw.
+
+The build (``record.py``) starts this process with ``start_child`` and sends it
+batches of requests; ``child_main`` answers them until the build closes its
+input. For each request it imports the module, makes the arguments (``Made``
+values are made here), runs the function or test under a trace function that
+keeps the first call from each place in the project's code (``_CallTracer``), or
+only the test's own call (``_TargetOnly``), and writes the ``Recording`` (see
+``recording.pack``) to a reply file whose path it sends as one JSON line.
+
+Only this process imports the project's code: objects of the project's own
+classes leave it as ``Opaque`` values (``project_object``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+from . import children
+from .errors import TraceError
+from .recording import MAX_ENTRIES, Call, Made, Opaque, Recording, capped_summary, pack, unpack
+
+#: The build passes the request-free part of its first batch (sys.path, project root, modules to import) in
+#: this variable when it starts the child ahead of time (see record.start_child).
+PRELOAD_ENV = "DOCS_HOOKS_RECORDER_PRELOAD"
+#: The folder the child writes its replies to, which the build makes and removes.
+REPLIES_ENV = "DOCS_HOOKS_RECORDER_REPLIES"
+
+_LOCAL_ROOTS: list[str] = []  # folders of the project's own code (set in the child)
+_BASELINE: set[str] = set()  # modules the child had before it could import the project (docs_hooks, ...)
+
+
+def _is_local_module(name: str | None) -> bool:
+    """Whether module ``name`` was loaded from the project's own code (not the environment)."""
+    if not name or not _LOCAL_ROOTS or name in _BASELINE:
+        return False
+    file = getattr(sys.modules.get(name), "__file__", None)
+    if not file:
+        return name == "__main__"
+    key = (file, tuple(_LOCAL_ROOTS))
+    local = _LOCAL_FILES.get(key)
+    if local is None:
+        local = _LOCAL_FILES[key] = _is_local_file(os.path.abspath(file))
+    return local
+
+
+# A module file -> whether it is the project's: asked for every loaded module after every request,
+# hundreds of them (NumPy's, pytest's), whose answer never changes.
+_LOCAL_FILES: dict[tuple[str, tuple], bool] = {}
+
+
+def _is_local_file(file: str) -> bool:
+    prefixes = {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
+    if any(file.startswith(p) for p in prefixes) or "site-packages" in file:
+        return False
+    return any(file.startswith(os.path.abspath(r) + os.sep) for r in _LOCAL_ROOTS)
+
+
+def project_object(obj: Any) -> Opaque | None:
+    """``obj`` as an ``Opaque`` when it is a class, function or object of the project's own code, else None."""
+    import dataclasses
+    import types
+
+    if isinstance(obj, (type, types.FunctionType)):
+        if _is_local_module(getattr(obj, "__module__", None)):
+            return Opaque(f"{obj.__module__}.{obj.__qualname__}", repr(obj))
+        return None
+    cls = type(obj)
+    if not _is_local_module(cls.__module__):
+        return None
+    if dataclasses.is_dataclass(obj):
+        fields = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
+    else:
+        fields = dict(getattr(obj, "__dict__", {}) or {})
+    try:
+        text = repr(obj)
+    except Exception:  # pragma: no cover - a broken __repr__
+        text = f"<{cls.__qualname__}>"
+    return Opaque(f"{cls.__module__}.{cls.__qualname__}", text, fields)
+
+
+def _load_module(name: str, project_root: str):
+    """A module by dotted name, or by the path of its file (loaded once, under its file's stem)."""
+    import importlib
+    import importlib.util
+
+    if not name.endswith(".py"):
+        return importlib.import_module(name)
+    path = os.path.abspath(os.path.join(project_root, name))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    loaded = sys.modules.get(stem)
+    if loaded is not None and os.path.abspath(getattr(loaded, "__file__", "") or "") == path:
+        return loaded
+    spec = importlib.util.spec_from_file_location(stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no Python file at {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[stem] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(stem, None)
+        raise
+    return module
+
+
+def _attr_path(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _make(value: Any, project_root: str) -> Any:
+    """``value`` with every ``Made`` in it made (calls happen here, in the child)."""
+    if isinstance(value, Made):
+        args = [_make(a, project_root) for a in value.args]
+        result = _attr_path(_load_module(value.module, project_root), value.function)(*args)
+        return result if value.item is None else result[value.item]
+    if isinstance(value, tuple):
+        return tuple(_make(v, project_root) for v in value)
+    if isinstance(value, list):
+        return [_make(v, project_root) for v in value]
+    return value
+
+
+def _loaded_files(baseline: set[str], project_root: str) -> set[str]:
+    """Files of the project's own modules imported since ``baseline`` (they can change a result)."""
+    out = set()
+    root = os.path.abspath(project_root) + os.sep
+    for name, module in list(sys.modules.items()):
+        if name in baseline or not _is_local_module(name):
+            continue
+        file = getattr(module, "__file__", None)
+        if file and os.path.abspath(file).startswith(root):
+            out.add(os.path.abspath(file))
+    return out
+
+
+def _snapshot(value: Any, depth: int = 0) -> Any:
+    """A copy that later in-place changes cannot alter."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        np = None
+    if np is not None and isinstance(value, np.ndarray):
+        # too large to keep: its summary (copying it first would cost as much)
+        return value.copy() if value.size <= MAX_ENTRIES else capped_summary(value)
+    if isinstance(value, (list, tuple)) and len(value) > MAX_ENTRIES:
+        return capped_summary(value)
+    if depth < 2 and isinstance(value, tuple):
+        return tuple(_snapshot(v, depth + 1) for v in value)
+    if depth < 2 and isinstance(value, list):
+        return [_snapshot(v, depth + 1) for v in value]
+    if depth < 2 and isinstance(value, dict):
+        return {k: _snapshot(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (int, float, complex, str, bool, type(None))) or (np is not None and isinstance(value, np.generic)):
+        return value
+    return value  # sent as it is when the build reads it (see pack), else as its repr
+
+
+def _test_target(module, function: str):
+    """What to call for ``function`` of ``module``: (callable, its code, what to run after it).
+
+    A plain function is called as it is. A method of a class (``TestLayerNorm.test_forward``) is called
+    bound to a new instance, as the test runners do: a ``unittest.TestCase`` is made with the method's
+    name and its ``setUp`` runs first (``tearDown`` and cleanups after); a pytest class is made with no
+    arguments, its ``setup_method`` run first. Setting up runs before recording starts.
+    """
+    path = function.split(".")
+    owner = _attr_path(module, ".".join(path[:-1])) if len(path) > 1 else module
+    target = getattr(owner, path[-1])
+    if not isinstance(owner, type):
+        return target, getattr(target, "__code__", None), lambda: None
+    import unittest
+
+    code = getattr(target, "__code__", None)
+    if issubclass(owner, unittest.TestCase):
+        case = owner(path[-1])
+        case.setUp()
+
+        def done():
+            try:
+                case.tearDown()
+            finally:
+                case.doCleanups()
+
+        return getattr(case, path[-1]), code, done
+    case = owner()
+    if hasattr(case, "setup_method"):
+        case.setup_method(target)
+    return getattr(case, path[-1]), code, (lambda: case.teardown_method(target)) if hasattr(case, "teardown_method") \
+        else (lambda: None)
+
+
+def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
+    """The call a frame starts: its caller (when that is the project's code), its line and its arguments."""
+    back = frame.f_back
+    caller = None
+    if back is not None and back.f_code.co_filename in modules and "<" not in back.f_code.co_qualname:
+        caller = f"{modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
+    return Call(function, caller, back.f_lineno if back is not None else 0, args, {}, None)
+
+
+class _CallTracer:
+    """Records the first call from each place in the project's code: arguments, locals on return, result."""
+
+    def __init__(self, modules: dict[str, str]):
+        self.modules = modules  # absolute filename -> module name
+        self.calls: list[Call] = []
+        self.stack: list[tuple[Any, Call]] = []
+        self.files: set[str] = set()
+        self.places: set[tuple] = set()  # (code, calling code, line) of every call seen
+
+    def __call__(self, frame, event, arg):
+        """The global trace function: called when a Python function starts (C calls raise no event).
+
+        A frame of the project's code that is the first call from its place gets a
+        local tracer, with line events turned off, that sees it return; every other
+        frame gets none, so code runs at close to full speed once it has been seen.
+        """
+        if event != "call":
+            return None
+        back = frame.f_back
+        place = (frame.f_code, back.f_code if back is not None else None, back.f_lineno if back is not None else 0)
+        if place in self.places:  # the fast way out: this place was seen (or is not the project's)
+            return None
+        self.places.add(place)
+        module = self.modules.get(frame.f_code.co_filename)
+        if module is None:
+            return None
+        qual = frame.f_code.co_qualname
+        if "<" in qual:  # comprehensions, lambdas, nested functions
+            return None
+        self.files.add(frame.f_code.co_filename)
+        # Only the first call from each place is kept (``places`` above): a loop (central differences
+        # call the forward thousands of times) adds nothing the pages show, only weight to the cache.
+        self.stack.append((frame, _entry_call(frame, self.modules, f"{module}.{qual}")))
+        frame.f_trace_lines = False
+        return self._local
+
+    def _local(self, frame, event, arg):
+        if event == "return" and self.stack and self.stack[-1][0] is frame:
+            _, call = self.stack.pop()
+            call.locals = {k: _snapshot(v) for k, v in frame.f_locals.items()}
+            call.result = _snapshot(arg)
+            self.calls.append(call)
+        return self._local
+
+
+class _TargetOnly:
+    """Records the first call of one function and nothing below it: everything it calls runs untraced.
+
+    The trace function sees the call start, keeps its frame and arguments, and
+    turns tracing off; the frame object keeps the function's locals when it
+    returns, so they are read afterwards. Central differences inside a worked
+    example then run at full speed instead of raising an event per call.
+    """
+
+    def __init__(self, code, modules: dict[str, str]):
+        self.code = code
+        self.modules = modules
+        self.frame = None
+        self.call: Call | None = None
+
+    def __call__(self, frame, event, arg):
+        if event == "call" and frame.f_code is self.code and self.frame is None:
+            sys.settrace(None)  # what the function calls runs at full speed
+            code = frame.f_code
+            name = f"{self.modules.get(code.co_filename, code.co_filename)}.{code.co_qualname}"
+            self.frame = frame
+            self.call = _entry_call(frame, self.modules, name)
+        return None
+
+    def finish(self, result: Any) -> list[Call]:
+        """The recorded call, with its locals as they were on return and its ``result``."""
+        if self.call is None:
+            return []
+        self.call.locals = {k: _snapshot(v) for k, v in self.frame.f_locals.items()}
+        self.call.result = _snapshot(result)
+        self.frame = None
+        return [self.call]
+
+
+def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | None = None) -> Recording:
+    import traceback
+
+    kind = request["kind"]
+    root = request["project_root"]
+    rec = Recording(request["name"])
+    tracer = _CallTracer(modules)
+    try:
+        module = _load_module(request["module"], root)
+        target, code, done = _test_target(module, request["function"])
+    except Exception as exc:
+        raise TraceError(f"cannot load {request['name']}: {type(exc).__name__}: {exc}") from None
+    maker_tracer = _CallTracer(modules)  # only to learn which files making the arguments ran
+    sys.settrace(maker_tracer)
+    try:
+        args = _make(tuple(request.get("args", [])), root)
+        if kind == "call" and request.get("args_from"):
+            args = _attr_path(module, request["args_from"])(*args)
+            args = args if isinstance(args, tuple) else (args,)
+        over = _make(request.get("over"), root)
+    except Exception:
+        sys.settrace(None)
+        raise TraceError(f"cannot make the arguments of {request['name']}:\n{traceback.format_exc()}") from None
+    finally:
+        sys.settrace(None)
+    only = _TargetOnly(code, modules) if request.get("target_only") and code is not None else None
+    failed = ""
+    sys.settrace(only or tracer)
+    try:
+        if over is None:
+            rec.result = target(*args)
+        else:  # the function once for each (key, value) of a mapping
+            rec.result = {key: target(key, value, *args) for key, value in over.items()}
+    except Exception:
+        sys.settrace(None)
+        failed = f"{request['name']} raised while recording:\n{traceback.format_exc()}"
+    except SystemExit as exc:
+        sys.settrace(None)
+        code = exc.code if exc.code is None or isinstance(exc.code, int) else repr(exc.code)
+        where = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)).rstrip().splitlines()
+        raise TraceError(
+            f"{request['name']} called sys.exit({'' if code is None else code}) while recording, so it never "
+            f"returned; a test that a page records must return normally: remove the exit "
+            f"(or show another test). Where it exited:\n" + "\n".join(where[-6:])
+        ) from None
+    finally:
+        sys.settrace(None)
+    try:
+        done()  # a test class's tearDown
+    except Exception:
+        failed += f"{chr(10) if failed else ''}{request['name']}: tearDown raised:\n{traceback.format_exc()}"
+    if failed:
+        raise TraceError(failed)
+    if only is not None:
+        rec.calls = only.finish(rec.result if over is None else None)
+        tracer.files.add(code.co_filename)
+    else:
+        rec.calls = tracer.calls
+    files = tracer.files | maker_tracer.files
+    if baseline is not None:
+        files |= _loaded_files(baseline, root)
+    rec.files = sorted(os.path.relpath(f, root) for f in files)
+    rec.result = _snapshot(rec.result)
+    return rec
+
+
+def child_main() -> None:  # pragma: no cover - runs in the child process
+    """Answer batches of requests until the build closes the pipe.
+
+    One process serves the whole build, so Python, NumPy and the project are
+    imported once. A batch comes on stdin (its length, then ``pack``'s bytes);
+    the child answers on a copy of the original stdout, one JSON line per
+    message; what the code under test prints goes to stderr, never into a message.
+    """
+    children.watch_parent()
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
+    replies = os.environ.get(REPLIES_ENV) or tempfile.mkdtemp(prefix="docs-hooks-replies-")
+    try:
+        _serve(channel, replies)
+    finally:
+        shutil.rmtree(replies, ignore_errors=True)
+
+
+def _read_batch(stream) -> Any:  # pragma: no cover - runs in the child process
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    n = int.from_bytes(head, "little")
+    body = stream.read(n)
+    if len(body) < n:
+        return None
+    return unpack(body)
+
+
+def _printed_so_far() -> int | None:  # pragma: no cover - runs in the child process
+    """Where the child's output file stands: what a request prints starts there."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return os.lseek(2, 0, os.SEEK_CUR)
+    except (OSError, ValueError):
+        return None
+
+
+def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
+    """The child's loop: for each request, ``{"start": i}`` as it starts, then ``{"done": i, "path": ...}``
+    (its recording, written to a file in ``replies``) or ``{"done": i, "error": ...}``.
+
+    The build reads a reply file in one go; a reply of megabytes sent through the
+    pipe itself would be read 64 KiB at a time by a thread that must win the
+    interpreter from the build's own thread for every piece. The ``start``
+    messages let the build hold each request to its time limit.
+    """
+    baseline = set(sys.modules)
+    _BASELINE.update(baseline)
+    configured = False
+
+    def configure(sys_path: list[str], project_root: str) -> None:
+        for p in sys_path:
+            sys.path.insert(0, p)
+        _LOCAL_ROOTS[:] = sys_path
+        os.chdir(project_root)
+
+    def send(message: dict) -> None:
+        channel.write(json.dumps(message).encode() + b"\n")
+        channel.flush()
+
+    preload = os.environ.get(PRELOAD_ENV)
+    if preload:  # started ahead of the build's first request: import the project meanwhile
+        import importlib
+
+        spec = json.loads(preload)
+        configure(spec["sys_path"], spec["project_root"])
+        configured = True
+        for name in spec["modules"]:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
+                pass
+    while True:
+        payload = _read_batch(sys.stdin.buffer)
+        if payload is None:
+            return
+        if not configured:
+            configure(payload["sys_path"], payload["project_root"])
+            configured = True
+        for i, request in enumerate(payload["requests"]):  # in order (two requests may share a name)
+            send({"start": i, "printed": _printed_so_far()})
+            try:
+                rec = _run_request(request, payload["modules"], baseline)
+            except TraceError as err:
+                send({"done": i, "error": err.message, "exited": isinstance(err.__context__, SystemExit)})
+                continue
+            fd, path = tempfile.mkstemp(dir=replies, suffix=".rec")
+            with os.fdopen(fd, "wb") as f:
+                f.write(pack(rec, project_object))
+            send({"done": i, "path": path})
+
