@@ -441,7 +441,10 @@ class Timers:
 
     def wrap(self, owner, attr: str, name: str | None = None) -> None:
         original = getattr(owner, attr, None)
-        if original is None or getattr(original, "_bench_timed", False):
+        if original is None:  # the generator moved on: say so, rather than leave a stage out of the breakdown
+            raise AttributeError(f"bench_docs: {getattr(owner, '__name__', owner)}.{attr} no longer exists; "
+                                 "update install_timers")
+        if getattr(original, "_bench_timed", False):
             return
         name = name or f"{getattr(owner, '__name__', owner)}.{attr}"
         timers = self
@@ -481,54 +484,40 @@ def install_timers(timers: Timers) -> None:
     import mkdocs.plugins
     import mkdocs.structure.pages
 
-    mods = {}
-    for name in ("project", "codeindex", "expand", "blocks", "record", "math", "coverage_map", "spec", "lock"):
-        try:
-            mods[name] = importlib.import_module(f"docs_hooks.{name}")
-        except ImportError:
-            pass
-    project, expand = mods["project"], mods["expand"]
-    timers.wrap(project, "make_builder", "make_builder (index, spec, handlers)")
+    mods = {name: importlib.import_module(f"docs_hooks.{name}")
+            for name in ("project", "expand", "context", "record", "math", "coverage_map", "spec", "lock")}
+    project, expand, context = mods["project"], mods["expand"], mods["context"]
+    timers.wrap(project, "make_builder", "make_builder (index, spec, workers)")
     timers.wrap(project, "index_for", "  index_for (code index)")
-    if "spec" in mods:
-        timers.wrap(mods["spec"], "compile_spec", "  compile_spec")
+    timers.wrap(mods["spec"], "compile_spec", "  compile_spec")
     timers.wrap(expand.Builder, "expand", "Builder.expand (all pages)")
     timers.wrap(expand.Builder, "await_background", "  waiting for the background work (recordings, KaTeX)")
     timers.wrap(expand, "parse_page", "  parse_page (YAML blocks)")
-    timers.wrap(expand.Builder, "inline_refs", "  inline_refs")
-    timers.wrap(expand.Builder, "open_entry", "  open_entry")
+    timers.wrap(context.Context, "prose", "  Context.prose (inline references, formulas)")
+    timers.wrap(expand, "read_entry", "  read_entry")
     timers.wrap(expand.Builder, "equation", "  equation")
     timers.wrap(expand.Builder, "entry_footer", "  entry_footer (generated sections)")
-    timers.wrap(expand.Builder, "render_math", "  render_math (KaTeX)")
-    if "math" in mods:
-        timers.wrap(mods["math"].MathRenderer, "render_many", "    MathRenderer.render_many")
-    if "coverage_map" in mods:
-        timers.wrap(mods["coverage_map"].Measurement, "result", "    coverage run (waiting for its result)")
-    if "record" in mods:
-        rec = mods["record"].Recorder
-        timers.wrap(rec, "_cached", "    Recorder._cached (read cache)")
-        timers.wrap(mods["record"].RecordingChild, "run", "    RecordingChild.run (child process)")
-        timers.wrap(rec, "_store", "    Recorder._store (write cache)")
-    if "lock" in mods:
-        timers.wrap(mods["lock"], "compare", "lock.compare")
-        timers.wrap(mods["lock"], "read_lock", "lock.read_lock")
+    timers.wrap(context.Context, "render_math", "  render_math (KaTeX)")
+    timers.wrap(mods["math"].MathRenderer, "render_many", "    MathRenderer.render_many")
+    timers.wrap(mods["coverage_map"].Measurement, "result", "    coverage run (waiting for its result)")
+    timers.wrap(mods["record"].Recorder, "_cached", "    Recorder._cached (read cache)")
+    timers.wrap(mods["record"].RecordingChild, "run", "    RecordingChild.run (child process)")
+    timers.wrap(expand.Builder, "finish", "Builder.finish (what is made late)")
+    timers.wrap(mods["lock"], "compare", "lock.compare")
+    timers.wrap(mods["lock"], "read_lock", "lock.read_lock")
 
-    original_attach = project._attach_extensions
+    original_init = expand.Builder.__init__
 
-    def attach_and_wrap(builder):
-        original_attach(builder)
-        for kind in list(builder.handlers):
-            fn = builder.handlers[kind]
-            holder = type("H", (), {"f": staticmethod(fn)})
-            timers.wrap(holder, "f", f"  handler trace-{kind}")
-            builder.handlers[kind] = holder.f
-        for kind in list(builder.inventory_kinds):
-            fn = builder.inventory_kinds[kind]
-            holder = type("H", (), {"f": staticmethod(fn)})
-            timers.wrap(holder, "f", f"    inventory of: {kind}")
-            builder.inventory_kinds[kind] = holder.f
+    def init_and_wrap(builder, *args, **kwargs):
+        """Each block kind's handler of the new builder, timed on its own."""
+        original_init(builder, *args, **kwargs)
+        for table, label in ((builder.handlers, "  handler trace-{}"), (builder.inventory_kinds, "    inventory of: {}")):
+            for kind, fn in list(table.items()):
+                holder = type("H", (), {"f": staticmethod(fn)})
+                timers.wrap(holder, "f", label.format(kind))
+                table[kind] = holder.f
 
-    project._attach_extensions = attach_and_wrap
+    expand.Builder.__init__ = init_and_wrap
 
     collection = mkdocs.plugins.PluginCollection
     original_run_event = collection.run_event

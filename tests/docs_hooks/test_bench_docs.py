@@ -87,3 +87,13 @@ def test_the_floor_holds_the_pages_the_hooks_build_renders(bench, make_project, 
     built, floor_built = ((root / "page" / "index.html").read_text(encoding="utf-8")
                           for root in (tmp_path / "site", tmp_path / "site-floor"))
     assert floor_built == built
+
+
+def test_the_breakdown_times_only_stages_the_generator_has():
+    """--breakdown wraps the generator's functions by name; one that was renamed fails here, not silently."""
+    import subprocess
+
+    code = "import bench_docs as b; t = b.Timers(); b.install_timers(t); print(len(t.data))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO / "bench", capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"  # installed, nothing timed yet
