@@ -9,14 +9,14 @@ that does not parse are errors that carry the page and line.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
+import importlib.util
 import json
 import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
 
 from .cachedir import Store
 from .errors import TraceError
@@ -162,11 +162,24 @@ class Page:
         return [s for s in self.segments if isinstance(s, Block)]
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """A YAML loader (libyaml's, where installed) that remembers the line of each top-level key."""
+@functools.cache
+def _line_loader():
+    """A YAML loader (libyaml's, where installed) that remembers the line of each top-level key.
+
+    Made on first use: a ``check`` that reads every page back from the cache
+    imports no YAML reader, which takes 0.02 s."""
+    import yaml
+
+    class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        pass
+
+    _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    return _LineLoader
 
 
 def _construct_mapping(loader, node, deep=False):
+    import yaml
+
     kind, path, first_line = loader.place  # set by _load_yaml: the block, its page, the page line of its body
     seen: dict[tuple[str, str], int] = {}
     for key, _ in node.value:
@@ -182,9 +195,6 @@ def _construct_mapping(loader, node, deep=False):
     return mapping
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _load_yaml(kind: str, body: str, path: str, first_line: int):
     """The block's body as Python data; ``first_line`` is the page line of its first line.
 
@@ -194,9 +204,11 @@ def _load_yaml(kind: str, body: str, path: str, first_line: int):
     is short enough to write its values out. A key written twice in a mapping
     is an error too, rather than the last one silently winning.
     """
+    import yaml
+
     # An anchor is written with '&', an alias with '*': a body with neither (371 of this site's 469) needs no
     # scan for them, which saves 0.02 s of the pages' reading.
-    events = yaml.parse(body, Loader=_LineLoader) if "&" in body or "*" in body else ()
+    events = yaml.parse(body, Loader=_line_loader()) if "&" in body or "*" in body else ()
     for event in events:
         if isinstance(event, yaml.AliasEvent):
             written = f"the alias '*{event.anchor}'"
@@ -206,7 +218,7 @@ def _load_yaml(kind: str, body: str, path: str, first_line: int):
             continue
         raise TraceError(f"block 'trace-{kind}' uses {written}; YAML anchors and aliases are not accepted: "
                          "write the value out in full", path, first_line + event.start_mark.line)
-    loader = _LineLoader(body)
+    loader = _line_loader()(body)
     loader.place = (kind, path, first_line)
     try:
         return loader.get_single_data()
@@ -274,6 +286,8 @@ def _find_close(lines: list[str], start: int, fence: str) -> int:
 
 
 def _read_block(kind: str, body: str, path: str, fence_line: int, end_line: int) -> Block:
+    import yaml
+
     spec = BLOCK_KINDS.get(kind)
     if spec is None:
         close = difflib.get_close_matches(kind, list(BLOCK_KINDS), n=1)
@@ -405,7 +419,9 @@ def prose_lines(lines: list[str]):
 # parsing their YAML again in 0.08 s. An entry is JSON, data only; one that is not what _encode_page writes is
 # a miss, and the page is parsed again.
 
-_SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + yaml.__version__.encode()).hexdigest()
+# The YAML reader's own version is part of the key too (its __init__ names it), found without importing it.
+_SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()
+                              + Path(importlib.util.find_spec("yaml").origin).read_bytes()).hexdigest()
 
 
 def parse_pages(pages: dict[str, str], cache: Path | None = None) -> dict[str, Page]:
