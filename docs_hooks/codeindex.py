@@ -511,8 +511,8 @@ class _Damaged(Exception):
     """A cache entry that is not what _encode writes."""
 
 
-# Types are checked a column at a time (``set(map(type, ...))`` runs in C): on this site's 59 files that
-# reads the index back in 0.033 s where checking value by value took 0.068 s.
+# Types are checked a column at a time (``set(map(type, ...))`` runs in C): this site's 59 entries are read
+# back in 0.044 s where checking value by value took 0.054 s (best of 15; parsing the JSON is 0.015 s of each).
 def _only(values, *kinds) -> None:
     """Every one of ``values`` is exactly of one of ``kinds`` (JSON makes no subclasses; a bool is no int)."""
     if not set(map(type, values)) <= set(kinds):
