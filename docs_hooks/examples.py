@@ -29,9 +29,10 @@ import importlib
 import json
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
+    import numpy as np
 
 from . import render as R
 from .blocks import Block
@@ -251,6 +252,9 @@ WIDGET_MAX_ENTRIES = 10_000
 
 def _entries(value: Any) -> int:
     """How many numbers a recorded value holds (a summary of a large one counts its full size)."""
+
+    import numpy as np
+
     if isinstance(value, (np.ndarray, Capped)):
         return int(value.size)
     if isinstance(value, (list, tuple)):
@@ -449,6 +453,9 @@ def _changed_after(fn: Function, names: list[str], line: int) -> tuple[str, int]
 
 def _namespace(values: dict[str, Any]) -> dict[str, Any]:
     """Copies, so that an expression cannot change what later rows read."""
+
+    import numpy as np
+
     ns = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
     ns.setdefault("np", np)
     return ns
@@ -479,6 +486,8 @@ _UNARY = {ast.USub: "-", ast.UAdd: "+"}
 
 
 def _check_line(text: str, call: Call, rows: list[Row], where: str, fail) -> CheckLine:
+    import numpy as np
+
     try:
         module = ast.parse(text.strip(), mode="exec")
     except SyntaxError as exc:
@@ -566,6 +575,9 @@ def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: 
 
 def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req: Request, fail):
     """What to nudge and the request that runs the central differences: (forward, numerical_grad, wanted, request)."""
+
+    import numpy as np
+
     s = b.settings
     if not s.numerical_grad:
         raise fail("gradcheck needs the setting numerical_grad in [tool.docs_hooks]: "
@@ -630,6 +642,8 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
 
 
 def _gradcheck_rows(b, fwd: Function, ng: Function, bwd: Function, wanted: dict, crec, fail) -> GradCheck:
+    import numpy as np
+
     numeric = crec.result
     rows = []
     for param, (name, analytic) in wanted.items():
@@ -653,6 +667,8 @@ def _gradcheck_rows(b, fwd: Function, ng: Function, bwd: Function, wanted: dict,
 
 
 def _is_float_array(value) -> bool:
+    import numpy as np
+
     return isinstance(value, np.ndarray) and value.dtype.kind == "f"
 
 
@@ -711,6 +727,9 @@ def _own_nodes(fn_node: ast.AST):
 
 def _encode(value: Any):
     """A hashable, exact stand-in for a recorded argument (requests are hashed and cached by repr)."""
+
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         return ("__ndarray__", value.dtype.str, value.shape, tuple(value.ravel().tolist()))
     if isinstance(value, np.generic):
@@ -727,6 +746,8 @@ def _encode(value: Any):
 
 
 def _decode(value: Any):
+    import numpy as np
+
     if isinstance(value, tuple) and value and value[0] == "__ndarray__":
         _, dtype, shape, flat = value
         return np.array(flat, dtype=np.dtype(dtype)).reshape(shape)
@@ -782,6 +803,9 @@ def central_differences(numerical_grad: str, forward: str, inputs: tuple, dY, wr
     ``numerical_grad(f, x)`` nudges ``x`` in place and calls ``f()``, so ``f`` reads the
     very array that is being nudged.
     """
+
+    import numpy as np
+
     ng = _load(numerical_grad)
     fwd = _load(forward)
     args = {k: _decode(v) for k, v in inputs}
@@ -812,6 +836,9 @@ def format_scalar(x: float) -> str:
 
 def format_value(value: Any) -> str:
     """Arrays with 4 decimals (``[[1.0000, 0.0000]]``), numbers plainly, tuples item by item."""
+
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return format_value(value.item())
@@ -840,6 +867,9 @@ def format_gap(gap: float) -> str:
 
 def jsonable(value: Any) -> Any:
     """Recorded values as JSON data: arrays keep their shape and dtype."""
+
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         return {"shape": list(value.shape), "dtype": value.dtype.name, "values": jsonable(value.tolist())}
     if isinstance(value, np.generic):
@@ -873,6 +903,9 @@ def _head(title: str, evidence: str) -> str:
 
 def _value_table(name: str, value: Any) -> list[str]:
     """One recorded input as an HTML table of its values (items of a tuple one by one)."""
+
+    import numpy as np
+
     if isinstance(value, tuple):
         return [t for i, v in enumerate(value) for t in _value_table(f"{name}[{i}]", v)]
     arr = value if isinstance(value, np.ndarray) else None

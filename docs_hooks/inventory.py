@@ -30,9 +30,10 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
+    import numpy as np
 
 from . import render as R
 from . import sources
@@ -187,6 +188,8 @@ _RUN = re.compile(r"\d+")
 
 
 def _parameters(builder) -> Params:
+    import numpy as np
+
     s = builder.settings
     run = model_run(builder)
     real: dict = recording(builder, PARAMS).result
@@ -404,6 +407,8 @@ def _number(builder, fn: Function, node: ast.expr, config: dict) -> tuple[float,
 
 
 def _check_init(init: Init, pattern: str, arrays: list[np.ndarray], fn: Function, stmt: Statement) -> None:
+    import numpy as np
+
     where = f"{fn.display_path}:{stmt.start}"
     values = np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
     if init.kind == "ones" and not np.all(values == 1):

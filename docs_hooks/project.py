@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .blocks import parse_page
+from .blocks import parse_pages
 from .cachedir import store_file
 from .codeindex import CodeIndex, Root, build_index
 from .errors import TraceError
@@ -86,7 +86,7 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
             pages[settings.rel(file)] = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue  # the page's own read reports it
-    parsed = {rel: parse_page(text, rel) for rel, text in pages.items()}  # needs no index: read first
+    parsed = parse_pages(pages, store_file(settings.cache_dir, "pages"))  # needs no index: read first
     evidence = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
     spare = _early_recorder(settings, parsed.values()) if coverage and evidence else None
     math = None if static else _early_katex(settings)

@@ -23,7 +23,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import numpy as np
+# numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
 
 from . import render as R
 from .codeindex import Function, did_you_mean, normalise_tokens
@@ -188,6 +188,8 @@ def _config_fields(value: Any, what: str) -> dict[str, Any]:
 
 
 def _is_int(v: Any) -> bool:
+    import numpy as np
+
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
@@ -240,6 +242,9 @@ class Dims:
 
     def describe(self, real: Any, probe: Any) -> Desc:
         """The shape of a value recorded in the real run, named with the probe run's twin."""
+
+        import numpy as np
+
         if isinstance(real, np.ndarray) and real.ndim > 0:
             if not isinstance(probe, np.ndarray) or probe.ndim != real.ndim:
                 raise TraceError(
@@ -279,6 +284,8 @@ def _combine(a: Any, op: str, b: Any) -> int | None:
 
 
 def _short(value: Any) -> str:
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape}"
     return f"{type(value).__name__} {value!r}"[:80]
@@ -460,6 +467,8 @@ def _source_of(lines: list[bytes], node: ast.expr) -> str:
 
 
 def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str) -> Desc | None:
+    import numpy as np
+
     calls = run.first_calls(fn.name)
     if calls is None:
         return None

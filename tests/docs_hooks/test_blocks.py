@@ -6,9 +6,13 @@ exact message the author sees.
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 import pytest
 
-from docs_hooks.blocks import parse_page, within_root
+from docs_hooks import blocks
+from docs_hooks.blocks import parse_page, parse_pages, within_root
 from docs_hooks.errors import TraceError
 
 from .conftest import page
@@ -134,3 +138,134 @@ def test_a_path_outside_the_project_root_is_an_error(written):
         f"field 'file': '{written}' is outside the project root; a page names only the project's files: "
         "write the path from the project root, with no leading '/' and no '..' above it"
     )
+
+
+# --------------------------------------------------------------------------- parsed pages kept in the cache
+
+CACHED_PAGE = page("""
+    # Layer norm, see ops.py:12
+
+    ```trace-entry
+    title: Layer norm
+    function: ops.layer_norm_forward
+    status: implemented
+    ```
+
+    ```trace-params
+    match: [ln1_]
+    roles: {ln1_g: scale, ln1_b: shift}
+    ```
+
+    ```trace-equation
+    id: mean
+    title: Mean
+    tex: \\mu = x
+    code: [mu = X.mean()]
+    colour: red
+    ```
+    """)
+
+
+def summary(pages) -> dict:
+    """What a parse gives, as plain values (problems as the messages the author sees)."""
+    return {path: ([(type(s).__name__, vars(s)) for s in p.segments], [str(e) for e in p.problems])
+            for path, p in pages.items()}
+
+
+@pytest.fixture
+def parsed(monkeypatch):
+    """The pages parsed (not read back from the cache)."""
+    done = []
+    original = blocks.parse_page
+
+    def spy(text, path):
+        done.append(path)
+        return original(text, path)
+
+    monkeypatch.setattr(blocks, "parse_page", spy)
+    return done
+
+
+def test_a_page_read_back_from_the_cache_is_the_page_parsed(tmp_path, parsed):
+    store = tmp_path / "pages.sqlite3"
+    pages = {"docs/page.md": CACHED_PAGE, "docs/other.md": "# Other\n"}
+    first = parse_pages(pages, store)
+    assert parsed == ["docs/page.md", "docs/other.md"]
+    assert summary(first) == summary(parse_pages(pages))
+    assert summary(first)["docs/page.md"][1] == [
+        "docs/page.md:19: unknown field 'colour' in block 'trace-equation'; Fields of trace-equation: id, title, "
+        "tex, code, role.",
+        "docs/page.md:1: literal line reference 'ops.py:12'; line numbers are computed by the build. Write a "
+        "symbolic reference instead: [[module.function: statement text]].",
+    ]
+    parsed.clear()
+
+    again = parse_pages(pages, store)
+
+    assert parsed == []
+    assert summary(again) == summary(first)
+
+
+def test_an_edited_page_is_parsed_again(tmp_path, parsed):
+    store = tmp_path / "pages.sqlite3"
+    parse_pages({"docs/page.md": CACHED_PAGE, "docs/other.md": "# Other\n"}, store)
+    parsed.clear()
+
+    again = parse_pages({"docs/page.md": CACHED_PAGE.replace("Layer norm", "Layer normalisation"),
+                         "docs/other.md": "# Other\n"}, store)
+
+    assert parsed == ["docs/page.md"]
+    assert again["docs/page.md"].blocks[0].data["title"] == "Layer normalisation"
+
+
+def _damage(entry: dict, how: str) -> None:
+    block = next(s for s in entry["segments"] if s[0] == "block" and s[1] == "entry")
+    if how == "field of the wrong type":
+        block[2]["function"] = "ops.layer_norm_forward"  # a list field holding a text
+    elif how == "unknown kind":
+        block[1] = "entri"
+    elif how == "required field missing":
+        del block[2]["status"]
+    elif how == "line of the wrong type":
+        block[3] = "3"
+    elif how == "problem of the wrong shape":
+        entry["problems"][0] = ["no line"]
+
+
+@pytest.mark.parametrize("how", ["not json", "field of the wrong type", "unknown kind", "required field missing",
+                                 "line of the wrong type", "problem of the wrong shape"])
+def test_a_damaged_entry_is_a_miss_and_the_page_is_parsed_again(tmp_path, parsed, how):
+    store = tmp_path / "pages.sqlite3"
+    pages = {"docs/page.md": CACHED_PAGE}
+    first = parse_pages(pages, store)
+    with sqlite3.connect(store) as db:
+        [(key, value)] = db.execute("SELECT key, value FROM entries")
+        if how == "not json":
+            value = b"not json"
+        else:
+            entry = json.loads(value)
+            _damage(entry, how)
+            value = json.dumps(entry).encode()
+        db.execute("UPDATE entries SET value = ? WHERE key = ?", (value, key))
+    parsed.clear()
+
+    again = parse_pages(pages, store)
+
+    assert parsed == ["docs/page.md"]
+    assert summary(again) == summary(first)
+    with sqlite3.connect(store) as db:  # written again whole
+        [(stored,)] = db.execute("SELECT value FROM entries")
+    assert [s[1] for s in json.loads(stored)["segments"] if s[0] == "block"] == ["entry", "params"]
+
+
+def test_a_block_whose_values_json_cannot_keep_is_parsed_every_time(tmp_path, parsed):
+    store = tmp_path / "pages.sqlite3"
+    text = CACHED_PAGE.replace("{ln1_g: scale, ln1_b: shift}", "{ln1_g: 2024-01-31, 3: shift}")  # a date, a number key
+    first = parse_pages({"docs/page.md": text}, store)
+    parsed.clear()
+
+    again = parse_pages({"docs/page.md": text}, store)
+
+    assert parsed == ["docs/page.md"]
+    assert summary(again) == summary(first)
+    assert str(again["docs/page.md"].blocks[1].data["roles"]["ln1_g"]) == "2024-01-31"

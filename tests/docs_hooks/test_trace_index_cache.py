@@ -115,6 +115,47 @@ def test_an_entry_whose_lines_do_not_fit_the_file_is_indexed_again(make_project,
     assert summary(again) == summary(first)
 
 
+def _wrong(entry: dict, where: str) -> bool:
+    """Put a value of the wrong type (or out of range) at ``where`` in an entry; whether the entry has that place."""
+    fn = entry["functions"][0] if entry["functions"] else None
+    if where == "tokens" and entry["statements"]:
+        entry["statements"][0][2] = 5
+    elif where == "is_test" and fn is not None:
+        fn["is_test"] = 1  # an int, not a bool
+    elif where == "param" and fn is not None:
+        fn["params"].append(3)
+    elif where == "read line" and entry["reads"]:
+        entry["reads"][0][4] = True  # a bool, not an int
+    elif where == "call statement" and entry["pending"]:
+        entry["pending"][0][4] = -1  # before the first statement
+    elif where == "short row" and entry["pending"]:
+        entry["pending"][0].pop()
+    else:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("where", ["tokens", "is_test", "param", "read line", "call statement", "short row"])
+def test_an_entry_with_a_value_of_the_wrong_type_is_indexed_again(make_project, counted, where):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    changed = 0
+    with sqlite3.connect(store) as db:
+        for key, value in list(db.execute("SELECT key, value FROM entries")):
+            entry = json.loads(value)
+            if _wrong(entry, where):
+                changed += 1
+                db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    assert changed >= 1
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) == changed  # those entries, and only those, were indexed again
+    assert summary(again) == summary(first)
+
+
 class WritesAFile:
     """A pickle that, when read with pickle.loads, creates ``path``: what a tampered cache could hold."""
 
