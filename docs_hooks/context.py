@@ -38,6 +38,7 @@ class Context:
     math: list[tuple[str, bool, int]] = field(default_factory=list)  # (tex, display, line)
     broken_entry: bool = False  # the open entry failed; its blocks are skipped without more messages
     equation_ids: dict[str, int] = field(default_factory=dict)  # id -> line of its first use
+    symbols: dict[int, dict | None] = field(default_factory=dict)  # entry's line -> its symbols' names in code
 
     def math_placeholder(self, tex: str, display: bool, line: int) -> str:
         self.math.append((tex.strip(), display, line))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from . import render as R
 from .anchors import Resolved
@@ -77,11 +78,11 @@ def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockE
 
 
 def read_equation(block: Block, entry: EntryData | None, resolve, seen_ids: dict[str, int],
-                  symbols: dict[str, list[str]] | None) -> EquationData:
+                  symbols: Callable[[], dict[str, list[str]] | None]) -> EquationData:
     """A ``trace-equation`` block as the next equation of ``entry``, its references resolved by
     ``resolve(text, line, where)`` (None for one that failed: its problem is recorded there).
 
-    ``seen_ids`` holds the page's equation ids so far (id -> line); ``symbols`` the
+    ``seen_ids`` holds the page's equation ids so far (id -> line); ``symbols()`` gives the
     entry's trace-symbols names, which a computing equation's left-hand side must be one of.
     """
     if entry is None:
@@ -97,7 +98,7 @@ def read_equation(block: Block, entry: EntryData | None, resolve, seen_ids: dict
     eq = EquationData(d["id"], number, d["title"], d["tex"], resolved, block.line, d.get("role", DEFAULT_ROLE))
     entry.equations.append(eq)
     if eq.role == "computes" and len(resolved) == len(d["code"]):
-        problem = computes_problem(eq.id, eq.tex, symbols, [(r.label, "\n".join(r.lines)) for r in resolved])
+        problem = computes_problem(eq.id, eq.tex, symbols(), [(r.label, "\n".join(r.lines)) for r in resolved])
         if problem:
             raise TraceError(problem, entry.page, block.line)
     return eq

@@ -8,10 +8,14 @@ from .context import Context
 from .errors import TraceError
 
 
-def excerpt_block(ctx: Context, block: Block) -> str:
-    """Each referenced statement (with ``context`` lines around it) as a listing with a link to its code.
+def excerpt_references(ctx: Context, block: Block) -> None:
+    """The block's references resolved, nothing rendered (what ``check`` does with it)."""
+    _context_lines(block)
+    for text in block.data["code"]:
+        ctx.resolve(text, block.field_line("code"), f"excerpt {text.strip()}")
 
-    Also the kind's static references: ``check`` calls it to resolve the block's references."""
+
+def _context_lines(block: Block) -> int:
     try:
         context = int(block.data.get("context", 0))
     except ValueError:
@@ -19,6 +23,12 @@ def excerpt_block(ctx: Context, block: Block) -> str:
     if context < 0:
         raise TraceError(f"field 'context' of trace-excerpt must be a whole number of lines, 0 or more, "
                          f"not {block.data.get('context')!r}")
+    return context
+
+
+def excerpt_block(ctx: Context, block: Block) -> str:
+    """Each referenced statement (with ``context`` lines around it) as a listing with a link to its code."""
+    context = _context_lines(block)
     out = []
     for text in block.data["code"]:
         r = ctx.resolve(text, block.field_line("code"), f"excerpt {text.strip()}")

@@ -156,7 +156,8 @@ class Builder:
                     ctx.entry = read_entry(seg, page, self.index, self.spec, ctx.uses)
                     ctx.broken_entry = False
                     entries.append(ctx.entry)
-                    out.append(sections.entry_header(ctx.entry, self.graph))
+                    if not self.static:
+                        out.append(sections.entry_header(ctx.entry, self.graph))
                 elif seg.kind == "equation":
                     out.append(self.equation(seg, ctx, parsed))
                 elif not light:
@@ -176,8 +177,14 @@ class Builder:
         return Expanded(unstash(stashed, stash), ctx.problems, ctx.uses, ctx.unresolved, entries, stashed, stash)
 
     def equation(self, block: Block, ctx: Context, parsed) -> str:
-        symbols = entry_symbols(parsed, ctx.entry, block) if ctx.entry is not None else None
+        def symbols():  # the entry's symbol tables, read once per entry and only for a computing equation
+            if ctx.entry.line not in ctx.symbols:
+                ctx.symbols[ctx.entry.line] = entry_symbols(parsed, ctx.entry, block)
+            return ctx.symbols[ctx.entry.line]
+
         eq = read_equation(block, ctx.entry, ctx.resolve, ctx.equation_ids, symbols)
+        if self.static:
+            return ""
         return sections.equation(eq, self.links, ctx.math_placeholder(eq.tex, True, block.field_line("tex")))
 
     def block(self, block: Block, ctx: Context) -> str:

@@ -16,7 +16,7 @@ from typing import Callable
 
 from . import examples, inventory, matrix, results, shapes
 from .blocks import BLOCK_KINDS, BlockSpec
-from .excerpts import excerpt_block
+from .excerpts import excerpt_block, excerpt_references
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "entry": Kind(BLOCK_KINDS["entry"]),
     "equation": Kind(BLOCK_KINDS["equation"]),
-    "excerpt": Kind(BLOCK_KINDS["excerpt"], render=excerpt_block, references=excerpt_block),
+    "excerpt": Kind(BLOCK_KINDS["excerpt"], render=excerpt_block, references=excerpt_references),
     "symbols": Kind(BLOCK_KINDS["symbols"], render=shapes.symbols_block, requests=shapes.model_requests,
                     prefetch=shapes.prefetch_model_run),
     "shapes": Kind(BLOCK_KINDS["shapes"], render=shapes.shapes_block, references=shapes.shapes_references),
