@@ -16,7 +16,7 @@ import pytest
 from docs_hooks.errors import TraceError
 from docs_hooks.lock import LockEntry, compare, conflict_line, read_lock
 
-from .test_trace_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
+from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
 from .test_trace_core import LOCK, MEAN_PAGE
 
 CONFLICT = (

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from .conftest import run_cli
-from .test_trace_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, mkdocs_build
+from .test_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, mkdocs_build
 
 # Builds the site again and again in one process, as `mkdocs serve` does after each change (MkDocs keeps the
 # plugin object, since it defines on_startup), editing a source file before each rebuild. After each build it

@@ -68,7 +68,7 @@ def test_a_site_wide_table_is_filled_before_the_search_index_reads_the_page(make
     import json
 
     from .conftest import run_cli
-    from .test_trace_cli import MKDOCS_YML, mkdocs_build
+    from .test_cli import MKDOCS_YML, mkdocs_build
 
     root = make_project({
         "mkdocs.yml": MKDOCS_YML.replace("  - Layer norm: page.md\n", "  - Layer norm: page.md\n  - Left out: left.md\n"),

@@ -22,7 +22,7 @@ from docs_hooks import render as R
 from .conftest import expand_page, page
 
 GOLDEN = Path(__file__).parent / "golden"
-REGENERATE = "UPDATE_GOLDEN=1 .venv/bin/pytest tests/docs_hooks/test_trace_golden.py -p no:cacheprovider"
+REGENERATE = "UPDATE_GOLDEN=1 .venv/bin/pytest tests/docs_hooks/test_sections.py -p no:cacheprovider"
 
 PAGE = page("""
     # Layer norm
