@@ -8,6 +8,8 @@ page, this exact message.
 
 from __future__ import annotations
 
+import html
+import re
 import textwrap
 from pathlib import Path
 
@@ -205,6 +207,48 @@ def expand_page(root: Path, rel: str = "docs/page.md"):
     return expand_site(settings, make_builder(settings)).pages[rel]
 
 
+# Pages and helpers shared by the tests of several modules.
+
+FWD_ENTRY = """\
+```trace-entry
+title: Layer norm forward
+function: ops.layer_norm_forward
+status: implemented
+```
+"""
+
+
+BWD_ENTRY = """\
+```trace-entry
+title: Layer norm backward
+function: ops.layer_norm_backward
+status: implemented
+```
+"""
+
+
+def page_problems(root) -> list[str]:
+    """The problems of docs/page.md itself (not the lock comparison)."""
+    return [str(p) for p in expand_page(root).problems]
+
+
+def connection_rows(markdown: str, section: str = "Code and math connection") -> list[str]:
+    """The rows of a generated table, as 'cell | cell | ...' with tags removed."""
+    start = markdown.index(f"### {section}")
+    table = markdown[start : markdown.index("</table>", start)]
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]:
+        cells = re.findall(r"<td>(.*?)</td>", row)
+        rows.append(" | ".join(html.unescape(re.sub(r"<[^>]+>", "", c)) for c in cells))
+    return rows
+
+
+LOCK = "docs/trace.lock"
+
+
+MEAN_PAGE = FWD_ENTRY + "\nThe mean is [[ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)]].\n"
+
+
 __all__ = [
     "REPO",
     "OPS",
@@ -214,4 +258,10 @@ __all__ = [
     "write_tree",
     "run_cli",
     "expand_page",
+    "FWD_ENTRY",
+    "BWD_ENTRY",
+    "LOCK",
+    "MEAN_PAGE",
+    "page_problems",
+    "connection_rows",
 ]

@@ -1,11 +1,14 @@
-"""'Reached by tests through other functions' for a helper most tests reach: the first hundred, then 'and more',
-folded under their count."""
+"""The static call graph: who calls a function and which tests call it or reach it, in both import styles,
+through methods and constructors; and 'Reached by tests through other functions' for a helper most tests
+reach: the first hundred, then 'and more', folded under their count."""
 
 from __future__ import annotations
 
 from docs_hooks.callgraph import REACHED_SHOWN
 from docs_hooks.project import make_builder
 from docs_hooks.settings import load_settings
+
+from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page
 
 HUB = '''\
 def hub(x):
@@ -61,3 +64,67 @@ def test_a_site_that_shows_no_recorded_evidence_starts_no_recording_process(make
     builder.expand("docs/hub.md", PAGE)
 
     assert builder.workers._recorder is None  # no recording process, early or late
+
+
+def test_calls_and_tests_rows_for_both_import_styles(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + BWD_ENTRY})
+
+    markdown = expand_page(root).markdown
+    fwd, bwd = markdown.split("## Layer norm backward")
+
+    # `from ops import layer_norm_forward`, called inside a method; comments kept
+    assert connection_rows(fwd) == [
+        "Layer norm forward | Calls it | model.py:18 | "
+        "return layer_norm_forward(X, gamma, beta, self.cfg.eps)  # pre-norm",
+        "Layer norm forward | Tests it | tests/test_ops.py:8 | "
+        "Y, _ = layer_norm_forward(X, np.ones(4), np.zeros(4))  # the worked example",
+        "Layer norm forward | Tests it | tests/test_ops.py:13 | "
+        "_, cache = layer_norm_forward(np.eye(4), np.ones(4), np.zeros(4))",
+    ]
+    # `import ops` then `ops.layer_norm_backward(...)` over three lines: the whole statement,
+    # its trailing comment on the last line
+    assert connection_rows(bwd) == [
+        "Layer norm backward | Calls it | model.py:34 | grads = ops.layer_norm_backward(",
+        "Layer norm backward | Calls it | model.py:35 | dY, cache, gamma,",
+        "Layer norm backward | Calls it | model.py:36 | )  # through the module name",
+        "Layer norm backward | Tests it | tests/test_ops.py:14 | "
+        "grads = layer_norm_backward(np.ones((4, 4)), cache, np.ones(4))",
+    ]
+
+
+def test_method_called_through_self_is_a_call_site(make_project):
+    root = make_project({"docs/page.md": page("""
+        ```trace-entry
+        title: Norm of a block
+        function: model.Block.norm
+        status: illustrative
+        ```
+        """)})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    assert connection_rows(expanded.markdown) == [
+        "Norm of a block | Calls it | model.py:21 | Y, _ = self.norm(X, gamma, beta)",
+    ]
+    assert connection_rows(expanded.markdown, "Where is it used?")[1:3] == [  # no spec configured: no PDF row
+        "Called by | model.Block.forward",
+        "Tested by | no test calls it directly",
+    ]
+
+
+def test_class_called_like_a_function_is_a_call_of_its_constructor(make_project):
+    root = make_project({"docs/page.md": page("""
+        ```trace-entry
+        title: Config
+        function: model.Config.__init__
+        status: illustrative
+        ```
+        """)})
+
+    assert connection_rows(expand_page(root).markdown) == [
+        "Config | Calls it | model.py:26 | cfg = Config(",
+        "Config | Calls it | model.py:27 | d=d,",
+        "Config | Calls it | model.py:28 | eps=1e-5,",
+        "Config | Calls it | model.py:29 | )",
+    ]

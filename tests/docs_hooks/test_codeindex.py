@@ -17,7 +17,7 @@ from docs_hooks.errors import TraceError
 from docs_hooks.project import expand_site, index_for, make_builder
 from docs_hooks.settings import load_settings
 
-from .conftest import write_tree
+from .conftest import page, page_problems, write_tree
 
 PYPROJECT_FLAT = """\
 [tool.docs_hooks]
@@ -403,3 +403,87 @@ def test_a_file_that_is_not_utf8_is_an_error_naming_it(make_project):
 
     with pytest.raises(TraceError, match=r"^src/latin.py:1: cannot read: not UTF-8 .*save the file as UTF-8"):
         index_for(load_settings(root))
+
+
+def test_missing_function_names_the_entry_and_suggests_close_names(make_project):
+    root = make_project({"docs/page.md": page("""
+        # Layer norm
+
+        ```trace-entry
+        title: Layer norm forward
+        function: ops.layer_norm_forwrd
+        status: implemented
+        ```
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:3: entry 'Layer norm forward': no function 'ops.layer_norm_forwrd' in the code index; "
+        "did you mean 'ops.layer_norm_forward' or 'ops.layer_norm_backward'? "
+        "Use the dotted name: module, then class if any, then function."
+    ]
+
+
+def test_missing_function_in_an_inline_reference(make_project):
+    root = make_project({"docs/page.md": "See [[model.biuld: cfg = Config(]].\n"})
+
+    assert page_problems(root) == [
+        "docs/page.md:1: reference 'model.biuld: cfg = Config(': no function 'model.biuld' in the code index; "
+        "did you mean 'model.build' or 'model.backward_all' or 'model.Block.forward'? Use the dotted name: module, then class if any, then function."
+    ]
+
+
+def test_syntax_error_in_the_source_names_file_and_line(make_project, check):
+    root = make_project({"src/broken.py": "def f(:\n    pass\n", "docs/page.md": "# Nothing\n"})
+
+    code, err, _ = check(root)
+
+    assert code == 2
+    assert err == ["error: src/broken.py:1: cannot parse: invalid syntax; fix the syntax error"]
+
+
+def test_call_through_an_import_inside_the_function_is_a_call_site(make_project):
+    root = make_project({"src/user.py": "def b(X):\n    from ops import layer_norm_backward\n    return layer_norm_backward(X, None, 1)\n"})
+
+    callers = [(s.caller, s.line) for s in index_for(load_settings(root)).calls_to("ops.layer_norm_backward")]
+
+    assert ("user.b", 3) in callers
+
+
+def test_tests_in_a_nested_tests_root_are_named_from_the_project_root(make_project):
+    root = make_project({
+        "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\ntests_root = "tests/unit"\n',
+        "tests/unit/test_x.py": "from ops import layer_norm_forward\n\n\ndef test_x():\n    layer_norm_forward(1, 1, 0)\n",
+    })
+
+    tests = {f.name: f.display_path for f in index_for(load_settings(root)).functions.values() if f.is_test}
+
+    assert tests == {"tests.unit.test_x.test_x": "tests/unit/test_x.py"}
+
+
+def test_method_called_through_an_instance_is_a_call_site(make_project):
+    root = make_project({"src/opt.py": (
+        "class Stepper:\n"
+        "    def __init__(self, lr):\n"
+        "        self.lr = lr\n"
+        "\n"
+        "    def step(self, x):\n"
+        "        return x - self.lr\n"
+        "\n"
+        "\n"
+        "def train(x):\n"
+        "    stepper = Stepper(0.1)\n"
+        "    return stepper.step(x)  # one update\n"
+    )})
+
+    index = index_for(load_settings(root))
+
+    assert [(s.caller, s.line, s.statement.text) for s in index.calls_to("opt.Stepper.step")] == [
+        ("opt.train", 11, "return stepper.step(x)  # one update")
+    ]
+    assert [(s.caller, s.line) for s in index.calls_to("opt.Stepper.__init__")] == [("opt.train", 10)]
+
+
+def test_check_works_in_a_project_under_a_dotted_folder(make_project, tmp_path, check):
+    root = make_project({"docs/page.md": "See [[ops.nowhere]].\n"}, root=tmp_path / ".work" / "proj")
+
+    assert check(root)[0] == 1

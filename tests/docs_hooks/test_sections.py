@@ -1,4 +1,5 @@
-"""Golden files for the generated sections of one small page.
+"""The sections written below each entry: its status, where it is used, the code-and-math table; and golden
+files for the generated sections of one small page.
 
 The page below (two entries of the tiny layer norm in conftest.py) is expanded
 and compared, byte for byte, with ``golden/layer_norm_page.md``: Actual
@@ -19,7 +20,7 @@ import pytest
 from docs_hooks import math as trace_math
 from docs_hooks import render as R
 
-from .conftest import expand_page, page
+from .conftest import BWD_ENTRY, connection_rows, expand_page, page, page_problems
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = "UPDATE_GOLDEN=1 .venv/bin/pytest tests/docs_hooks/test_sections.py -p no:cacheprovider"
@@ -143,3 +144,73 @@ def test_the_golden_file_has_no_volatile_parts():
 
     assert "/tmp" not in text and "<project>" not in text
     assert set(re.findall(r"/blob/([^/]+)/", text)) == {"abc123"}  # the ref set in the fixture's settings
+
+
+def test_implemented_entry_without_a_test_is_an_error(make_project):
+    root = make_project({"docs/page.md": page("""
+        ```trace-entry
+        title: Build the model
+        function: model.build
+        status: implemented
+        ```
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:1: entry 'Build the model' is marked implemented, but no test calls model.build; "
+        "add a test or change its status"
+    ]
+
+
+def test_where_is_it_used_lists_callers_direct_tests_and_tests_through_others(make_project):
+    root = make_project({"docs/page.md": BWD_ENTRY})
+
+    assert connection_rows(expand_page(root).markdown, "Where is it used?") == [
+        "Source | ops.py, lines 18-27, layer_norm_backward",
+        "Called by | model.backward_all",
+        "Tested by | tests.test_ops.test_backward_returns_three_gradients",
+        # folded: the count shows, the names (by test file) open on a click
+        "Reached by tests through other functions | 1 testtests/test_model.py: test_backward_through_model",
+        "Status | Implemented",
+    ]
+
+
+def test_reached_tests_are_folded_under_their_count_and_the_direct_tests_stay_visible(make_project):
+    root = make_project({"docs/page.md": BWD_ENTRY})
+
+    markdown = expand_page(root).markdown
+
+    assert ('<tr><td>Tested by</td><td><a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L12-L15">'
+            "<code>tests.test_ops.test_backward_returns_three_gradients</code></a></td></tr>") in markdown
+    assert ('<tr><td>Reached by tests through other functions</td><td><details class="trace-fold">'
+            "<summary>1 test</summary>"
+            '<a href="https://example.com/repo/blob/abc123/tests/test_model.py"><code>tests/test_model.py</code></a>: '
+            "<code>test_backward_through_model</code></details></td></tr>") in markdown
+    assert ('<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those that call '
+            "it only through other functions.</p>") in markdown
+
+
+def test_a_derivation_connects_only_the_lines_it_explains(make_project):
+    derivation = page("""
+        ```trace-entry
+        title: Deriving the gradient
+        function: ops.layer_norm_backward
+        status: derived
+        ```
+
+        ```trace-equation
+        id: d-dx
+        title: The gradient on the input
+        tex: dX = s\\,(d\\hat{X} - \\overline{d\\hat{X}})
+        code: dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)
+        ```
+        """)
+    root = make_project({"docs/page.md": derivation})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    # no "Calls it" or "Tests it" rows: the backward's own entry lists those
+    assert connection_rows(expanded.markdown) == [
+        "The gradient on the input | Computes it | ops.py:25 | dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)",
+        "The gradient on the input | Computes it | ops.py:26 | - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))",
+    ]
