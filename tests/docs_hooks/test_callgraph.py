@@ -4,8 +4,8 @@ reach: the first hundred, then 'and more', folded under their count."""
 
 from __future__ import annotations
 
-from docs_hooks.callgraph import REACHED_SHOWN
-from docs_hooks.project import make_builder
+from docs_hooks.callgraph import REACHED_SHOWN, CallGraph
+from docs_hooks.project import index_for, make_builder
 from docs_hooks.settings import load_settings
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page
@@ -128,3 +128,65 @@ def test_class_called_like_a_function_is_a_call_of_its_constructor(make_project)
         "Config | Calls it | model.py:28 | eps=1e-5,",
         "Config | Calls it | model.py:29 | )",
     ]
+
+
+CHAIN = '''\
+def a(x):
+    return x + 1
+
+
+def b(x):
+    return a(x) * 2
+
+
+def c(x):
+    if x > 10:
+        return c(x - 1)  # calls itself
+    return b(x)
+'''
+
+CHAIN_TESTS = '''\
+from chain import b, c
+
+
+def test_b():
+    assert b(1) == 4
+
+
+def test_c():
+    assert c(1) == 4
+'''
+
+
+def chain_graph(make_project) -> tuple[CallGraph, dict]:
+    root = make_project({"src/chain.py": CHAIN, "tests/test_chain.py": CHAIN_TESTS})
+    index = index_for(load_settings(root))
+    return CallGraph(index), {name: index.functions[f"chain.{name}"] for name in "abc"}
+
+
+def test_callers_are_the_code_that_calls_a_function_not_tests_and_not_itself(make_project):
+    graph, fn = chain_graph(make_project)
+
+    assert graph.callers([fn["a"]]) == ["chain.b"]
+    assert graph.callers([fn["b"]]) == ["chain.c"]
+    assert graph.callers([fn["c"]]) == []  # its own recursive call and the test that calls it are not callers
+    assert graph.callers([fn["a"], fn["b"]]) == ["chain.c"]  # b calls a, but b is one of the functions asked about
+
+
+def test_tested_by_lists_the_tests_that_call_it_and_reached_by_those_that_call_it_through_others(make_project):
+    graph, fn = chain_graph(make_project)
+
+    assert graph.tested_by([fn["a"]]) == []
+    assert graph.reached_by_tests([fn["a"]]) == ["tests.test_chain.test_b", "tests.test_chain.test_c"]
+    assert graph.tested_by([fn["b"]]) == ["tests.test_chain.test_b"]
+    assert graph.reached_by_tests([fn["b"]]) == ["tests.test_chain.test_c"]  # test_b calls it directly
+    assert graph.tested_by([fn["c"]]) == ["tests.test_chain.test_c"]
+    assert graph.reached_by_tests([fn["c"]]) == []
+
+
+def test_call_rows_put_the_code_first_then_the_tests(make_project):
+    graph, fn = chain_graph(make_project)
+
+    rows = [(what, site.caller, site.line) for what, site in graph.call_rows([fn["b"]])]
+
+    assert rows == [("Calls it", "chain.c", 12), ("Tests it", "tests.test_chain.test_b", 5)]

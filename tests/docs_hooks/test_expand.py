@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from docs_hooks.project import make_builder
+from docs_hooks.settings import load_settings
+
 from .conftest import page, page_problems
 
 
@@ -25,3 +28,23 @@ def test_a_broken_entry_is_reported_once(make_project):
     messages = page_problems(root)
 
     assert not [m for m in messages if "outside an entry" in m], messages
+
+
+def test_an_unchanged_page_is_expanded_once_and_a_site_wide_table_follows_the_other_pages(make_project):
+    root = make_project({
+        "docs/page.md": "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n",
+        "docs/pages.md": "```trace-inventory\nof: pages\n```\n",
+    })
+    builder = make_builder(load_settings(root))
+    page, table = (root / "docs/page.md").read_text(), (root / "docs/pages.md").read_text()
+
+    assert builder.expand("docs/page.md", page) is builder.expand("docs/page.md", page)
+    first = builder.expand("docs/pages.md", table)
+    assert builder.expand("docs/pages.md", table) is first  # the table is a placeholder until the page is finished
+    assert "Forward" not in first.markdown
+    html, problems = builder.finish("docs/pages.md", first.markdown)
+    assert problems == [] and "Forward" in html
+
+    builder.expand("docs/page.md", page.replace("Forward", "The forward pass"))  # an edit while serving
+    html, problems = builder.finish("docs/pages.md", first.markdown)
+    assert problems == [] and "The forward pass" in html and "Forward" not in html
