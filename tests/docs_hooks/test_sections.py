@@ -19,6 +19,11 @@ import pytest
 
 from docs_hooks import math as trace_math
 from docs_hooks import render as R
+from docs_hooks import sections
+from docs_hooks.callgraph import CallGraph
+from docs_hooks.entries import EntryData
+from docs_hooks.project import index_for
+from docs_hooks.settings import load_settings
 
 from .conftest import BWD_ENTRY, connection_rows, expand_page, page, page_problems
 
@@ -214,3 +219,38 @@ def test_a_derivation_connects_only_the_lines_it_explains(make_project):
         "The gradient on the input | Computes it | ops.py:25 | dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)",
         "The gradient on the input | Computes it | ops.py:26 | - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))",
     ]
+
+
+def entry_of(root, title: str, status: str, *names: str) -> tuple[EntryData, CallGraph]:
+    """An entry of ``names`` (resolved data, as entries.read_entry makes it) and the project's call graph."""
+    index = index_for(load_settings(root))
+    functions = [index.function(name) for name in names]
+    return EntryData("docs/page.md", "e", title, status, functions, [], 4), CallGraph(index)
+
+
+def test_status_problem_names_the_entry_and_its_untested_functions_at_the_entrys_line(make_project):
+    entry, graph = entry_of(make_project(), "Build and run", "implemented", "model.build", "model.Block.forward")
+
+    problem = sections.status_problem(entry, graph)
+
+    assert str(problem) == ("docs/page.md:4: entry 'Build and run' is marked implemented, but no test calls "
+                            "model.build, model.Block.forward; add a test or change its status")
+
+
+def test_status_problem_accepts_a_tested_function_and_an_entry_that_claims_no_implementation(make_project):
+    root = make_project()
+
+    assert sections.status_problem(*entry_of(root, "Forward", "implemented", "ops.layer_norm_forward")) is None
+    assert sections.status_problem(*entry_of(root, "Build", "derived", "model.build")) is None
+    assert sections.status_problem(*entry_of(root, "Build", "illustrative", "model.build")) is None
+
+
+def test_status_evidence_says_what_backs_each_status(make_project):
+    root = make_project()
+
+    assert sections.status_evidence(*entry_of(root, "F", "implemented", "ops.layer_norm_forward")) == (
+        "ops.layer_norm_forward; exercised by 2 test(s)")
+    assert sections.status_evidence(*entry_of(root, "B", "derived", "ops.layer_norm_backward")) == (
+        "worked out from ops.layer_norm_backward; not run by the model")
+    assert sections.status_evidence(*entry_of(root, "B", "illustrative", "model.build")) == (
+        "illustrative: explains, computes nothing in the model")
