@@ -4,6 +4,9 @@ references and formulas (KaTeX renders each page's formulas in one batch).
 
 from __future__ import annotations
 
+from docs_hooks.blocks import parse_page
+from docs_hooks.context import page_formulas
+
 from .conftest import FWD_ENTRY, expand_page, page, page_problems
 
 
@@ -60,3 +63,24 @@ def test_math_is_rendered_to_html_at_build_time(make_project):
     markdown = expand_page(root).markdown
 
     assert '<span class="katex">' in markdown and "$" not in markdown
+
+
+def test_page_formulas_finds_every_formula_of_a_page_before_it_is_expanded():
+    text = FWD_ENTRY + "\n" + page("""
+        The mean $\\mu_t$ of a row, and `$not math$` in code.
+
+        ```python
+        cost = "$5"
+        ```
+
+        ```trace-equation
+        id: ln-mean
+        title: Mean of a row
+        tex: \\mu = \\frac{1}{d} \\sum_i X_i
+        code: mu = X.mean(axis=-1, keepdims=True)
+        ```
+        """)
+
+    formulas = page_formulas(parse_page(text, "docs/page.md"))
+
+    assert formulas == [("\\mu_t", False), ("\\mu = \\frac{1}{d} \\sum_i X_i", True)]
