@@ -4,6 +4,9 @@
 it, tests that call it) plus whatever pages a test adds, and returns the project
 root. Every file is a plain string here, so a test reads as: this tree, this
 page, this exact message.
+
+The page snippets and helpers the tests of several modules share (``FWD_ENTRY``,
+``MEAN_PAGE``, ``page_problems``, ``connection_rows`` ...) live here too.
 """
 
 from __future__ import annotations
