@@ -67,7 +67,7 @@ PD := .venv-properdocs
 properdocs: setup
 	test -x $(PD)/bin/python || $(PYTHON) -m venv $(PD)
 	$(PD)/bin/python -m pip install --quiet -c requirements.lock -e '.[test]' properdocs==1.6.7
-	$(PD)/bin/python -m pytest -q -p no:cacheprovider tests/docs_hooks/test_trace_properdocs.py
+	$(PD)/bin/python -m pytest -q -p no:cacheprovider tests/docs_hooks/test_site_build.py -k properdocs
 
 clean:
 	rm -rf site .cache

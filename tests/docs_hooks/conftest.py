@@ -4,10 +4,15 @@
 it, tests that call it) plus whatever pages a test adds, and returns the project
 root. Every file is a plain string here, so a test reads as: this tree, this
 page, this exact message.
+
+The page snippets and helpers the tests of several modules share (``FWD_ENTRY``,
+``MEAN_PAGE``, ``page_problems``, ``connection_rows`` ...) live here too.
 """
 
 from __future__ import annotations
 
+import html
+import re
 import textwrap
 from pathlib import Path
 
@@ -216,6 +221,48 @@ def make_recorder(tmp_path: Path, name: str, text: str, digest: str | None = Non
     return Recorder(tmp_path, [tmp_path / "src"], {str(module): name}, digests, cache)
 
 
+# Pages and helpers shared by the tests of several modules.
+
+FWD_ENTRY = """\
+```trace-entry
+title: Layer norm forward
+function: ops.layer_norm_forward
+status: implemented
+```
+"""
+
+
+BWD_ENTRY = """\
+```trace-entry
+title: Layer norm backward
+function: ops.layer_norm_backward
+status: implemented
+```
+"""
+
+
+def page_problems(root) -> list[str]:
+    """The problems of docs/page.md itself (not the lock comparison)."""
+    return [str(p) for p in expand_page(root).problems]
+
+
+def connection_rows(markdown: str, section: str = "Code and math connection") -> list[str]:
+    """The rows of a generated table, as 'cell | cell | ...' with tags removed."""
+    start = markdown.index(f"### {section}")
+    table = markdown[start : markdown.index("</table>", start)]
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]:
+        cells = re.findall(r"<td>(.*?)</td>", row)
+        rows.append(" | ".join(html.unescape(re.sub(r"<[^>]+>", "", c)) for c in cells))
+    return rows
+
+
+LOCK = "docs/trace.lock"
+
+
+MEAN_PAGE = FWD_ENTRY + "\nThe mean is [[ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)]].\n"
+
+
 __all__ = [
     "REPO",
     "OPS",
@@ -226,5 +273,13 @@ __all__ = [
     "run_cli",
     "expand_page",
     "make_recorder",
+
+
+    "FWD_ENTRY",
+    "BWD_ENTRY",
+    "LOCK",
+    "MEAN_PAGE",
+    "page_problems",
+    "connection_rows",
 ]
 

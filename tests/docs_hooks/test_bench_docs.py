@@ -67,7 +67,7 @@ def test_a_child_process_counts_in_all_cpu_but_not_in_the_process_own(bench, tmp
 
 def test_the_floor_holds_the_pages_the_hooks_build_renders(bench, make_project, tmp_path):
     from .conftest import run_cli
-    from .test_trace_cli import MKDOCS_YML
+    from .test_cli import MKDOCS_YML
 
     page = ("# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
             "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"

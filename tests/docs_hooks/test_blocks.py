@@ -1,6 +1,7 @@
-"""Reading trace blocks: YAML that could stand for more than it says is refused, with the page line.
+"""Reading trace blocks: unknown kinds and fields, missing or mistyped fields, literal line numbers, and YAML that
+could stand for more than it says are refused, with the page line.
 
-Each test parses a page written here (no project is needed) and asserts the
+Each test parses a page written here (or expands it in a tiny project) and asserts the
 exact message the author sees.
 """
 
@@ -12,10 +13,10 @@ import sqlite3
 import pytest
 
 from docs_hooks import blocks
-from docs_hooks.blocks import parse_page, parse_pages, within_root
+from docs_hooks.blocks import BLOCK_KINDS, parse_page, parse_pages, within_root
 from docs_hooks.errors import TraceError
 
-from .conftest import page
+from .conftest import FWD_ENTRY, expand_page, page, page_problems
 
 # About 400 bytes of YAML that, with its aliases expanded, stands for 9**9 (387 million) strings.
 ALIAS_BOMB = """\
@@ -269,3 +270,143 @@ def test_a_block_whose_values_json_cannot_keep_is_parsed_every_time(tmp_path, pa
     assert parsed == ["docs/page.md"]
     assert summary(again) == summary(first)
     assert str(again["docs/page.md"].blocks[1].data["roles"]["ln1_g"]) == "2024-01-31"
+
+
+def test_literal_line_reference_in_prose(make_project):
+    root = make_project({"docs/page.md": page("""
+        # Layer norm
+
+        The mean is computed at `ops.py:43`, the variance in src/ops.py:9-12.
+        Tests are named like tests/test_ops.py::test_rows_have_zero_mean, which is fine.
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:3: literal line reference 'ops.py:43'; line numbers are computed by the build. "
+        "Write a symbolic reference instead: [[module.function: statement text]].",
+        "docs/page.md:3: literal line reference 'src/ops.py:9-12'; line numbers are computed by the build. "
+        "Write a symbolic reference instead: [[module.function: statement text]].",
+    ]
+
+
+def test_literal_line_reference_in_a_block_field(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY.replace("status: implemented", "status: implemented\nnote: see ops.py:8")})
+
+    assert page_problems(root) == [
+        "docs/page.md:5: literal line reference 'ops.py:8'; line numbers are computed by the build. "
+        "Write a symbolic reference instead: [[module.function: statement text]]."
+    ]
+
+
+def test_unknown_block_suggests_the_close_kind(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+        ```trace-equasion
+        id: ln-mean
+        ```
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:7: unknown block 'trace-equasion'; did you mean 'trace-equation'? Known blocks: "
+        + ", ".join(f"trace-{kind}" for kind in BLOCK_KINDS) + "."
+    ]
+    assert {"entry", "equation", "excerpt"} <= set(BLOCK_KINDS)
+
+
+def test_unknown_field_is_reported_on_its_own_line(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean of a row
+        tex: \\mu = \\frac{1}{d} \\sum_i X_i
+        cod: mu = X.mean(axis=-1, keepdims=True)
+        ```
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:11: unknown field 'cod' in block 'trace-equation'; did you mean 'code'? "
+        "Fields of trace-equation: id, title, tex, code, role."
+    ]
+
+
+def test_missing_field_is_reported_at_the_fence(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean of a row
+        code: mu = X.mean(axis=-1, keepdims=True)
+        ```
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:7: block 'trace-equation' is missing the field 'tex' (the equation in TeX)."
+    ]
+
+
+def test_malformed_yaml_points_at_the_bad_line_inside_the_block(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean of a row
+        tex: \\mu = \\frac{1}{d} \\sum_i X_i
+        code: ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)
+        ```
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:11: block 'trace-equation' is not valid YAML: mapping values are not allowed in this context. "
+        "Quote values that contain ': ' or start with '-', '{', '[' or '*'."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [
+        ("status: [implemented]",
+         "docs/page.md:4: field 'status' of block 'trace-entry' must be one of implemented, derived, "
+         "illustrative, not list ['implemented']"),
+        ("status: done",
+         "docs/page.md:4: field 'status' of block 'trace-entry' must be one of implemented, derived, "
+         "illustrative, not str 'done'"),
+        ("status: implemented\nspec: {eq: 1}",
+         "docs/page.md:5: field 'spec' of block 'trace-entry' must be a text or a list of texts, "
+         "not dict {'eq': 1}"),
+        ("status: implemented\nnote: [a, [b]]",
+         "docs/page.md:5: field 'note' of block 'trace-entry' must be text, not list ['a', ['b']]"),
+    ],
+)
+def test_wrong_field_type_names_field_expected_and_found(make_project, field, message):
+    root = make_project({"docs/page.md": FWD_ENTRY.replace("status: implemented", field)})
+
+    assert page_problems(root) == [message]
+
+
+def test_an_unknown_role_is_named_with_the_choices(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean
+        role: explains
+        tex: \\mu
+        code: mu = X.mean(axis=-1, keepdims=True)
+        ```
+        """)})
+
+    messages = page_problems(root)
+
+    assert len(messages) == 1 and messages[0].startswith("docs/page.md:10: ") and "computes, derived, contrast" in messages[0], messages
+
+
+def test_unclosed_block_is_reported(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY.rstrip("`\n") + "\n"})
+
+    assert page_problems(root) == [
+        "docs/page.md:1: block 'trace-entry' is never closed; end it with ```"
+    ]
+
+
+def test_inline_reference_to_a_statement_with_indexing(make_project):
+    root = make_project({"docs/page.md": "Loop [[ops.layer_norm_backward: for row in range(dY.shape[0]):]].\n"})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    assert "<code>ops.py:23</code>" in expanded.markdown

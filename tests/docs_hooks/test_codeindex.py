@@ -1,15 +1,23 @@
 """The code index on the layouts and code shapes projects have: where the code and tests are, what is left
-out, which functions are tests, and calls of layer objects (through ``__call__`` and their methods)."""
+out, which functions are tests, and calls of layer objects (through ``__call__`` and their methods); and the
+cache that keeps what each file contributes, keyed by the file's text."""
 
 from __future__ import annotations
 
+import json
+import pickle
 import re
+import sqlite3
 from pathlib import Path
 
+import pytest
+
+from docs_hooks import codeindex
+from docs_hooks.errors import TraceError
 from docs_hooks.project import expand_site, index_for, make_builder
 from docs_hooks.settings import load_settings
 
-from .conftest import write_tree
+from .conftest import page, page_problems, write_tree
 
 PYPROJECT_FLAT = """\
 [tool.docs_hooks]
@@ -253,3 +261,270 @@ def test_an_index_read_back_from_the_cache_reaches_forward_through_an_inherited_
 
     assert any(via == "layers.Layer.__call__" for _, _, via, _ in sites(made))
     assert sites(cached) == sites(made)
+
+
+# ------------------------------------------------------------------ the index's cache
+# What each file contributes is kept in the cache folder, keyed by the file's text.
+
+
+def summary(index):
+    """Everything the index answers, as plain values (for comparing two indexes)."""
+    return (
+        {n: (f.repo_path, f.start, f.end, f.params, [s.tokens for s in f.statements], f.local_names)
+         for n, f in index.functions.items()},
+        sorted((c.caller, c.callee, c.line) for c in index.calls),
+        sorted((r.reader, r.base, r.attr, r.line) for r in index.attribute_reads),
+        dict(index.classes),
+        dict(index.file_digests),
+    )
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many files were parsed (not read back from the cache)."""
+    parsed = []
+    original = codeindex._index_file
+
+    def spy(text, digest, file, root, project_root):
+        parsed.append(file.name)
+        return original(text, digest, file, root, project_root)
+
+    monkeypatch.setattr(codeindex, "_index_file", spy)
+    return parsed
+
+
+def test_an_unchanged_file_is_read_back_and_gives_the_same_index(make_project, counted):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    n_files = len(counted)
+    assert n_files >= 3
+
+    again = index_for(settings)
+
+    assert len(counted) == n_files  # nothing parsed the second time
+    assert summary(again) == summary(first)
+    assert again.calls_to("ops.layer_norm_forward")  # calls are resolved across cached files too
+
+
+def test_an_edited_file_is_parsed_again_and_the_index_shows_the_edit(make_project, counted):
+    root = make_project()
+    settings = load_settings(root)
+    index_for(settings)
+    counted.clear()
+    ops = root / "src/ops.py"
+    ops.write_text(ops.read_text(encoding="utf-8") + "\n\ndef added(x):\n    return x + 1\n", encoding="utf-8")
+
+    index = index_for(settings)
+
+    assert counted == ["ops.py"]
+    assert "ops.added" in index.functions
+
+
+def rows(store) -> list[bytes]:
+    with sqlite3.connect(store) as db:
+        return [row[0] for row in db.execute("SELECT value FROM entries")]
+
+
+def set_rows(store, value) -> None:
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE entries SET value = ?", (value,))
+
+
+@pytest.mark.parametrize("damaged", [
+    b"not json",
+    b'{"digest": "x"}',  # JSON, but not an entry
+    b"[" * 100_000,  # nested deeper than a reader can follow
+    "text, not bytes",
+])
+def test_a_damaged_cache_entry_is_indexed_again(make_project, counted, damaged):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    set_rows(store, damaged)
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) >= 3
+    assert summary(again) == summary(first)
+    assert all(json.loads(v)["digest"] for v in rows(store))  # rewritten whole, as JSON
+
+
+def test_an_entry_whose_lines_do_not_fit_the_file_is_indexed_again(make_project, counted):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    with sqlite3.connect(store) as db:
+        for key, value in list(db.execute("SELECT key, value FROM entries")):
+            entry = json.loads(value)
+            for statement in entry["statements"]:
+                statement[1] += 1000  # past the end of the file
+            db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) >= 3
+    assert summary(again) == summary(first)
+
+
+def _wrong(entry: dict, where: str) -> bool:
+    """Put a value of the wrong type (or out of range) at ``where`` in an entry; whether the entry has that place."""
+    fn = entry["functions"][0] if entry["functions"] else None
+    if where == "tokens" and entry["statements"]:
+        entry["statements"][0][2] = 5
+    elif where == "is_test" and fn is not None:
+        fn["is_test"] = 1  # an int, not a bool
+    elif where == "param" and fn is not None:
+        fn["params"].append(3)
+    elif where == "read line" and entry["reads"]:
+        entry["reads"][0][4] = True  # a bool, not an int
+    elif where == "call statement" and entry["pending"]:
+        entry["pending"][0][4] = -1  # before the first statement
+    elif where == "short row" and entry["pending"]:
+        entry["pending"][0].pop()
+    else:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("where", ["tokens", "is_test", "param", "read line", "call statement", "short row"])
+def test_an_entry_with_a_value_of_the_wrong_type_is_indexed_again(make_project, counted, where):
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    changed = 0
+    with sqlite3.connect(store) as db:
+        for key, value in list(db.execute("SELECT key, value FROM entries")):
+            entry = json.loads(value)
+            if _wrong(entry, where):
+                changed += 1
+                db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    assert changed >= 1
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) == changed  # those entries, and only those, were indexed again
+    assert summary(again) == summary(first)
+
+
+class WritesAFile:
+    """A pickle that, when read with pickle.loads, creates ``path``: what a tampered cache could hold."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def test_a_pickle_in_the_cache_is_a_miss_and_never_runs(make_project, counted, tmp_path):
+    armed = tmp_path / "written-by-pickle-loads"
+    pickle.loads(pickle.dumps(WritesAFile(armed))).close()
+    assert armed.exists()  # the payload works: reading it with pickle runs it
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    target = tmp_path / "written-by-the-cache"
+    set_rows(store, pickle.dumps(WritesAFile(target)))
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert not target.exists()
+    assert len(counted) >= 3  # every file was indexed again
+    assert summary(again) == summary(first)
+    assert all(json.loads(v)["digest"] for v in rows(store))
+
+
+def test_a_file_that_is_not_utf8_is_an_error_naming_it(make_project):
+    root = make_project()
+    (root / "src/latin.py").write_bytes("x = 'caf\xe9'\n".encode("latin-1"))
+
+    with pytest.raises(TraceError, match=r"^src/latin.py:1: cannot read: not UTF-8 .*save the file as UTF-8"):
+        index_for(load_settings(root))
+
+
+def test_missing_function_names_the_entry_and_suggests_close_names(make_project):
+    root = make_project({"docs/page.md": page("""
+        # Layer norm
+
+        ```trace-entry
+        title: Layer norm forward
+        function: ops.layer_norm_forwrd
+        status: implemented
+        ```
+        """)})
+
+    assert page_problems(root) == [
+        "docs/page.md:3: entry 'Layer norm forward': no function 'ops.layer_norm_forwrd' in the code index; "
+        "did you mean 'ops.layer_norm_forward' or 'ops.layer_norm_backward'? "
+        "Use the dotted name: module, then class if any, then function."
+    ]
+
+
+def test_missing_function_in_an_inline_reference(make_project):
+    root = make_project({"docs/page.md": "See [[model.biuld: cfg = Config(]].\n"})
+
+    assert page_problems(root) == [
+        "docs/page.md:1: reference 'model.biuld: cfg = Config(': no function 'model.biuld' in the code index; "
+        "did you mean 'model.build' or 'model.backward_all' or 'model.Block.forward'? Use the dotted name: module, then class if any, then function."
+    ]
+
+
+def test_syntax_error_in_the_source_names_file_and_line(make_project, check):
+    root = make_project({"src/broken.py": "def f(:\n    pass\n", "docs/page.md": "# Nothing\n"})
+
+    code, err, _ = check(root)
+
+    assert code == 2
+    assert err == ["error: src/broken.py:1: cannot parse: invalid syntax; fix the syntax error"]
+
+
+def test_call_through_an_import_inside_the_function_is_a_call_site(make_project):
+    root = make_project({"src/user.py": "def b(X):\n    from ops import layer_norm_backward\n    return layer_norm_backward(X, None, 1)\n"})
+
+    callers = [(s.caller, s.line) for s in index_for(load_settings(root)).calls_to("ops.layer_norm_backward")]
+
+    assert ("user.b", 3) in callers
+
+
+def test_tests_in_a_nested_tests_root_are_named_from_the_project_root(make_project):
+    root = make_project({
+        "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\ntests_root = "tests/unit"\n',
+        "tests/unit/test_x.py": "from ops import layer_norm_forward\n\n\ndef test_x():\n    layer_norm_forward(1, 1, 0)\n",
+    })
+
+    tests = {f.name: f.display_path for f in index_for(load_settings(root)).functions.values() if f.is_test}
+
+    assert tests == {"tests.unit.test_x.test_x": "tests/unit/test_x.py"}
+
+
+def test_method_called_through_an_instance_is_a_call_site(make_project):
+    root = make_project({"src/opt.py": (
+        "class Stepper:\n"
+        "    def __init__(self, lr):\n"
+        "        self.lr = lr\n"
+        "\n"
+        "    def step(self, x):\n"
+        "        return x - self.lr\n"
+        "\n"
+        "\n"
+        "def train(x):\n"
+        "    stepper = Stepper(0.1)\n"
+        "    return stepper.step(x)  # one update\n"
+    )})
+
+    index = index_for(load_settings(root))
+
+    assert [(s.caller, s.line, s.statement.text) for s in index.calls_to("opt.Stepper.step")] == [
+        ("opt.train", 11, "return stepper.step(x)  # one update")
+    ]
+    assert [(s.caller, s.line) for s in index.calls_to("opt.Stepper.__init__")] == [("opt.train", 10)]
+
+
+def test_check_works_in_a_project_under_a_dotted_folder(make_project, tmp_path, check):
+    root = make_project({"docs/page.md": "See [[ops.nowhere]].\n"}, root=tmp_path / ".work" / "proj")
+
+    assert check(root)[0] == 1

@@ -13,7 +13,7 @@ import pytest
 from docs_hooks.init import add_plugin
 
 from .conftest import run_cli, write_tree
-from .test_trace_cli import mkdocs_build
+from .test_cli import mkdocs_build
 
 CORE = '''\
 """Scaling and shifting."""

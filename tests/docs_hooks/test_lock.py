@@ -1,4 +1,5 @@
-"""The review lock: a lock git could not merge, or one that cannot be read, is never replaced unseen.
+"""The review lock: code that moves passes, code that changes fails until relock, and a lock git could not
+merge, or one that cannot be read, is never replaced unseen.
 
 ``relock`` records what every reference points at now; over a lock with merge
 conflict markers that would approve both sides of the conflict without a
@@ -16,8 +17,8 @@ import pytest
 from docs_hooks.errors import TraceError
 from docs_hooks.lock import LockEntry, compare, conflict_line, read_lock
 
-from .test_trace_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
-from .test_trace_core import LOCK, MEAN_PAGE
+from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
+from .conftest import BWD_ENTRY, FWD_ENTRY, LOCK, MEAN_PAGE, OPS, expand_page
 
 CONFLICT = (
     "docs/trace.lock:4: the review lock has an unresolved merge conflict (git's marker is on this line); "
@@ -142,3 +143,189 @@ def test_every_lock_message_names_the_command_not_a_make_target():
         "docs/page.md: inline | dropped: docs/trace.lock records this reference but the page no longer makes it; "
         "run 'python -m docs_hooks relock' to drop it",
     ]
+
+
+def test_relock_then_check_passes(make_project, relock, check):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+
+    _, out, _ = relock(root)
+    code, err, out_check = check(root)
+
+    assert out == "relock: 2 reference(s) recorded in docs/trace.lock (2 new or changed, 0 dropped)\n"
+    assert (code, err) == (0, [])
+    assert out_check == "docs_hooks check: every reference resolves and matches the review lock\n"
+    lock = json.loads((root / LOCK).read_text())
+    assert lock["version"] == 1
+    entries = lock["pages"]["docs/page.md"]
+    assert {k: v["code"] for k, v in entries.items()} == {
+        "entry layer-norm-forward | ops.layer_norm_forward": "\n".join(
+            line.strip() for line in OPS.split("\n\n\n")[1].splitlines()),
+        "inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)": "mu = X.mean(axis=-1, keepdims=True)",
+    }
+
+
+def test_check_without_a_lock_lists_what_is_not_reviewed(make_project, check):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+
+    code, err, _ = check(root)
+
+    assert code == 1
+    assert err == [
+        "docs/page.md:1: entry layer-norm-forward | ops.layer_norm_forward: not reviewed yet "
+        "(def layer_norm_forward(X, gamma, beta, epsilon=1e-5):); review the page, then run 'python -m docs_hooks relock' "
+        "to record it in docs/trace.lock",
+        "docs/page.md:7: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): not reviewed yet "
+        "(mu = X.mean(axis=-1, keepdims=True)); review the page, then run 'python -m docs_hooks relock' to record it in "
+        "docs/trace.lock",
+        "docs_hooks check: 2 problem(s)",
+    ]
+
+
+def test_code_that_moves_shows_new_numbers_and_still_passes(make_project, relock, check):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+    relock(root)
+    before = expand_page(root).markdown
+    assert '<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward">' \
+           "<code>ops.py:8</code></a>" in before
+
+    moved = OPS.replace("\n\ndef layer_norm_forward", "\n\ndef helper():\n    return 1\n\n\ndef layer_norm_forward")
+    (root / "src/ops.py").write_text(moved)
+    after = expand_page(root).markdown
+
+    assert '<a href="../source/src/ops.py/#L12" title="ops.layer_norm_forward">' \
+           "<code>ops.py:12</code></a>" in after
+    assert "<code>ops.py:8</code>" not in after
+    assert "#L10-L19" in after  # the listing's GitHub link follows too
+    assert '``` python linenums="10"' in after
+    assert check(root)[:2] == (0, [])
+
+
+def test_comment_and_spacing_changes_are_not_changes(make_project, relock, check):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+    relock(root)
+
+    edited = OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis = -1,keepdims=True)  # the mean")
+    (root / "src/ops.py").write_text(edited)
+
+    assert check(root)[:2] == (0, [])
+
+
+def test_changed_statement_fails_until_relock(make_project, relock, check):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+    relock(root)
+
+    edited = OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) * 1.0")
+    (root / "src/ops.py").write_text(edited)
+    code, err, _ = check(root)
+
+    assert code == 1
+    assert err == [
+        "docs/page.md:1: entry layer-norm-forward | ops.layer_norm_forward: changed since reviewed. "
+        "Old text: 'mu = X.mean(axis=-1, keepdims=True)'. New text: 'mu = X.mean(axis=-1, keepdims=True) * 1.0'. "
+        "Review the page against the new code, then run 'python -m docs_hooks relock'",
+        "docs/page.md:7: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): changed since "
+        "reviewed. Old text: 'mu = X.mean(axis=-1, keepdims=True)'. "
+        "New text: 'mu = X.mean(axis=-1, keepdims=True) * 1.0'. "
+        "Review the page against the new code, then run 'python -m docs_hooks relock'",
+        "docs_hooks check: 2 problem(s)",
+    ]
+
+    _, out, _ = relock(root)
+    assert out == "relock: 2 reference(s) recorded in docs/trace.lock (2 new or changed, 0 dropped)\n"
+    assert check(root)[:2] == (0, [])
+
+
+def test_changed_signature_is_a_change_of_the_entry(make_project, relock, check):
+    root = make_project({"docs/page.md": FWD_ENTRY})
+    relock(root)
+
+    (root / "src/ops.py").write_text(OPS.replace("epsilon=1e-5):", "epsilon=1e-6):"))
+    code, err, _ = check(root)
+
+    assert code == 1
+    assert err[0] == (
+        "docs/page.md:1: entry layer-norm-forward | ops.layer_norm_forward: changed since reviewed. "
+        "Old text: 'def layer_norm_forward(X, gamma, beta, epsilon=1e-5):'. "
+        "New text: 'def layer_norm_forward(X, gamma, beta, epsilon=1e-6):'. "
+        "Review the page against the new code, then run 'python -m docs_hooks relock'"
+    )
+
+
+def test_removed_statement_fails_and_quotes_the_reviewed_text(make_project, relock, check):
+    root = make_project({"docs/page.md": BWD_ENTRY + "\nThe shift: [[ops.layer_norm_backward: dbeta = dY.sum(axis=0)]].\n"})
+    relock(root)
+
+    (root / "src/ops.py").write_text(OPS.replace("    dbeta = dY.sum(axis=0)\n", ""))
+    code, err, _ = check(root)
+
+    assert code == 1
+    assert err == [
+        "docs/page.md:7: reference 'ops.layer_norm_backward: dbeta = dY.sum(axis=0)': no statement of "
+        "ops.layer_norm_backward (ops.py:18-26) matches 'dbeta = dY.sum(axis=0)'; did you mean "
+        "'dgamma = (dY * Xhat).sum(axis=0)' (ops.py:21) or 'dXhat = dY * gamma' (ops.py:20)? "
+        "Copy the statement's text from the code.",
+        "docs/page.md:1: entry layer-norm-backward | ops.layer_norm_backward: changed since reviewed. "
+        "Old text: 'dbeta = dY.sum(axis=0)'. New text: ''. Review the page against the new code, then run 'python -m docs_hooks relock'",
+        "docs/page.md:7: inline | ops.layer_norm_backward: dbeta = dY.sum(axis=0): the reviewed code is gone. "
+        "It was: 'dbeta = dY.sum(axis=0)'. Point the reference at the code that replaced it, then run 'python -m docs_hooks relock'",
+        "docs_hooks check: 3 problem(s)",
+    ]
+
+
+def test_removed_function_fails(make_project, relock, check):
+    root = make_project({"docs/page.md": "See [[model.backward_all: grads = ops.layer_norm_backward(]].\n"})
+    relock(root)
+
+    (root / "src/model.py").write_text((root / "src/model.py").read_text().split("\n\ndef backward_all")[0] + "\n")
+    code, err, _ = check(root)
+
+    assert code == 1
+    assert err == [
+        "docs/page.md:1: reference 'model.backward_all: grads = ops.layer_norm_backward(': no function "
+        "'model.backward_all' in the code index; did you mean 'model.Block.forward' or "
+        "'model.build' or 'model.Block.norm'? Use the dotted name: module, then class if any, then function.",
+        "docs/page.md:1: inline | model.backward_all: grads = ops.layer_norm_backward(: the reviewed code is gone. "
+        "It was: 'grads = ops.layer_norm_backward(\\ndY, cache, gamma,\\n)  # through the module name'. "
+        "Point the reference at the code that replaced it, then run 'python -m docs_hooks relock'",
+        "docs_hooks check: 2 problem(s)",
+    ]
+
+
+def test_reference_dropped_from_the_page_is_reported_until_relock(make_project, relock, check):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+    relock(root)
+
+    (root / "docs/page.md").write_text(FWD_ENTRY)
+    code, err, _ = check(root)
+
+    assert code == 1
+    assert err == [
+        "docs/page.md: inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True): docs/trace.lock "
+        "records this reference but the page no longer makes it; run 'python -m docs_hooks relock' to drop it",
+        "docs_hooks check: 1 problem(s)",
+    ]
+    _, out, _ = relock(root)
+    assert out == "relock: 1 reference(s) recorded in docs/trace.lock (0 new or changed, 1 dropped)\n"
+    assert check(root)[:2] == (0, [])
+
+
+def test_corrupt_lock_is_named_in_the_error(make_project, check):
+    root = make_project({"docs/page.md": MEAN_PAGE, LOCK: '{"version": 1, "pages": {\n'})
+
+    code, err, _ = check(root)
+
+    assert code == 2
+    assert err == [
+        f"error: {LOCK}:2: the review lock is not valid JSON (Expecting property name enclosed in double "
+        "quotes); restore it from git, then run 'python -m docs_hooks relock'"
+    ]
+
+
+@pytest.mark.parametrize("text", ["[]\n", '{"version": 1, "pages": {"docs/page.md": {"inline | x": {"code": "x"}}}}\n'])
+def test_lock_with_the_wrong_shape_is_named_in_the_error(make_project, check, text):
+    root = make_project({"docs/page.md": MEAN_PAGE, LOCK: text})
+
+    code, err, _ = check(root)
+
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error: ") and "trace.lock" in err[0]

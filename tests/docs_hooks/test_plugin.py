@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from .conftest import run_cli
-from .test_trace_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, mkdocs_build
+from .test_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, mkdocs_build
 
 # Builds the site again and again in one process, as `mkdocs serve` does after each change (MkDocs keeps the
 # plugin object, since it defines on_startup), editing a source file before each rebuild. After each build it
@@ -247,3 +247,26 @@ def test_serve_watches_the_code_beside_everything_but_not_the_site_the_cache_or_
 
     assert sorted(server.watched) == [str(root / name) for name in ("layers.py", "pyproject.toml", "test_layers.py",
                                                                     "tools")]
+
+
+def test_a_site_wide_table_is_filled_before_the_search_index_reads_the_page(make_project, tmp_path):
+    import json
+
+    from .conftest import run_cli
+    from .test_cli import MKDOCS_YML, mkdocs_build
+
+    root = make_project({
+        "mkdocs.yml": MKDOCS_YML.replace("  - Layer norm: page.md\n", "  - Layer norm: page.md\n  - Left out: left.md\n"),
+        "docs/page.md": "# Layer norm\n\n```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\n"
+                        "status: implemented\n```\n",
+        "docs/left.md": "# Left out\n\n```trace-inventory\nof: undocumented\n```\n",
+    })
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (root / "site/left/index.html").read_text(encoding="utf-8")
+    assert "trace-late" not in html and "layer_norm_backward" in html  # a function no page documents
+    index = json.loads((root / "site/search/search_index.json").read_text(encoding="utf-8"))
+    assert any("layer_norm_backward" in doc["text"] for doc in index["docs"] if doc["location"].startswith("left/"))

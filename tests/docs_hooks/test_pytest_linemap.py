@@ -11,7 +11,7 @@ from docs_hooks.coverage_map import Measurement, cached_map_path
 from docs_hooks.project import index_for
 from docs_hooks.settings import load_settings
 
-from .test_trace_coverage import BRANCHY, TESTS
+from .test_coverage_map import BRANCHY, TESTS
 
 PYPROJECT = """\
 [tool.pytest.ini_options]

@@ -1,10 +1,13 @@
-"""Tests of docs_hooks.roles: what a statement gives a value to, and which symbol an equation's left side is."""
+"""Tests of docs_hooks.roles: what a statement gives a value to, which symbol an equation's left side is, and
+the message for an equation shown as computed by a line that does not compute it."""
 
 from __future__ import annotations
 
 import pytest
 
 from docs_hooks.roles import computes_problem, left_side, lookup, outputs, symbol_names
+
+from .conftest import expand_page, page, page_problems
 
 
 @pytest.mark.parametrize("statement, given", [
@@ -76,3 +79,104 @@ def test_a_tuple_on_the_left_is_checked_value_by_value():
 
     assert computes_problem("t", tex, table, [("t.py:3", "dX, dgamma = backward(dY)")]) is None
     assert "is dgamma in the code" in computes_problem("t", tex, table, [("t.py:3", "dX, dbeta = backward(dY)")])
+
+
+DERIVATION_ENTRY = """\
+```trace-entry
+title: Deriving the backward formula
+function: [ops.layer_norm_forward, ops.layer_norm_backward]
+status: derived
+```
+
+```trace-symbols
+rows:
+  - {symbol: '\\mu', meaning: Mean of each row, code: mu}
+  - {symbol: '\\delta_{ij}', meaning: "1 when i equals j, otherwise 0", code: none, shape: scalar}
+```
+"""
+
+
+LN_STEP2 = """\
+```trace-equation
+id: ln-step2
+title: "Step 2: the derivative of the mean"
+tex: \\frac{\\partial \\mu_t}{\\partial X_{tj}} = \\frac{1}{d}
+code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
+```
+"""
+
+
+def role_problems(root) -> list[str]:
+    """The page's problems about equation roles (a trace-symbols table has others in a project without a model run)."""
+    return [m for m in page_problems(root) if "role:" in m]
+
+
+def test_a_derivation_step_shown_as_computed_by_the_line_it_explains_fails(make_project):
+    root = make_project({"docs/page.md": DERIVATION_ENTRY + "\n" + LN_STEP2})
+
+    assert role_problems(root) == [
+        "docs/page.md:13: equation 'ln-step2' is shown as computed by its code (role: computes, the default), but its "
+        "left-hand side \\frac{\\partial \\mu_t}{\\partial X_{tj}} is an expression (a derivative, a sum, a function "
+        "applied), not a symbol of this entry's trace-symbols table, so no statement can assign it; add a row naming "
+        "it in the code to trace-symbols, or declare 'role: derived' if the equation is worked out from these lines, "
+        "or 'role: contrast' if the code does something else there; or point 'code:' at the statement that assigns it"
+    ]
+
+
+def test_a_derivation_step_declared_derived_passes_and_says_so(make_project):
+    root = make_project({"docs/page.md": DERIVATION_ENTRY + "\n" + LN_STEP2.replace("id: ln-step2\n", "id: ln-step2\nrole: derived\n")})
+
+    result = expand_page(root)
+
+    assert not [str(p) for p in result.problems if "role:" in str(p)]
+    assert '<p class="trace-eq-code">Derived from <a href="../source/src/ops.py/#L8"' in result.markdown
+    assert "Computed at" not in result.markdown
+    assert (result.markdown.count('<td><a href="#eq-ln-step2">Step 2: the derivative of the mean</a></td>'
+                                  "<td>Derived from</td>") == 1)
+    implemented_in = result.markdown.split("{#deriving-the-backward-formula-implemented-in}", 1)[1]
+    assert "eq-ln-step2" not in implemented_in  # a derivation implements nothing
+
+
+def test_a_computes_equation_whose_symbol_the_line_does_not_assign_names_both(make_project):
+    root = make_project({"docs/page.md": DERIVATION_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean of one row
+        tex: \\mu_t = \\frac{1}{d} \\sum_i X_{ti}
+        code: "ops.layer_norm_forward: s = 1.0 / np.sqrt(var + epsilon)"
+        ```
+        """)})
+
+    assert role_problems(root) == [
+        "docs/page.md:13: equation 'ln-mean' is shown as computed by its code (role: computes, the default), but its "
+        "left-hand side \\mu_t is mu in the code, and ops.py:13 's = 1.0 / np.sqrt(var + epsilon)' assigns or returns "
+        "s; declare 'role: derived' if the equation is worked out from these lines, or 'role: contrast' if the code "
+        "does something else there; or point 'code:' at the statement that assigns it"
+    ]
+
+
+def test_a_computes_equation_at_the_line_that_assigns_its_symbol_passes(make_project):
+    root = make_project({"docs/page.md": DERIVATION_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean of one row
+        tex: \\mu_t = \\frac{1}{d} \\sum_i X_{ti}
+        code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
+        ```
+
+        ```trace-equation
+        id: ln-contrast
+        title: "Not the code: the unbiased variance"
+        role: contrast
+        tex: \\tilde{\\sigma}^2 = \\frac{1}{d - 1} \\sum_i (X_i - \\mu)^2
+        code: "ops.layer_norm_forward: var = ((X - mu) ** 2).mean("
+        ```
+        """)})
+
+    result = expand_page(root)
+
+    assert not [str(p) for p in result.problems if "role:" in str(p)]
+    assert '<p class="trace-eq-code">Contrast, not in the code. What the code does instead: <a ' in result.markdown
+    assert "<td>Contrast, not in the code</td>" in result.markdown
+    implemented_in = result.markdown.split("{#deriving-the-backward-formula-implemented-in}", 1)[1]
+    assert "eq-ln-mean" in implemented_in and "eq-ln-contrast" not in implemented_in

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from docs_hooks.errors import TraceError
-from docs_hooks.settings import excluded, is_test_file, load_settings
+from docs_hooks.settings import KNOWN_KEYS, excluded, is_test_file, load_settings
 
 from .conftest import BASE_FILES, run_cli, write_tree
 
@@ -109,3 +109,16 @@ def test_a_pattern_with_a_slash_matches_from_the_project_root(tmp_path):
 def test_test_files_are_named_as_pytest_names_them():
     assert [n for n in ["test_ops.py", "ops_test.py", "conftest.py", "ops.py", "testing.py", "attest.py"]
             if is_test_file(n)] == ["test_ops.py", "ops_test.py", "conftest.py"]
+
+
+def test_unknown_setting_is_named(make_project, check):
+    root = make_project({"pyproject.toml": '[tool.docs_hooks]\nrepo = "https://example.com/repo"\n'})
+
+    code, err, _ = check(root)
+
+    assert code == 2
+    assert err == [
+        "error: pyproject.toml: unknown setting 'repo' in [tool.docs_hooks]; known settings: "
+        + ", ".join(sorted(KNOWN_KEYS))
+    ]
+    assert "repo_url" in KNOWN_KEYS

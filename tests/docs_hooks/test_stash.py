@@ -168,7 +168,7 @@ def test_unstash_fills_placeholders_inside_kept_html_and_leaves_unknown_ones():
 
 def test_a_mkdocs_build_puts_every_piece_back_and_a_heading_keeps_its_formula(make_project):
     from .conftest import run_cli
-    from .test_trace_cli import MKDOCS_YML, mkdocs_build
+    from .test_cli import MKDOCS_YML, mkdocs_build
 
     page = ("# Layer norm\n\n## The mean $\\mu$ {#mean}\n\n$\\mu$ is the mean of the row.\n\n"
             "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
@@ -197,7 +197,7 @@ def test_a_rebuild_in_the_same_process_as_mkdocs_serve_does_it_puts_the_html_bac
     from mkdocs.config import load_config
 
     from .conftest import run_cli
-    from .test_trace_cli import MKDOCS_YML
+    from .test_cli import MKDOCS_YML
 
     page = ("# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
             "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n")

@@ -53,7 +53,7 @@ def test_nothing_is_pruned_within_the_month_and_a_missing_folder_is_fine(make_pr
 
 
 def test_a_mkdocs_build_prunes_what_no_build_used_for_a_month(make_project):
-    from .test_trace_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
+    from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
 
     root = make_project({"mkdocs.yml": MKDOCS_YML,
                          "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
@@ -95,7 +95,7 @@ def test_a_read_only_cache_is_read_not_pruned_and_named_once(make_project, monke
 
 def test_a_mkdocs_build_with_a_damaged_index_store_makes_it_again_and_says_so(make_project):
     from .conftest import run_cli
-    from .test_trace_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
+    from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
 
     root = make_project({"mkdocs.yml": MKDOCS_YML,
                          "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})

@@ -329,7 +329,7 @@ def on_post_page(output, page, config, **kwargs):
 
 
 def slow_site(make_project, watcher: str = WATCHER) -> Path:
-    from .test_trace_cli import MKDOCS_YML
+    from .test_cli import MKDOCS_YML
 
     root = project(make_project)
     (root / "tests/test_branchy.py").write_text(SLOW_TESTS, encoding="utf-8")
@@ -344,7 +344,7 @@ def slow_site(make_project, watcher: str = WATCHER) -> Path:
 
 def test_the_page_other_plugins_and_the_theme_see_is_complete_though_the_run_outlasts_the_pages(make_project):
     from .conftest import run_cli
-    from .test_trace_cli import mkdocs_build
+    from .test_cli import mkdocs_build
 
     root = slow_site(make_project)
     assert run_cli(root, "relock") == 0
@@ -364,7 +364,7 @@ def test_the_page_other_plugins_and_the_theme_see_is_complete_though_the_run_out
 
 def test_a_plugin_that_removes_html_comments_cannot_take_the_generated_rows_away(make_project):
     from .conftest import run_cli
-    from .test_trace_cli import mkdocs_build
+    from .test_cli import mkdocs_build
 
     head, _ = WATCHER.rsplit("\n    return output\n", 1)
     stripper = head + "\n    import re\n\n    return re.sub(r'<!--.*?-->', '', output)\n"

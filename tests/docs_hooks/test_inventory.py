@@ -1,6 +1,6 @@
 """Tests of docs_hooks.inventory: the parameter inventory and the config inventory.
 
-The tiny project is the one of test_trace_shapes: its init_params makes
+The tiny project is the one of test_shapes: its init_params makes
 ``emb``, per-layer ``b{l}.ln_g``, ``b{l}.ln_b``, ``b{l}.w1``, ``b{l}.b1`` and
 ``head_w``, and its optimizer rule decays exactly the names that contain a
 'w', whatever their shape, so that a table that followed the shape instead of
@@ -14,7 +14,7 @@ import re
 from docs_hooks.project import make_builder
 from docs_hooks.settings import load_settings
 
-from .test_trace_shapes import MODEL, REPO, SETTINGS, TRAIN, build, dedent, line_of, link, table_rows, tiny_project
+from .test_shapes import MODEL, REPO, SETTINGS, TRAIN, build, dedent, line_of, link, table_rows, tiny_project
 
 ROLES = '{ln_g: LayerNorm scale, "b{l}.w1": Hidden layer}'
 
@@ -236,7 +236,7 @@ def test_smoke_on_the_real_project(tmp_path):
 
 
 def test_settings_the_model_run_never_made_are_not_recorded(tmp_path):
-    from .test_trace_shapes import MODEL_RUN
+    from .test_shapes import MODEL_RUN
 
     helper = MODEL_RUN.replace("import train\n", "import train\nfrom model import Config\n").replace(
         "    return train.build_config()", "    return Config(seq_len=4, width=4)")

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from .conftest import OPS, REPO, expand_page, run_cli
+from .conftest import LOCK, MEAN_PAGE, OPS, REPO, expand_page, run_cli
 
 GIT_ENV = {
     **os.environ,
@@ -391,3 +391,36 @@ def test_check_on_a_cold_cache_still_refuses_a_spec_label_the_specification_lack
     assert code == 1
     assert err[0].startswith("docs/page.md:3: unknown spec label 'eq:ln-mena': no numbered equation in ")
     assert "eq:ln-mean" in err[0]  # the closest label is suggested
+
+
+def test_check_prints_each_problem_and_a_count_and_exits_1(make_project, check):
+    root = make_project({"docs/page.md": "# Layer norm\n\nThe mean: [[ops.layer_norm_forward: mu = X.sum()]].\n"})
+
+    code, err, out = check(root)
+
+    assert (code, out) == (1, "")
+    assert err == [
+        "docs/page.md:3: reference 'ops.layer_norm_forward: mu = X.sum()': no statement of "
+        "ops.layer_norm_forward (ops.py:6-15) matches 'mu = X.sum()'; "
+        "did you mean 'mu = X.mean(axis=-1, keepdims=True)' (ops.py:8)? Copy the statement's text from the code.",
+        "docs_hooks check: 1 problem(s)",
+    ]
+
+
+def test_relock_refuses_a_page_with_a_problem_and_keeps_the_lock_byte_for_byte(make_project, relock):
+    root = make_project({"docs/page.md": MEAN_PAGE})
+    relock(root)
+    before = (root / LOCK).read_bytes()
+
+    (root / "docs/page.md").write_text(MEAN_PAGE + "\nAnd [[ops.layer_norm_forward: keepdims=True]].\n")
+    (root / "src/ops.py").write_text(OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) + 0"))
+    _, out, err = relock(root, expect=1)
+
+    assert out == ""
+    assert err.splitlines() == [
+        "docs/page.md:9: reference 'ops.layer_norm_forward: keepdims=True': 'keepdims=True' matches 2 statements "
+        "of ops.layer_norm_forward (ops.py:8, ops.py:9); quote more of the statement so that exactly one matches.",
+        "relock: 1 problem(s) in the pages; the lock was not changed. Fix them, then run relock again.",
+    ]
+    assert (root / LOCK).read_bytes() == before
+    assert sorted(p.name for p in (root / "docs").iterdir()) == ["page.md", "trace.lock"]  # no temp file left

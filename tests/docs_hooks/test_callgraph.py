@@ -1,0 +1,192 @@
+"""The static call graph: who calls a function and which tests call it or reach it, in both import styles,
+through methods and constructors; and 'Reached by tests through other functions' for a helper most tests
+reach: the first hundred, then 'and more', folded under their count."""
+
+from __future__ import annotations
+
+from docs_hooks.callgraph import REACHED_SHOWN, CallGraph
+from docs_hooks.project import index_for, make_builder
+from docs_hooks.settings import load_settings
+
+from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page
+
+HUB = '''\
+def hub(x):
+    return x + 1
+
+
+def wrapper(x):
+    return hub(x) * 2
+'''
+
+
+def reaching_tests(n: int) -> str:
+    lines = ["from hub import wrapper", ""]
+    for i in range(n):
+        lines += ["", f"def test_{i:03d}():", f"    assert wrapper({i}) == {2 * (i + 1)}", ""]
+    return "\n".join(lines)
+
+
+PAGE = "# Hub\n\n```trace-entry\ntitle: The hub\nfunction: hub.hub\nstatus: implemented\n```\n\nText.\n"
+
+
+def facts_row(markdown: str) -> str:
+    start = markdown.index("<td>Reached by tests through other functions</td><td>")
+    return markdown[start:markdown.index("</tr>", start)]
+
+
+def test_a_long_list_of_reaching_tests_stops_after_the_first_hundred(make_project):
+    root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(REACHED_SHOWN + 20)})
+    builder = make_builder(load_settings(root))
+
+    row = facts_row(builder.expand("docs/hub.md", PAGE).markdown)
+
+    assert row.count("<code>test_") == REACHED_SHOWN
+    assert f"<summary>more than {REACHED_SHOWN} tests</summary>" in row
+    assert row.endswith(", and more</details></td>")
+
+
+def test_a_short_list_is_complete(make_project):
+    root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(3)})
+    builder = make_builder(load_settings(root))
+
+    row = facts_row(builder.expand("docs/hub.md", PAGE).markdown)
+
+    assert row.count("<code>test_") == 3
+    assert "<summary>3 tests</summary>" in row
+    assert "and more" not in row
+
+
+def test_a_site_that_shows_no_recorded_evidence_starts_no_recording_process(make_project):
+    root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(3), "docs/hub.md": PAGE})
+    builder = make_builder(load_settings(root))
+
+    builder.expand("docs/hub.md", PAGE)
+
+    assert builder.workers._recorder is None  # no recording process, early or late
+
+
+def test_calls_and_tests_rows_for_both_import_styles(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + BWD_ENTRY})
+
+    markdown = expand_page(root).markdown
+    fwd, bwd = markdown.split("## Layer norm backward")
+
+    # `from ops import layer_norm_forward`, called inside a method; comments kept
+    assert connection_rows(fwd) == [
+        "Layer norm forward | Calls it | model.py:18 | "
+        "return layer_norm_forward(X, gamma, beta, self.cfg.eps)  # pre-norm",
+        "Layer norm forward | Tests it | tests/test_ops.py:8 | "
+        "Y, _ = layer_norm_forward(X, np.ones(4), np.zeros(4))  # the worked example",
+        "Layer norm forward | Tests it | tests/test_ops.py:13 | "
+        "_, cache = layer_norm_forward(np.eye(4), np.ones(4), np.zeros(4))",
+    ]
+    # `import ops` then `ops.layer_norm_backward(...)` over three lines: the whole statement,
+    # its trailing comment on the last line
+    assert connection_rows(bwd) == [
+        "Layer norm backward | Calls it | model.py:34 | grads = ops.layer_norm_backward(",
+        "Layer norm backward | Calls it | model.py:35 | dY, cache, gamma,",
+        "Layer norm backward | Calls it | model.py:36 | )  # through the module name",
+        "Layer norm backward | Tests it | tests/test_ops.py:14 | "
+        "grads = layer_norm_backward(np.ones((4, 4)), cache, np.ones(4))",
+    ]
+
+
+def test_method_called_through_self_is_a_call_site(make_project):
+    root = make_project({"docs/page.md": page("""
+        ```trace-entry
+        title: Norm of a block
+        function: model.Block.norm
+        status: illustrative
+        ```
+        """)})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    assert connection_rows(expanded.markdown) == [
+        "Norm of a block | Calls it | model.py:21 | Y, _ = self.norm(X, gamma, beta)",
+    ]
+    assert connection_rows(expanded.markdown, "Where is it used?")[1:3] == [  # no spec configured: no PDF row
+        "Called by | model.Block.forward",
+        "Tested by | no test calls it directly",
+    ]
+
+
+def test_class_called_like_a_function_is_a_call_of_its_constructor(make_project):
+    root = make_project({"docs/page.md": page("""
+        ```trace-entry
+        title: Config
+        function: model.Config.__init__
+        status: illustrative
+        ```
+        """)})
+
+    assert connection_rows(expand_page(root).markdown) == [
+        "Config | Calls it | model.py:26 | cfg = Config(",
+        "Config | Calls it | model.py:27 | d=d,",
+        "Config | Calls it | model.py:28 | eps=1e-5,",
+        "Config | Calls it | model.py:29 | )",
+    ]
+
+
+CHAIN = '''\
+def a(x):
+    return x + 1
+
+
+def b(x):
+    return a(x) * 2
+
+
+def c(x):
+    if x > 10:
+        return c(x - 1)  # calls itself
+    return b(x)
+'''
+
+CHAIN_TESTS = '''\
+from chain import b, c
+
+
+def test_b():
+    assert b(1) == 4
+
+
+def test_c():
+    assert c(1) == 4
+'''
+
+
+def chain_graph(make_project) -> tuple[CallGraph, dict]:
+    root = make_project({"src/chain.py": CHAIN, "tests/test_chain.py": CHAIN_TESTS})
+    index = index_for(load_settings(root))
+    return CallGraph(index), {name: index.functions[f"chain.{name}"] for name in "abc"}
+
+
+def test_callers_are_the_code_that_calls_a_function_not_tests_and_not_itself(make_project):
+    graph, fn = chain_graph(make_project)
+
+    assert graph.callers([fn["a"]]) == ["chain.b"]
+    assert graph.callers([fn["b"]]) == ["chain.c"]
+    assert graph.callers([fn["c"]]) == []  # its own recursive call and the test that calls it are not callers
+    assert graph.callers([fn["a"], fn["b"]]) == ["chain.c"]  # b calls a, but b is one of the functions asked about
+
+
+def test_tested_by_lists_the_tests_that_call_it_and_reached_by_those_that_call_it_through_others(make_project):
+    graph, fn = chain_graph(make_project)
+
+    assert graph.tested_by([fn["a"]]) == []
+    assert graph.reached_by_tests([fn["a"]]) == ["tests.test_chain.test_b", "tests.test_chain.test_c"]
+    assert graph.tested_by([fn["b"]]) == ["tests.test_chain.test_b"]
+    assert graph.reached_by_tests([fn["b"]]) == ["tests.test_chain.test_c"]  # test_b calls it directly
+    assert graph.tested_by([fn["c"]]) == ["tests.test_chain.test_c"]
+    assert graph.reached_by_tests([fn["c"]]) == []
+
+
+def test_call_rows_put_the_code_first_then_the_tests(make_project):
+    graph, fn = chain_graph(make_project)
+
+    rows = [(what, site.caller, site.line) for what, site in graph.call_rows([fn["b"]])]
+
+    assert rows == [("Calls it", "chain.c", 12), ("Tests it", "tests.test_chain.test_b", 5)]

@@ -1,0 +1,86 @@
+"""Tests of docs_hooks.context: what a block handler gets while a page's prose is expanded, its inline
+references and formulas (KaTeX renders each page's formulas in one batch).
+"""
+
+from __future__ import annotations
+
+from docs_hooks.blocks import parse_page
+from docs_hooks.context import page_formulas
+
+from .conftest import FWD_ENTRY, expand_page, page, page_problems
+
+
+def test_inline_code_and_code_fences_are_left_alone(make_project):
+    text = page("""
+        Write `[[ops.layer_norm_forward: mu = X.sum()]]` to reference a statement.
+
+        ````markdown
+        See [[ops.nowhere: x]].
+        ````
+        """)
+    root = make_project({"docs/page.md": text})
+
+    expanded = expand_page(root)
+
+    assert expanded.problems == []
+    assert expanded.markdown == text
+
+
+def test_inline_math_that_does_not_close_on_its_line_is_an_error(make_project):
+    root = make_project({"docs/page.md": "The mean $\\mu =\n\\frac{1}{d}$ of a row.\n"})
+
+    assert page_problems(root) == [
+        "docs/page.md:1: a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
+        "(escape a literal dollar as \\$)",
+        "docs/page.md:2: a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
+        "(escape a literal dollar as \\$)",
+    ]
+
+
+def test_a_formula_katex_cannot_render_fails_with_page_and_line(make_project):
+    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+        ```trace-equation
+        id: ln-mean
+        title: Mean
+        tex: \\frac{1}{d
+        code: mu = X.mean(axis=-1, keepdims=True)
+        ```
+
+        Inline math that is fine, $\\mu_t$, and some that is not, $\\sqrt{$.
+        """)})
+
+    messages = page_problems(root)
+
+    assert len(messages) == 2
+    assert messages[0].startswith("docs/page.md:10: KaTeX cannot render '\\\\frac{1}{d': ")
+    assert messages[1].startswith("docs/page.md:14: KaTeX cannot render '\\\\sqrt{': ")
+    assert all(m.endswith("; fix the TeX") for m in messages)
+
+
+def test_math_is_rendered_to_html_at_build_time(make_project):
+    root = make_project({"docs/page.md": "The mean $\\mu_t$ of a row.\n"})
+
+    markdown = expand_page(root).markdown
+
+    assert '<span class="katex">' in markdown and "$" not in markdown
+
+
+def test_page_formulas_finds_every_formula_of_a_page_before_it_is_expanded():
+    text = FWD_ENTRY + "\n" + page("""
+        The mean $\\mu_t$ of a row, and `$not math$` in code.
+
+        ```python
+        cost = "$5"
+        ```
+
+        ```trace-equation
+        id: ln-mean
+        title: Mean of a row
+        tex: \\mu = \\frac{1}{d} \\sum_i X_i
+        code: mu = X.mean(axis=-1, keepdims=True)
+        ```
+        """)
+
+    formulas = page_formulas(parse_page(text, "docs/page.md"))
+
+    assert formulas == [("\\mu_t", False), ("\\mu = \\frac{1}{d} \\sum_i X_i", True)]
