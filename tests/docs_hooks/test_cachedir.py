@@ -1,11 +1,20 @@
-"""The cache folder keeps what builds use and drops what no build has used for a month."""
+"""The cache folder keeps what builds use and drops what no build has used for a month; one SQLite file
+holds many small entries: read, written, shared, pruned and made again."""
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
+import sqlite3
+import threading
 import time
+from pathlib import Path
 
-from docs_hooks.cachedir import MAX_AGE_DAYS, prune, used
+import pytest
+
+from docs_hooks.cachedir import MAX_AGE_DAYS, Store, prune, used
+from docs_hooks.math import MathRenderer
 from docs_hooks.project import index_for
 from docs_hooks.settings import load_settings
 
@@ -111,3 +120,205 @@ def test_a_mkdocs_build_with_a_damaged_index_store_makes_it_again_and_says_so(ma
     assert ("INFO    -  .cache/docs_hooks/index.sqlite3: the cache file was damaged (database disk image is "
             "malformed); it is made again\n") in result.stderr
     assert index_for(load_settings(root)).functions  # made again, whole
+
+
+# ------------------------------------------------------------------ one store: a SQLite file of entries
+
+REPO = Path(__file__).resolve().parents[2]
+DAY = 86400
+
+
+def test_what_is_put_is_got_back_and_missing_keys_are_left_out(tmp_path):
+    store = Store(tmp_path / "cache" / "s.sqlite3")  # the folder is made on first use
+    store.put_many({"a": b"first", "b": b"second"})
+    assert store.get_many(["a", "b", "nope"]) == {"a": b"first", "b": b"second"}
+    store.put_many({"a": b"again"})
+    assert store.get_many(["a"]) == {"a": b"again"}
+    assert store.get_many([]) == {}
+
+
+def test_many_keys_at_once(tmp_path):
+    store = Store(tmp_path / "s.sqlite3")
+    items = {f"k{i}": str(i).encode() for i in range(1234)}  # more than one query's worth
+    store.put_many(items)
+    assert store.get_many(list(items)) == items
+
+
+def test_two_builds_share_one_store(tmp_path):
+    one, two = Store(tmp_path / "s.sqlite3"), Store(tmp_path / "s.sqlite3")
+    one.put_many({"a": b"from one"})
+    two.put_many({"b": b"from two"})
+    assert one.get_many(["a", "b"]) == two.get_many(["a", "b"]) == {"a": b"from one", "b": b"from two"}
+
+
+def test_threads_share_one_store(tmp_path):
+    store = Store(tmp_path / "s.sqlite3")
+    errors = []
+
+    def work(n):
+        try:
+            for i in range(50):
+                store.put_many({f"{n}-{i}": b"x"})
+                assert store.get_many([f"{n}-{i}"]) == {f"{n}-{i}": b"x"}
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(store.get_many([f"{n}-{i}" for n in range(4) for i in range(50)])) == 200
+
+
+def test_rows_not_read_for_a_month_are_pruned_and_a_read_keeps_a_row(tmp_path):
+    now = 1_000_000_000.0
+    old = now - (MAX_AGE_DAYS + 1) * DAY
+    store = Store(tmp_path / "cache" / "s.sqlite3")
+    store.put_many({"read again": b"1", "forgotten": b"2"}, now=old)
+    store.get_many(["read again"], now=now)  # a build reads it today
+    store.close()
+
+    assert prune(tmp_path / "cache", now=now) == 1  # the store's rows count as entries
+    assert Store(tmp_path / "cache" / "s.sqlite3").get_many(["read again", "forgotten"]) == {"read again": b"1"}
+    assert (tmp_path / "cache" / "s.sqlite3").exists()  # the file itself is never pruned by its age
+
+
+@pytest.fixture
+def notes(caplog):
+    """The notes a build shows about its cache (through MkDocs' logger)."""
+    caplog.set_level(logging.INFO, logger="mkdocs.plugins.docs_hooks")
+    return caplog
+
+
+@pytest.fixture
+def read_only(monkeypatch):
+    """Call it, and every store opened from then on can be read but not written, as a cache restored read-only.
+
+    (Taking the write permission away would not do: tests may run as root, who writes anyway.)
+    """
+    connect = sqlite3.connect
+
+    def from_now_on() -> None:
+        monkeypatch.setattr(sqlite3, "connect", lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw))
+
+    return from_now_on
+
+
+def damage(path: Path) -> None:
+    """Overwrite all of a store but its first page, as a write cut short or another program might."""
+    data = path.read_bytes()
+    assert len(data) > 4096
+    path.write_bytes(data[:4096] + b"\xff" * (len(data) - 4096))
+
+
+def test_a_store_that_cannot_be_written_is_read_and_not_pruned_and_the_build_says_so_once(tmp_path, read_only, notes):
+    now = 1_000_000_000.0
+    path = tmp_path / "cache" / "s.sqlite3"
+    Store(path).put_many({"a": b"kept"}, now=now - 40 * DAY)
+    read_only()
+
+    store = Store(path)
+    assert store.get_many(["a"], now=now) == {"a": b"kept"}  # read; marking it as read fails
+    store.put_many({"b": b"new"})
+    store.close()
+    assert prune(tmp_path / "cache", now=now) == 0  # a month old, but the store cannot be changed
+
+    assert notes.messages == [
+        f"{path}: cannot write to this cache file (attempt to write a readonly database); what it holds is read, "
+        "but it keeps nothing new and is not pruned. Make it writable to keep the work of later builds"
+    ]  # once, by the build's store: prune leaves a store it cannot change alone
+    assert Store(path).get_many(["a", "b"], now=now) == {"a": b"kept"}
+
+
+def test_a_store_damaged_inside_is_made_again_and_says_so(tmp_path, notes):
+    path = tmp_path / "s.sqlite3"
+    Store(path).put_many({f"k{i}": b"x" * 100 for i in range(200)})  # several pages
+    damage(path)
+
+    store = Store(path)
+    assert store.get_many(["k1"]) == {}  # a miss, not an error
+    store.put_many({"k1": b"new"})
+    assert store.get_many(["k1"]) == {"k1": b"new"}
+    assert notes.messages == [f"{path}: the cache file was damaged (database disk image is malformed); "
+                              "it is made again"]
+
+
+def test_pruning_a_damaged_store_makes_it_again(tmp_path, notes):
+    path = tmp_path / "cache" / "s.sqlite3"
+    Store(path).put_many({f"k{i}": b"x" * 100 for i in range(200)}, now=1.0)
+    damage(path)
+
+    assert prune(tmp_path / "cache") == 0
+
+    assert Store(path).get_many(["k1"]) == {}
+    assert notes.messages == [f"{path}: the cache file was damaged (database disk image is malformed); "
+                              "it is made again"]
+
+
+def test_a_file_that_is_not_a_database_is_made_again(tmp_path, notes):
+    path = tmp_path / "s.sqlite3"
+    path.write_bytes(b"this is not a database, it was cut short or overwritten" * 20)
+    store = Store(path)
+    assert store.get_many(["a"]) == {}
+    store.put_many({"a": b"new"})
+    assert store.get_many(["a"]) == {"a": b"new"}
+    assert notes.messages == [f"{path}: the cache file was damaged (file is not a database); it is made again"]
+
+
+def test_a_value_that_is_not_bytes_is_a_miss(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    Store(path).put_many({"a": b"fine"})
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO entries (key, value, used) VALUES ('b', 'text, not bytes', 0)")
+
+    assert Store(path).get_many(["a", "b"]) == {"a": b"fine"}
+
+
+def test_a_store_that_cannot_be_opened_gives_misses_and_names_its_file(tmp_path, notes):
+    path = tmp_path / "s.sqlite3"
+    path.mkdir()  # a folder where the file should be
+    store = Store(path)
+
+    assert store.get_many(["a"]) == {}
+    store.put_many({"a": b"new"})  # nothing is kept, and nothing fails
+    assert store.get_many(["a"]) == {}
+    assert store.prune(2e9) == 0
+    assert notes.messages == [f"{path}: cannot use this cache file (unable to open database file); everything "
+                              "it would hold is made anew. Delete it to cache again"]
+
+
+def test_a_rendered_formula_is_read_back_by_the_next_build_without_katex(tmp_path):
+    if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
+        pytest.skip("KaTeX is not installed here: run npm ci")
+    formula = ("\\mu = \\frac{1}{d}\\sum_j x_j", True)
+    first = MathRenderer(REPO, tmp_path / "cache")
+    [(html, error)] = first.render_many([formula])
+    first.close()
+    assert error is None and "katex" in html
+
+    second = MathRenderer(REPO, tmp_path / "cache")
+    second.node = None  # this build could not render anything
+    assert second.render_many([formula]) == [(html, None)]
+    assert list((tmp_path / "cache").iterdir()) == [tmp_path / "cache" / "katex.sqlite3"]  # one file
+
+
+def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(make_project):
+    if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
+        pytest.skip("KaTeX is not installed here: run npm ci")
+    from docs_hooks.project import make_builder
+    from docs_hooks.settings import load_settings
+
+    root = make_project({"docs/page.md": "# Page\n\nThe mean $\\mu$.\n"})
+    if not (root / "node_modules").exists():
+        (root / "node_modules").symlink_to(REPO / "node_modules")
+    first = make_builder(load_settings(root), coverage=False)
+    assert first.workers.math._proc is not None  # running before any page asked for a formula
+    first.expand("docs/page.md", (root / "docs/page.md").read_text())
+    first.await_background()
+    first.workers.math.close()
+    assert (root / ".cache/docs_hooks/katex.sqlite3").is_file()
+
+    later = make_builder(load_settings(root), coverage=False)
+    assert later.workers.math._proc is None  # formulas are cached: KaTeX starts only if one is missing
