@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve test build check relock impact train results bench bench-docs bench-scale properdocs clean
+.PHONY: setup serve test lint build check relock impact train results bench bench-docs bench-scale properdocs clean
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ serve: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 build: setup
 	$(BIN)/mkdocs build --strict

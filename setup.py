@@ -22,8 +22,10 @@ class BuildWithKatex(build_py):
         if self.editable_mode:  # an editable install reads KaTeX from node_modules/ where it is
             return
         if not (KATEX / "dist" / "katex.min.js").is_file():
-            raise SystemExit("KaTeX is not in node_modules/: run 'npm ci' in this folder before building the "
-                             "docs-hooks wheel (it carries KaTeX, pinned in package-lock.json)")
+            raise SystemExit(
+                "KaTeX is not in node_modules/: run 'npm ci' in this folder before building the "
+                "docs-hooks wheel (it carries KaTeX, pinned in package-lock.json)"
+            )
         dest = Path(self.build_lib) / "docs_hooks" / "_katex"
         if dest.exists():
             shutil.rmtree(dest)

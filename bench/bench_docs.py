@@ -137,14 +137,16 @@ runpy.run_module("mkdocs", run_name="__main__", alter_sys=True)
 """
 
 
-def mkdocs_build(project: Path, site: Path, config: str = "mkdocs.yml", profile: Path | None = None,
-                 env_project: Path | None = None) -> Timing:
+def mkdocs_build(
+    project: Path, site: Path, config: str = "mkdocs.yml", profile: Path | None = None, env_project: Path | None = None
+) -> Timing:
     """Wall time of ``mkdocs build`` in a fresh process (and, unless profiled, its own CPU time in ``.main``)."""
     shutil.rmtree(site, ignore_errors=True)
     args = ["build", "-q", "-f", str(project / config), "-d", str(site)]
     if profile:
-        elapsed, _ = timed_run([PYTHON, "-m", "cProfile", "-o", str(profile), "-m", "mkdocs", *args], project,
-                               env_for(env_project))
+        elapsed, _ = timed_run(
+            [PYTHON, "-m", "cProfile", "-o", str(profile), "-m", "mkdocs", *args], project, env_for(env_project)
+        )
         return elapsed
     with tempfile.NamedTemporaryFile("r", suffix=".cpu") as report:
         elapsed, _ = timed_run([PYTHON, "-c", MAIN_CPU_WRAPPER, report.name, *args], project, env_for(env_project))
@@ -160,7 +162,7 @@ DEVICES = {
     "spec-thread": "the specification compiled in a thread while the code is indexed",
     "gc-freeze": "the collector kept off the build's long-lived objects (gcpause)",
 }
-SITECUSTOMIZE = '''
+SITECUSTOMIZE = """
 import os
 
 _off = os.environ.get("BENCH_DOCS_WITHOUT")
@@ -192,7 +194,7 @@ if _off:
             module.freeze = module.unfreeze = lambda: None
             module.paused = contextlib.nullcontext
         plugin.gcpause = gcpause
-'''
+"""
 
 
 def measure_devices(project: Path, work: Path, runs: int) -> None:
@@ -248,8 +250,10 @@ def med_cpu(values: list[Timing]) -> float:
 
 
 def fmt(values: list[Timing]) -> str:
-    return (f"{med(values):7.3f} s wall, {med_cpu(values):7.3f} s CPU  "
-            f"(runs, wall: {', '.join(f'{v:.2f}' for v in values)})")
+    return (
+        f"{med(values):7.3f} s wall, {med_cpu(values):7.3f} s CPU  "
+        f"(runs, wall: {', '.join(f'{v:.2f}' for v in values)})"
+    )
 
 
 # ----------------------------------------------------------------------------- the floor
@@ -419,8 +423,9 @@ def serve_child(config_file: str, page: str, rebuilds: int, profile: str | None)
     print(json.dumps({"first": first, "rebuilds": times}))
 
 
-def serve_rebuilds(project: Path, page: str, rebuilds: int, env_project: Path | None,
-                   profile: Path | None = None) -> dict:
+def serve_rebuilds(
+    project: Path, page: str, rebuilds: int, env_project: Path | None, profile: Path | None = None
+) -> dict:
     cmd = [PYTHON, str(Path(__file__).resolve()), "_serve", str(project / "mkdocs.yml"), page, str(rebuilds)]
     if profile:
         cmd.append(str(profile))
@@ -442,8 +447,9 @@ class Timers:
     def wrap(self, owner, attr: str, name: str | None = None) -> None:
         original = getattr(owner, attr, None)
         if original is None:  # the generator moved on: say so, rather than leave a stage out of the breakdown
-            raise AttributeError(f"bench_docs: {getattr(owner, '__name__', owner)}.{attr} no longer exists; "
-                                 "update install_timers")
+            raise AttributeError(
+                f"bench_docs: {getattr(owner, '__name__', owner)}.{attr} no longer exists; update install_timers"
+            )
         if getattr(original, "_bench_timed", False):
             return
         name = name or f"{getattr(owner, '__name__', owner)}.{attr}"
@@ -484,8 +490,10 @@ def install_timers(timers: Timers) -> None:
     import mkdocs.plugins
     import mkdocs.structure.pages
 
-    mods = {name: importlib.import_module(f"docs_hooks.{name}")
-            for name in ("project", "expand", "context", "record", "math", "coverage_map", "spec", "lock")}
+    mods = {
+        name: importlib.import_module(f"docs_hooks.{name}")
+        for name in ("project", "expand", "context", "record", "math", "coverage_map", "spec", "lock")
+    }
     project, expand, context = mods["project"], mods["expand"], mods["context"]
     timers.wrap(project, "make_builder", "make_builder (index, spec, workers)")
     timers.wrap(project, "index_for", "  index_for (code index)")
@@ -511,7 +519,10 @@ def install_timers(timers: Timers) -> None:
     def init_and_wrap(builder, *args, **kwargs):
         """Each block kind's handler of the new builder, timed on its own."""
         original_init(builder, *args, **kwargs)
-        for table, label in ((builder.handlers, "  handler trace-{}"), (builder.inventory_kinds, "    inventory of: {}")):
+        for table, label in (
+            (builder.handlers, "  handler trace-{}"),
+            (builder.inventory_kinds, "    inventory of: {}"),
+        ):
             for kind, fn in list(table.items()):
                 holder = type("H", (), {"f": staticmethod(fn)})
                 timers.wrap(holder, "f", label.format(kind))
@@ -551,8 +562,11 @@ def breakdown_child(config_file: str, page: str) -> None:
     serve_url = "http://127.0.0.1:8000/"
     project = Path(config_file).parent
     results = {}
-    for label in ("cold build (no cache, in-process)", "warm build (cache on disk, new config)",
-                  "rebuild after a prose edit (serve-like)"):
+    for label in (
+        "cold build (no cache, in-process)",
+        "warm build (cache on disk, new config)",
+        "rebuild after a prose edit (serve-like)",
+    ):
         if label.startswith("cold"):
             clear_cache(project)
         if label.startswith("rebuild"):
@@ -574,17 +588,33 @@ def breakdown_child(config_file: str, page: str) -> None:
 BREAKDOWN_ORDER = [
     "TOTAL (load_config + build)",
     "mkdocs event config (all plugins)",
-    "make_builder (index, spec, handlers)", "index_for (code index)", "compile_spec",
+    "make_builder (index, spec, handlers)",
+    "index_for (code index)",
+    "compile_spec",
     "mkdocs event files (all plugins)",
     "mkdocs event page_markdown (all plugins)",
-    "Builder.expand (all pages)", "waiting for the background work (recordings, KaTeX)", "parse_page (YAML blocks)", "inline_refs", "open_entry", "equation",
-    "entry_footer (generated sections)", "coverage run (waiting for its result)",
-    "render_math (KaTeX)", "MathRenderer.render_many",
+    "Builder.expand (all pages)",
+    "waiting for the background work (recordings, KaTeX)",
+    "parse_page (YAML blocks)",
+    "inline_refs",
+    "open_entry",
+    "equation",
+    "entry_footer (generated sections)",
+    "coverage run (waiting for its result)",
+    "render_math (KaTeX)",
+    "MathRenderer.render_many",
 ]
-BREAKDOWN_TAIL = ["Recorder._cached (read cache)", "RecordingChild.run (child process)", "Recorder._store (write cache)",
-                  "lock.read_lock", "lock.compare",
-                  "mkdocs Page.render (Markdown to HTML)", "mkdocs event page_context (all plugins)",
-                  "mkdocs event post_page (all plugins)", "mkdocs event post_build (all plugins)"]
+BREAKDOWN_TAIL = [
+    "Recorder._cached (read cache)",
+    "RecordingChild.run (child process)",
+    "Recorder._store (write cache)",
+    "lock.read_lock",
+    "lock.compare",
+    "mkdocs Page.render (Markdown to HTML)",
+    "mkdocs event page_context (all plugins)",
+    "mkdocs event post_page (all plugins)",
+    "mkdocs event post_build (all plugins)",
+]
 
 
 def print_breakdown(results: dict) -> None:
@@ -619,8 +649,10 @@ def print_breakdown(results: dict) -> None:
 # ----------------------------------------------------------------------------- report
 
 
-PROFILE_FOCUS = r"docs_hooks|subprocess.py:\d+\(run\)|poll|pickle|yaml/__init__|griffe/_internal/agents/visitor|" \
-                r"mkdocs/structure/pages.py:\d+\(render\)|search/plugin.py:\d+\(on_page_context\)|md_in_html.py:\d+\(run\)"
+PROFILE_FOCUS = (
+    r"docs_hooks|subprocess.py:\d+\(run\)|poll|pickle|yaml/__init__|griffe/_internal/agents/visitor|"
+    r"mkdocs/structure/pages.py:\d+\(render\)|search/plugin.py:\d+\(on_page_context\)|md_in_html.py:\d+\(run\)"
+)
 
 
 def print_profile(path: Path, title: str, top: int = 30) -> None:
@@ -637,7 +669,9 @@ def print_profile(path: Path, title: str, top: int = 30) -> None:
         text = out.getvalue()
         text = re.sub(r"/\S*/(site-packages|python3\.\d+)/", "", text)
         text = re.sub(r"/\S*?/(docs_hooks/)", r"\1", text)
-        lines = [l for l in text.splitlines() if l.strip() and not l.lstrip().startswith(("List reduced", "Ordered by"))]
+        lines = [
+            l for l in text.splitlines() if l.strip() and not l.lstrip().startswith(("List reduced", "Ordered by"))
+        ]
         print(f"-- by {key}" + (" (generator and main library stages)" if focus else ""))
         print("\n".join(lines[1:]))
 
@@ -659,11 +693,15 @@ def print_cpu_bound(cold: list[Timing], floor: list[Timing]) -> None:
     children = med([run.cpu - run.main for run in cold])
     bound = med([cpu_bound(run, cores) for run in cold])
     print("\n== the cold build's CPU time, and what it allows on this machine ==")
-    print(f"MkDocs process (MkDocs, the hooks, their threads) {main:6.3f} s CPU   "
-          f"(floor: {med([run.main for run in floor]):.3f} s)")
+    print(
+        f"MkDocs process (MkDocs, the hooks, their threads) {main:6.3f} s CPU   "
+        f"(floor: {med([run.main for run in floor]):.3f} s)"
+    )
     print(f"its child processes (coverage run, recorder, KaTeX) {children:6.3f} s CPU")
-    print(f"least wall-clock time on {cores} cores = max(own CPU, all CPU / {cores}) = {bound:.3f} s "
-          f"= {bound / med(floor):.2f}x the floor")
+    print(
+        f"least wall-clock time on {cores} cores = max(own CPU, all CPU / {cores}) = {bound:.3f} s "
+        f"= {bound / med(floor):.2f}x the floor"
+    )
 
 
 def verdict(value: float, target: float, unit: str = "x") -> str:
@@ -673,20 +711,32 @@ def verdict(value: float, target: float, unit: str = "x") -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="runs per figure; the median is printed (default 5)")
-    parser.add_argument("--page", default="layer-norm.md", help="page (inside docs/) whose prose the warm rebuild edits")
+    parser.add_argument(
+        "--page", default="layer-norm.md", help="page (inside docs/) whose prose the warm rebuild edits"
+    )
     parser.add_argument("--profile", type=Path, help="folder for cProfile files of the cold build and a warm rebuild")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print it")
-    parser.add_argument("--breakdown", action="store_true",
-                        help="also time the generator's stages and MkDocs' events in a cold build, a warm build and a rebuild")
-    parser.add_argument("--devices", action="store_true",
-                        help="only measure what each speed device buys (a cold build without it / with it)")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time the generator's stages and MkDocs' events in a cold build, a warm build and a rebuild",
+    )
+    parser.add_argument(
+        "--devices",
+        action="store_true",
+        help="only measure what each speed device buys (a cold build without it / with it)",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench_docs_"))
     try:
         project = copy_project(work / "project")
         docs = project / "docs"
-        page = args.page if (docs / args.page).is_file() else sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md"))[0]
+        page = (
+            args.page
+            if (docs / args.page).is_file()
+            else sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md"))[0]
+        )
         n_pages = len(list(docs.rglob("*.md")))
         print(f"bench_docs: {n_pages} pages, {args.runs} runs per figure, edited page: {page}")
         print(f"copy of the project: {project}\n")
@@ -712,8 +762,11 @@ def main() -> None:
             t, proc = timed_run([PYTHON, "-m", "docs_hooks", "check"], project, env_for(project), check=False)
             check_warm.append(t)
             check_rc = proc.returncode
-            print(f"  run {i + 1}: cold {cold[-1]:.2f} s, floor {floor_cold[-1]:.2f} s, cache kept {kept[-1]:.2f} s, "
-                  f"check cold {check_cold[-1]:.2f} s, check warm {check_warm[-1]:.2f} s", flush=True)
+            print(
+                f"  run {i + 1}: cold {cold[-1]:.2f} s, floor {floor_cold[-1]:.2f} s, cache kept {kept[-1]:.2f} s, "
+                f"check cold {check_cold[-1]:.2f} s, check warm {check_warm[-1]:.2f} s",
+                flush=True,
+            )
 
         # Warm rebuilds: one serve-like process each for the real site (cache warm) and the floor.
         mkdocs_build(project, work / "site-cold", env_project=project)  # the cache is warm, as in a working tree
@@ -725,8 +778,10 @@ def main() -> None:
         print(f"cold build (no cache, fresh process)   {fmt(cold)}")
         print(f"floor: cold build, hooks off            {fmt(floor_cold)}")
         print(f"build in a fresh process, cache kept    {fmt(kept)}")
-        print(f"first build in a serve process (warm cache) {served['first']:.3f} s wall, {served['first'].cpu:.3f} s CPU; "
-              f"floor {floor_served['first']:.3f} s wall, {floor_served['first'].cpu:.3f} s CPU")
+        print(
+            f"first build in a serve process (warm cache) {served['first']:.3f} s wall, {served['first'].cpu:.3f} s CPU; "
+            f"floor {floor_served['first']:.3f} s wall, {floor_served['first'].cpu:.3f} s CPU"
+        )
         print(f"warm rebuild after a prose edit         {fmt(warm)}")
         print(f"floor: warm rebuild after the same edit {fmt(floor_warm)}")
         print(f"check, warm cache (fresh process)       {fmt(check_warm)}  exit code {check_rc}")
@@ -737,11 +792,15 @@ def main() -> None:
         print("\n== ratios and targets (wall-clock; CPU time in brackets) ==")
         print(f"cold  hooks/floor = {r_cold:5.2f}x  [{c_cold:5.2f}x CPU]   {verdict(r_cold, TARGETS['cold'])}")
         r_kept, c_kept = med(kept) / med(floor_cold), med_cpu(kept) / med_cpu(floor_cold)
-        print(f"fresh process, cache kept: hooks/floor = {r_kept:5.2f}x  [{c_kept:5.2f}x CPU]   "
-              "(for information: a CI run with the cache restored and no code changed)")
+        print(
+            f"fresh process, cache kept: hooks/floor = {r_kept:5.2f}x  [{c_kept:5.2f}x CPU]   "
+            "(for information: a CI run with the cache restored and no code changed)"
+        )
         print(f"warm  hooks/floor = {r_warm:5.2f}x  [{c_warm:5.2f}x CPU]   {verdict(r_warm, TARGETS['warm'])}")
-        print(f"check (warm cache) = {med(check_warm):5.2f} s  [{med_cpu(check_warm):5.2f} s CPU]   "
-              f"{verdict(med(check_warm), TARGETS['check'], ' s')}")
+        print(
+            f"check (warm cache) = {med(check_warm):5.2f} s  [{med_cpu(check_warm):5.2f} s CPU]   "
+            f"{verdict(med(check_warm), TARGETS['check'], ' s')}"
+        )
         print(f"check (cold cache) = {med(check_cold):5.2f} s  [{med_cpu(check_cold):5.2f} s CPU]   (for information)")
         print(load_line())
         print_cpu_bound(cold, floor_cold)

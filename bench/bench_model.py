@@ -96,8 +96,13 @@ def bench_torch(cfg, tc, params, seq, batch):
 def main():
     tc = TrainConfig()
     cfg = ModelConfig(
-        vocab_size=len(VOCAB), seq_len=tc.seq_len, emb_dim=tc.emb_dim, n_heads=tc.n_heads,
-        n_layers=tc.n_layers, ff_dim=tc.ff_dim, init_std=tc.init_std,
+        vocab_size=len(VOCAB),
+        seq_len=tc.seq_len,
+        emb_dim=tc.emb_dim,
+        n_heads=tc.n_heads,
+        n_layers=tc.n_layers,
+        ff_dim=tc.ff_dim,
+        init_std=tc.init_std,
     )
     rng = np.random.default_rng(0)
     params = init_params(cfg, rng)
@@ -106,20 +111,26 @@ def main():
     T = len(seq) - 1
     tokens_per_step = tc.batch_size * T
     n_params = sum(value.size for value in params.values())
-    print(f"model: {n_params:,} parameters, {cfg.n_layers} blocks, d = {cfg.emb_dim}, T = {T}, float64; "
-          f"batch {tc.batch_size}; {os.cpu_count()} CPUs; numpy {np.__version__}; median of {REPEATS} runs")
+    print(
+        f"model: {n_params:,} parameters, {cfg.n_layers} blocks, d = {cfg.emb_dim}, T = {T}, float64; "
+        f"batch {tc.batch_size}; {os.cpu_count()} CPUs; numpy {np.__version__}; median of {REPEATS} runs"
+    )
     np_one, np_step = bench_numpy(cfg, tc, init_params(cfg, np.random.default_rng(0)), seq, batch)
     print(f"numpy  forward+backward per sequence: {np_one * 1e3:7.3f} ms")
-    print(f"numpy  training step (grads, clip, AdamW): {np_step * 1e3:7.2f} ms "
-          f"= {tokens_per_step / np_step:,.0f} tokens/s")
+    print(
+        f"numpy  training step (grads, clip, AdamW): {np_step * 1e3:7.2f} ms "
+        f"= {tokens_per_step / np_step:,.0f} tokens/s"
+    )
     if torch is None:
         print("torch is not installed: no PyTorch comparison")
         return
     th_one, th_step = bench_torch(cfg, tc, params, seq, batch)
     print(f"torch {torch.__version__} eager, {torch.get_num_threads()} threads, float64, one sequence at a time:")
     print(f"torch  forward+backward per sequence: {th_one * 1e3:7.3f} ms")
-    print(f"torch  training step (grads, clip, AdamW): {th_step * 1e3:7.2f} ms "
-          f"= {tokens_per_step / th_step:,.0f} tokens/s")
+    print(
+        f"torch  training step (grads, clip, AdamW): {th_step * 1e3:7.2f} ms "
+        f"= {tokens_per_step / th_step:,.0f} tokens/s"
+    )
     print(f"ratio numpy / torch time: forward+backward {np_one / th_one:.2f}, training step {np_step / th_step:.2f}")
 
 

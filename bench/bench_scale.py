@@ -60,7 +60,6 @@ CORE_PACKAGE = "pkg000"  # shared helpers every package calls now and then (hubs
 # ----------------------------------------------------------------------------- the synthetic project
 
 
-
 def store_rows(path: Path) -> int:
     """How many entries a cache store (docs_hooks.cachedir.Store) holds; 0 when it does not exist."""
     import sqlite3
@@ -71,14 +70,19 @@ def store_rows(path: Path) -> int:
     with closing(sqlite3.connect(path)) as db:
         return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
 
+
 def _fname(j: int) -> str:
     return f"f{j:02d}"
 
 
 def module_source(pkg: int, mod: int, rng: random.Random) -> str:
     """One module: 18 functions calling lower ones (same module, same package, the core) and a class."""
-    lines = [f'"""Synthetic module {pkg:03d}.{mod:02d}: steps that call each other."""', "",
-             "from __future__ import annotations", ""]
+    lines = [
+        f'"""Synthetic module {pkg:03d}.{mod:02d}: steps that call each other."""',
+        "",
+        "from __future__ import annotations",
+        "",
+    ]
     imported: dict[tuple[int, int, int], str] = {}
     bodies = []
     for j in range(FUNCTIONS_PER_MODULE):
@@ -137,12 +141,16 @@ def module_source(pkg: int, mod: int, rng: random.Random) -> str:
 
 def test_source(pkg: int, mod: int) -> str:
     names = [_fname(j) for j in range(FUNCTIONS_PER_MODULE)]
-    lines = [f'"""Tests of pkg{pkg:03d}.mod{mod:02d}."""', "",
-             f"from pkg{pkg:03d}.mod{mod:02d} import Accumulator, {', '.join(names)}", ""]
+    lines = [
+        f'"""Tests of pkg{pkg:03d}.mod{mod:02d}."""',
+        "",
+        f"from pkg{pkg:03d}.mod{mod:02d} import Accumulator, {', '.join(names)}",
+        "",
+    ]
     per = -(-FUNCTIONS_PER_MODULE // TESTS_PER_MODULE)
     for t in range(TESTS_PER_MODULE):
         lines.append(f"def test_steps_{t}():")
-        for name in names[t * per:(t + 1) * per]:
+        for name in names[t * per : (t + 1) * per]:
             lines.append(f"    assert {name}(1, 2) is not None")
         lines.append("")
     lines += ["def test_accumulator():", "    acc = Accumulator(0)", "    assert acc.add(1) is not None", ""]
@@ -160,29 +168,62 @@ def page_source(page: int, pkg: int, mod: int, rng: random.Random) -> str:
     """A page of about ten core items: two entries, four equations, two excerpts, inline references and math."""
     module = f"pkg{pkg:03d}.mod{mod:02d}"
     chosen = rng.sample(range(FUNCTIONS_PER_MODULE), 3)
-    out = [f"# Page {page}: {module}", "",
-           f"Steps of `{module}`. The first scales its input, as in $a_{{{page}}} = k x + y$, "
-           f"computed at [[{module}.{_fname(chosen[0])}: a{chosen[0]:02d} =]].", "", PROSE, ""]
+    out = [
+        f"# Page {page}: {module}",
+        "",
+        f"Steps of `{module}`. The first scales its input, as in $a_{{{page}}} = k x + y$, "
+        f"computed at [[{module}.{_fname(chosen[0])}: a{chosen[0]:02d} =]].",
+        "",
+        PROSE,
+        "",
+    ]
     for e, j in enumerate(chosen[:2]):
         v, fn = f"{j:02d}", f"{module}.{_fname(j)}"
         out += [
-            f"## Step {_fname(j)}", "", PROSE, "",
-            "```trace-entry", f"id: p{page}-{_fname(j)}", f"title: Step {_fname(j)} of {module}",
-            f"function: {fn}", "status: implemented", "```", "",
-            PROSE, "",
-            "```trace-equation", f"id: p{page}-e{e}-scale", "title: Scale and shift",
-            f"tex: a_{{{j}}} = {page % 7 + 2} x + y + {e}", f"code: a{v} = x * ", "```", "",
-            f"The folded value $c_{{{j}}}$ collects the scaled input once per round, "
-            f"[[{fn}: c{v} = c{v} + i * a{v}]].", "",
-            "```trace-equation", f"id: p{page}-e{e}-fold", "title: Fold",
-            f"tex: c_{{{j}}} \\leftarrow c_{{{j}}} + i\\, a_{{{j}}} \\quad (p = {page})", f"code: c{v} = c{v} + i * a{v}",
-            "```", "",
-            PROSE, "",
-            "```trace-excerpt", f"code: '{fn}: return sum(d{v})'", "context: 1", "```", "",
+            f"## Step {_fname(j)}",
+            "",
+            PROSE,
+            "",
+            "```trace-entry",
+            f"id: p{page}-{_fname(j)}",
+            f"title: Step {_fname(j)} of {module}",
+            f"function: {fn}",
+            "status: implemented",
+            "```",
+            "",
+            PROSE,
+            "",
+            "```trace-equation",
+            f"id: p{page}-e{e}-scale",
+            "title: Scale and shift",
+            f"tex: a_{{{j}}} = {page % 7 + 2} x + y + {e}",
+            f"code: a{v} = x * ",
+            "```",
+            "",
+            f"The folded value $c_{{{j}}}$ collects the scaled input once per round, [[{fn}: c{v} = c{v} + i * a{v}]].",
+            "",
+            "```trace-equation",
+            f"id: p{page}-e{e}-fold",
+            "title: Fold",
+            f"tex: c_{{{j}}} \\leftarrow c_{{{j}}} + i\\, a_{{{j}}} \\quad (p = {page})",
+            f"code: c{v} = c{v} + i * a{v}",
+            "```",
+            "",
+            PROSE,
+            "",
+            "```trace-excerpt",
+            f"code: '{fn}: return sum(d{v})'",
+            "context: 1",
+            "```",
+            "",
         ]
     j = chosen[2]
-    out += ["## Where it goes next", "", PROSE + f" The last step returns [[{module}.{_fname(j)}: return]], "
-            f"and the total is $\\sum_i d_{{{page},i}}$.", ""]
+    out += [
+        "## Where it goes next",
+        "",
+        PROSE + f" The last step returns [[{module}.{_fname(j)}: return]], and the total is $\\sum_i d_{{{page},i}}$.",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -226,8 +267,12 @@ def generate(dest: Path, scale: int) -> dict:
     if (ROOT / "node_modules").exists():
         os.symlink(ROOT / "node_modules", dest / "node_modules")
     modules = packages * MODULES_PER_PACKAGE
-    return {"modules": modules, "functions": modules * (FUNCTIONS_PER_MODULE + 2),
-            "tests": modules * (TESTS_PER_MODULE + 1), "pages": page}
+    return {
+        "modules": modules,
+        "functions": modules * (FUNCTIONS_PER_MODULE + 2),
+        "tests": modules * (TESTS_PER_MODULE + 1),
+        "pages": page,
+    }
 
 
 # ----------------------------------------------------------------------------- timing
@@ -287,8 +332,12 @@ def measure(project: Path, runs: int, cli: bool) -> dict:
     if cli:
         cli_times = []
         for _ in range(runs):
-            elapsed, proc = BD.timed_run([BD.PYTHON, "-m", "docs_hooks", "--root", str(project), "check"],
-                                         project, BD.env_for(project), check=False)
+            elapsed, proc = BD.timed_run(
+                [BD.PYTHON, "-m", "docs_hooks", "--root", str(project), "check"],
+                project,
+                BD.env_for(project),
+                check=False,
+            )
             cli_times.append(elapsed)
         t["check CLI"] = cli_times
     info = {
@@ -358,9 +407,11 @@ def main() -> None:
             project = work / f"x{scale}"
             start = time.perf_counter()
             counts = generate(project, scale)
-            print(f"{scale}x: {counts['functions']:,} functions in {counts['modules']:,} modules, "
-                  f"{counts['tests']:,} tests, {counts['pages']:,} pages (written in {time.perf_counter() - start:.1f} s)",
-                  flush=True)
+            print(
+                f"{scale}x: {counts['functions']:,} functions in {counts['modules']:,} modules, "
+                f"{counts['tests']:,} tests, {counts['pages']:,} pages (written in {time.perf_counter() - start:.1f} s)",
+                flush=True,
+            )
             results[scale] = measure(project, args.runs, args.cli)
             for name, values in results[scale]["times"].items():
                 print(f"  {name:22s} {BD.fmt(values)}", flush=True)
@@ -372,9 +423,12 @@ def main() -> None:
                 print(f"  mkdocs build, warm cache {BD.fmt(built['warm'])}")
                 print(f"  mkdocs build, floor      {BD.fmt(built['floor'])}")
                 for kind in ("hooks", "warm"):
-                    print(f"  mkdocs {'cold' if kind == 'hooks' else 'warm'}/floor = "
-                          f"{BD.med(built[kind]) / BD.med(built['floor']):.2f}x wall, "
-                          f"{BD.med_cpu(built[kind]) / BD.med_cpu(built['floor']):.2f}x CPU", flush=True)
+                    print(
+                        f"  mkdocs {'cold' if kind == 'hooks' else 'warm'}/floor = "
+                        f"{BD.med(built[kind]) / BD.med(built['floor']):.2f}x wall, "
+                        f"{BD.med_cpu(built[kind]) / BD.med_cpu(built['floor']):.2f}x CPU",
+                        flush=True,
+                    )
 
         if len(sizes) >= 2:
             lo, hi = min(sizes), max(sizes)

@@ -117,13 +117,16 @@ def resolve(index: CodeIndex, ref: Ref, scope: list[str] | None = None) -> Resol
         # Prefer statements that begin like the reference (same target: 'var = ...').
         first = needle.split(" ")[0]
         alike = [c for c, (_, st) in candidates.items() if st.tokens.split(" ")[0] == first]
-        close = difflib.get_close_matches(ref.text.strip(), alike, n=3, cutoff=0.3) or \
-            difflib.get_close_matches(ref.text.strip(), list(candidates), n=3, cutoff=0.4)
+        close = difflib.get_close_matches(ref.text.strip(), alike, n=3, cutoff=0.3) or difflib.get_close_matches(
+            ref.text.strip(), list(candidates), n=3, cutoff=0.4
+        )
         hint = ""
         if close:
-            hint = "; did you mean " + " or ".join(
-                f"'{c}' ({candidates[c][0].display_path}:{candidates[c][1].start})" for c in close
-            ) + "?"
+            hint = (
+                "; did you mean "
+                + " or ".join(f"'{c}' ({candidates[c][0].display_path}:{candidates[c][1].start})" for c in close)
+                + "?"
+            )
         spans = ", ".join(f"{fn.display_path}:{fn.start}-{fn.end}" for fn in functions)
         raise TraceError(
             f"no statement of {names} ({spans}) matches '{ref.text}'{hint or '.'} "

@@ -60,11 +60,17 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
             "id": FieldSpec("str", True, help="anchor, unique on the page"),
             "title": FieldSpec("str", True),
             "tex": FieldSpec("str", True, help="the equation in TeX"),
-            "code": FieldSpec("list", True, help="statement text(s) in the entry's functions, or 'module.function: text'"),
-            "role": FieldSpec("enum", False, ("computes", "derived", "contrast"),
-                              help="what the code lines are to the equation: 'computes' (the default: they compute its "
-                              "left-hand side), 'derived' (it is worked out from them) or 'contrast' (the code does "
-                              "something else there)"),
+            "code": FieldSpec(
+                "list", True, help="statement text(s) in the entry's functions, or 'module.function: text'"
+            ),
+            "role": FieldSpec(
+                "enum",
+                False,
+                ("computes", "derived", "contrast"),
+                help="what the code lines are to the equation: 'computes' (the default: they compute its "
+                "left-hand side), 'derived' (it is worked out from them) or 'contrast' (the code does "
+                "something else there)",
+            ),
         },
         "a numbered equation tied to the statements that compute it, or that it is derived from or contrasted with",
     ),
@@ -77,8 +83,12 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
     ),
     "symbols": BlockSpec(
         {
-            "rows": FieldSpec("list-of-maps", True, help="each: symbol, meaning, code (a local name, names 'a, b', "
-                              "an expression of the function, or 'none'); with 'none', optional shape ('scalar' or an expression)"),
+            "rows": FieldSpec(
+                "list-of-maps",
+                True,
+                help="each: symbol, meaning, code (a local name, names 'a, b', "
+                "an expression of the function, or 'none'); with 'none', optional shape ('scalar' or an expression)",
+            ),
             "function": FieldSpec("list", help="function whose locals the names are; default: the entry's"),
         },
         "what each symbol means, its name in code and its recorded shape",
@@ -88,10 +98,16 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
             "test": FieldSpec("str", True, help="the test whose run is shown: tests/test_x.py::test_name"),
             "title": FieldSpec("str", True),
             "function": FieldSpec("str", help="the function whose locals are shown; default: the entry's first"),
-            "show": FieldSpec("list-of-maps", True, help="each: label, code (a local or an expression in the function), optional name for check"),
+            "show": FieldSpec(
+                "list-of-maps",
+                True,
+                help="each: label, code (a local or an expression in the function), optional name for check",
+            ),
             "caption": FieldSpec("str"),
             "check": FieldSpec("str", help="an arithmetic line 'lhs = rhs' to fill from recorded values and verify"),
-            "gradcheck": FieldSpec("str", help="dotted name of the forward: adds the central-difference table for a backward"),
+            "gradcheck": FieldSpec(
+                "str", help="dotted name of the forward: adds the central-difference table for a backward"
+            ),
             "widget": FieldSpec("bool", help="make the inputs editable in the browser"),
         },
         "a tiny worked example recorded from a real test run",
@@ -116,16 +132,27 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
         "config values: default, who sets them, who reads them",
     ),
     "inventory": BlockSpec(
-        {"of": FieldSpec("enum", True, ("parameters", "config", "matrix", "uncovered", "undocumented", "spec", "pages"))},
+        {
+            "of": FieldSpec(
+                "enum", True, ("parameters", "config", "matrix", "uncovered", "undocumented", "spec", "pages")
+            )
+        },
         "a site-wide table",
     ),
     "results": BlockSpec(
         {
-            "file": FieldSpec("str", True, help="the stamped training run, from the project root "
-                                                "('python -m docs_hooks results' writes it)"),
-            "show": FieldSpec("enum", False, ("run", "clipping"),
-                              help="'run' (the default): loss curve, evaluations, samples; 'clipping': how often the "
-                              "gradient was clipped, by stretch of steps"),
+            "file": FieldSpec(
+                "str",
+                True,
+                help="the stamped training run, from the project root ('python -m docs_hooks results' writes it)",
+            ),
+            "show": FieldSpec(
+                "enum",
+                False,
+                ("run", "clipping"),
+                help="'run' (the default): loss curve, evaluations, samples; 'clipping': how often the "
+                "gradient was clipped, by stretch of steps",
+            ),
         },
         "training results from a real, cached run",
     ),
@@ -186,9 +213,12 @@ def _construct_mapping(loader, node, deep=False):
         if not isinstance(key, yaml.ScalarNode):
             continue
         if (key.tag, key.value) in seen:
-            raise TraceError(f"block 'trace-{kind}' has the key '{key.value}' twice in one mapping (first on line "
-                             f"{first_line + seen[(key.tag, key.value)]}); keep one of them",
-                             path, first_line + key.start_mark.line)
+            raise TraceError(
+                f"block 'trace-{kind}' has the key '{key.value}' twice in one mapping (first on line "
+                f"{first_line + seen[(key.tag, key.value)]}); keep one of them",
+                path,
+                first_line + key.start_mark.line,
+            )
         seen[(key.tag, key.value)] = key.start_mark.line
     mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
     mapping["__lines__"] = {k.value: k.start_mark.line for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
@@ -216,8 +246,12 @@ def _load_yaml(kind: str, body: str, path: str, first_line: int):
             written = f"the anchor '&{event.anchor}'"
         else:
             continue
-        raise TraceError(f"block 'trace-{kind}' uses {written}; YAML anchors and aliases are not accepted: "
-                         "write the value out in full", path, first_line + event.start_mark.line)
+        raise TraceError(
+            f"block 'trace-{kind}' uses {written}; YAML anchors and aliases are not accepted: "
+            "write the value out in full",
+            path,
+            first_line + event.start_mark.line,
+        )
     loader = _line_loader()(body)
     loader.place = (kind, path, first_line)
     try:
@@ -380,8 +414,10 @@ def within_root(written: str, what: str) -> str:
     """
     normal = posixpath.normpath(written.replace("\\", "/"))
     if posixpath.isabs(normal) or re.match(r"^[A-Za-z]:", normal) or normal == ".." or normal.startswith("../"):
-        raise TraceError(f"{what}: '{written}' is outside the project root; a page names only the project's "
-                         "files: write the path from the project root, with no leading '/' and no '..' above it")
+        raise TraceError(
+            f"{what}: '{written}' is outside the project root; a page names only the project's "
+            "files: write the path from the project root, with no leading '/' and no '..' above it"
+        )
     return written
 
 
@@ -420,8 +456,9 @@ def prose_lines(lines: list[str]):
 # a miss, and the page is parsed again.
 
 # The YAML reader's own version is part of the key too (its __init__ names it), found without importing it.
-_SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()
-                              + Path(importlib.util.find_spec("yaml").origin).read_bytes()).hexdigest()
+_SELF_DIGEST = hashlib.sha256(
+    Path(__file__).read_bytes() + Path(importlib.util.find_spec("yaml").origin).read_bytes()
+).hexdigest()
 
 
 def parse_pages(pages: dict[str, str], cache: Path | None = None) -> dict[str, Page]:
@@ -429,8 +466,9 @@ def parse_pages(pages: dict[str, str], cache: Path | None = None) -> dict[str, P
     the same text was parsed before."""
     if cache is None:
         return {path: parse_page(text, path) for path, text in pages.items()}
-    keys = {path: hashlib.sha256(f"{_SELF_DIGEST}\0{path}\0{text}".encode()).hexdigest()
-            for path, text in pages.items()}
+    keys = {
+        path: hashlib.sha256(f"{_SELF_DIGEST}\0{path}\0{text}".encode()).hexdigest() for path, text in pages.items()
+    }
     store = Store(cache)
     try:
         stored = store.get_many(list(keys.values()))
@@ -452,12 +490,17 @@ def parse_pages(pages: dict[str, str], cache: Path | None = None) -> dict[str, P
 
 def _encode_page(page: Page) -> bytes | None:
     """The page as JSON; None when a value of a block would not come back the same (a YAML date, say)."""
-    segments = [["block", s.kind, s.data, s.line, s.end_line, s.body_line] if isinstance(s, Block)
-                else ["markdown", s.text, s.line] for s in page.segments]
+    segments = [
+        ["block", s.kind, s.data, s.line, s.end_line, s.body_line]
+        if isinstance(s, Block)
+        else ["markdown", s.text, s.line]
+        for s in page.segments
+    ]
     problems = [[p.message, p.path, p.line] for p in page.problems]
     try:
-        raw = json.dumps({"segments": segments, "problems": problems}, ensure_ascii=False, allow_nan=False,
-                         separators=(",", ":"))
+        raw = json.dumps(
+            {"segments": segments, "problems": problems}, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
     except (TypeError, ValueError):
         return None
     if json.loads(raw)["segments"] != segments:  # keys that are not text would come back as text

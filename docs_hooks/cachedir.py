@@ -85,8 +85,9 @@ class Store:
         if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-            self._db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, "
-                             "used REAL NOT NULL)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, used REAL NOT NULL)"
+            )
         return self._db
 
     def _close(self) -> None:
@@ -126,13 +127,16 @@ class Store:
         if writes:
             self._writable = False
             if not self._pruning:
-                self._tell(f"cannot write to this cache file ({exc}); what it holds is read, but it keeps "
-                           "nothing new and is not pruned. Make it writable to keep the work of later builds")
+                self._tell(
+                    f"cannot write to this cache file ({exc}); what it holds is read, but it keeps "
+                    "nothing new and is not pruned. Make it writable to keep the work of later builds"
+                )
         else:
             self._readable = False
             self._close()
-            self._tell(f"cannot use this cache file ({exc}); everything it would hold is made anew. "
-                             "Delete it to cache again")
+            self._tell(
+                f"cannot use this cache file ({exc}); everything it would hold is made anew. Delete it to cache again"
+            )
 
     def get_many(self, keys: list[str], now: float | None = None) -> dict[str, bytes]:
         """The stored values of ``keys`` (missing keys are left out); each one found is marked as read."""
@@ -141,16 +145,19 @@ class Store:
         def read(db) -> dict[str, bytes]:
             found: dict[str, bytes] = {}
             for i in range(0, len(keys), _CHUNK):
-                chunk = keys[i:i + _CHUNK]
-                found.update(db.execute(f"SELECT key, value FROM entries WHERE key IN "
-                                        f"({','.join('?' * len(chunk))})", chunk))
+                chunk = keys[i : i + _CHUNK]
+                found.update(
+                    db.execute(f"SELECT key, value FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                )
             return found
 
         def mark(db) -> None:
             for i in range(0, len(keys), _CHUNK):
-                chunk = keys[i:i + _CHUNK]
-                db.execute(f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({','.join('?' * len(chunk))})",
-                           [now, now - _USED_EVERY, *chunk])
+                chunk = keys[i : i + _CHUNK]
+                db.execute(
+                    f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({','.join('?' * len(chunk))})",
+                    [now, now - _USED_EVERY, *chunk],
+                )
 
         with self._lock:
             found = self._run(read, {}, writes=False)
@@ -167,8 +174,10 @@ class Store:
         def write(db) -> None:
             with db:
                 db.execute("BEGIN")
-                db.executemany("INSERT OR REPLACE INTO entries (key, value, used) VALUES (?, ?, ?)",
-                               [(k, v, now) for k, v in items.items()])
+                db.executemany(
+                    "INSERT OR REPLACE INTO entries (key, value, used) VALUES (?, ?, ?)",
+                    [(k, v, now) for k, v in items.items()],
+                )
 
         with self._lock:
             self._run(write, None, writes=True)

@@ -30,7 +30,11 @@ class CallGraph:
         out: list[str] = []
         for fn in functions:
             for site in self.index.calls_to(fn.name):
-                if site.caller not in names and not self.index.functions[site.caller].is_test and site.caller not in out:
+                if (
+                    site.caller not in names
+                    and not self.index.functions[site.caller].is_test
+                    and site.caller not in out
+                ):
                     out.append(site.caller)
         return out
 

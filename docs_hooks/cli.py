@@ -23,8 +23,9 @@ from .settings import load_settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docs_hooks", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m docs_hooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--root", default=".", help="project root holding pyproject.toml (default: .)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("init", help="set this project up for a traced site (run in its root)")
@@ -35,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     res = sub.add_parser("results", help="record a training run's history for the site")
     res.add_argument("history", help="the history JSON the training wrote")
     res.add_argument("out", help="where the site reads it, e.g. docs/data/training-run.json")
-    res.add_argument("--command", dest="command_line", required=True, help="the command that made the run, shown on the page")
+    res.add_argument(
+        "--command", dest="command_line", required=True, help="the command that made the run, shown on the page"
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "init":
@@ -87,15 +90,17 @@ def _relock(settings) -> int:
     if result.problems:
         for p in result.problems:
             print(p, file=sys.stderr)
-        print(f"relock: {len(result.problems)} problem(s) in the pages; the lock was not changed. "
-              "Fix them, then run relock again.", file=sys.stderr)
+        print(
+            f"relock: {len(result.problems)} problem(s) in the pages; the lock was not changed. "
+            "Fix them, then run relock again.",
+            file=sys.stderr,
+        )
         return 1
     uses = {(u.page, u.key): u for u in result.uses}
     write_lock(settings.lock_path, list(uses.values()))
     changed = sum(1 for k, u in uses.items() if k not in before or before[k].digest != u.digest)
     dropped = sum(1 for k in before if k not in uses)
-    print(f"relock: {len(uses)} reference(s) recorded in {lock_name} "
-          f"({changed} new or changed, {dropped} dropped)")
+    print(f"relock: {len(uses)} reference(s) recorded in {lock_name} ({changed} new or changed, {dropped} dropped)")
     return 0
 
 
@@ -114,13 +119,18 @@ def _impact(settings, rev: str) -> int:
 
     roots = [settings.rel(settings.source_root), settings.rel(settings.tests_root)]
     if rev.startswith("-"):
-        raise TraceError(f"'{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, "
-                         "e.g. origin/main")
+        raise TraceError(
+            f"'{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, e.g. origin/main"
+        )
     try:
         # After --end-of-options nothing is an option; git archive then takes the paths with no "--" (some
         # versions of git, 2.39 among them, read a "--" there as a path).
-        archive = subprocess.run(["git", "archive", "--format=tar", "--end-of-options", rev, *roots],
-                                 cwd=settings.project_root, capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", "--end-of-options", rev, *roots],
+            cwd=settings.project_root,
+            capture_output=True,
+            check=True,
+        ).stdout
     except subprocess.CalledProcessError as exc:
         raise TraceError(f"cannot read revision '{rev}': {exc.stderr.decode().strip()}") from None
     now = _references(settings)

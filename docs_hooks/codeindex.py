@@ -200,8 +200,9 @@ def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, i
             cases = getattr(node, "cases", None) or []
             if not (blocks or handlers or cases):
                 end = node.end_lineno or node.lineno
-                spans.append((node.lineno, end, (node.lineno, node.col_offset, end, node.end_col_offset or -1),
-                              _kind(node)))
+                spans.append(
+                    (node.lineno, end, (node.lineno, node.col_offset, end, node.end_col_offset or -1), _kind(node))
+                )
                 continue
             header(node, node.lineno, node.col_offset, blocks[0] if blocks else [])
             for block in blocks:
@@ -232,8 +233,9 @@ def _header_end(node: ast.AST) -> int:
     return last
 
 
-def _make_statement(lines: list[str], start: int, end: int, extent: tuple[int, int, int, int] | None = None,
-                    kind: str = "") -> Statement:
+def _make_statement(
+    lines: list[str], start: int, end: int, extent: tuple[int, int, int, int] | None = None, kind: str = ""
+) -> Statement:
     chunk = lines[start - 1 : end]
     code = "\n".join(line.strip() for line in chunk) if extent is None else _segment(lines, *extent)
     return Statement(start, end, tuple(chunk), normalise_tokens(code), kind)
@@ -243,7 +245,11 @@ def _kind(node: ast.AST) -> str:
     """What a statement does, in a word or two (for the lists of lines no equation covers)."""
     if isinstance(node, ast.Return):
         return "returns"
-    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, (ast.Name, ast.Subscript)):
+    if (
+        isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Tuple)
+        and isinstance(node.value, (ast.Name, ast.Subscript))
+    ):
         return "unpacks"
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         return "assigns"
@@ -443,8 +449,11 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise TraceError(f"cannot read: not UTF-8 ({exc.reason}); save the file as UTF-8",
-                                 file.relative_to(project_root).as_posix(), 1) from None
+                raise TraceError(
+                    f"cannot read: not UTF-8 ({exc.reason}); save the file as UTF-8",
+                    file.relative_to(project_root).as_posix(),
+                    1,
+                ) from None
             part = _decode(stored[key], file, text) if key in stored else None  # None: damaged, so indexed again
             if part is None or part.digest != digest:
                 part = _index_file(text, digest, file, root, project_root)
@@ -487,20 +496,34 @@ def _encode(part: FileIndex) -> bytes:
             table_list.append({k: list(v) if isinstance(v, tuple) else v for k, v in d.items()})
         return tables[id(d)]
 
-    functions = [{
-        "name": f.name, "module": f.module, "display_path": f.display_path, "repo_path": f.repo_path,
-        "start": f.start, "end": f.end, "is_test": f.is_test,
-        "statements": [stmt(s) for s in f.statements], "header": stmt(f.header), "whole": stmt(f.whole),
-        "params": list(f.params), "local_names": sorted(f.local_names), "docstring": f.docstring,
-    } for f in part.functions]
+    functions = [
+        {
+            "name": f.name,
+            "module": f.module,
+            "display_path": f.display_path,
+            "repo_path": f.repo_path,
+            "start": f.start,
+            "end": f.end,
+            "is_test": f.is_test,
+            "statements": [stmt(s) for s in f.statements],
+            "header": stmt(f.header),
+            "whole": stmt(f.whole),
+            "params": list(f.params),
+            "local_names": sorted(f.local_names),
+            "docstring": f.docstring,
+        }
+        for f in part.functions
+    ]
     data = {
         "digest": part.digest,
         "functions": functions,
         "classes": {name: list(where) for name, where in part.classes.items()},
         "bases": {name: list(bases) for name, bases in part.bases.items()},
         "reads": [[r.reader, r.base, r.attr, stmt(r.statement), r.line] for r in part.attribute_reads],
-        "pending": [[caller, module, list(parts), line, stmt(s), table(aliases), cls, table(made)]
-                    for caller, module, parts, line, s, aliases, cls, made in part.pending],
+        "pending": [
+            [caller, module, list(parts), line, stmt(s), table(aliases), cls, table(made)]
+            for caller, module, parts, line, s, aliases, cls, made in part.pending
+        ],
         "statements": statement_list,
         "tables": table_list,
     }
@@ -569,10 +592,38 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
         part = FileIndex(_typed(data["digest"], str, "digest"))
         functions = _typed(data["functions"], list, "functions")
         _only(functions, dict)
-        f_names, f_modules, f_shown, f_repo, f_starts, f_ends, f_tests, f_stmts, f_headers, f_wholes, f_params, \
-            f_locals, f_docs = ([f[key] for f in functions] for key in (
-                "name", "module", "display_path", "repo_path", "start", "end", "is_test", "statements", "header",
-                "whole", "params", "local_names", "docstring"))
+        (
+            f_names,
+            f_modules,
+            f_shown,
+            f_repo,
+            f_starts,
+            f_ends,
+            f_tests,
+            f_stmts,
+            f_headers,
+            f_wholes,
+            f_params,
+            f_locals,
+            f_docs,
+        ) = (
+            [f[key] for f in functions]
+            for key in (
+                "name",
+                "module",
+                "display_path",
+                "repo_path",
+                "start",
+                "end",
+                "is_test",
+                "statements",
+                "header",
+                "whole",
+                "params",
+                "local_names",
+                "docstring",
+            )
+        )
         for column in (f_names, f_modules, f_shown, f_repo):
             _only(column, str)
         _only(f_tests, bool)
@@ -583,15 +634,40 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
         indexes(list(chain.from_iterable(f_stmts)))
         _only(chain.from_iterable((*f_params, *f_locals)), str)
         for name, module, shown, repo, start, end, source, is_test, stmts, header, whole, params, local, doc in zip(
-                f_names, f_modules, f_shown, f_repo, f_starts, f_ends, spans(f_starts, f_ends), f_tests, f_stmts,
-                f_headers, f_wholes, f_params, f_locals, f_docs):
-            part.functions.append(Function(
-                name=name, module=module, file=file, display_path=shown, repo_path=repo, start=start, end=end,
-                is_test=is_test, source_lines=source, statements=[statements[i] for i in stmts],
-                header=None if header is None else statements[header],
-                whole=None if whole is None else statements[whole],
-                params=tuple(params), local_names=frozenset(local), docstring=doc,
-            ))
+            f_names,
+            f_modules,
+            f_shown,
+            f_repo,
+            f_starts,
+            f_ends,
+            spans(f_starts, f_ends),
+            f_tests,
+            f_stmts,
+            f_headers,
+            f_wholes,
+            f_params,
+            f_locals,
+            f_docs,
+        ):
+            part.functions.append(
+                Function(
+                    name=name,
+                    module=module,
+                    file=file,
+                    display_path=shown,
+                    repo_path=repo,
+                    start=start,
+                    end=end,
+                    is_test=is_test,
+                    source_lines=source,
+                    statements=[statements[i] for i in stmts],
+                    header=None if header is None else statements[header],
+                    whole=None if whole is None else statements[whole],
+                    params=tuple(params),
+                    local_names=frozenset(local),
+                    docstring=doc,
+                )
+            )
 
         classes = _typed(data["classes"], dict, "classes")
         _only(classes, str)
@@ -611,8 +687,10 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
             _only(column, str)
         indexes(places)
         _only(read_lines, int)
-        part.attribute_reads = [AttributeRead(reader, base, attr, statements[i], line) for reader, base, attr, i, line
-                                in zip(readers, read_bases, attrs, places, read_lines)]
+        part.attribute_reads = [
+            AttributeRead(reader, base, attr, statements[i], line)
+            for reader, base, attr, i, line in zip(readers, read_bases, attrs, places, read_lines)
+        ]
 
         callers, modules, parts, call_lines, places, aliases, owners, made = _columns(data["pending"], 8, "pending")
         _only(callers, str)
@@ -624,9 +702,12 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
         indexes(aliases)  # places in the table list, as statements are in theirs
         _only(owners, str, type(None))
         indexes(made)
-        part.pending = [(caller, module, tuple(dotted), line, statements[i], tables[a], owner, tables[m])
-                        for caller, module, dotted, line, i, a, owner, m
-                        in zip(callers, modules, parts, call_lines, places, aliases, owners, made)]
+        part.pending = [
+            (caller, module, tuple(dotted), line, statements[i], tables[a], owner, tables[m])
+            for caller, module, dotted, line, i, a, owner, m in zip(
+                callers, modules, parts, call_lines, places, aliases, owners, made
+            )
+        ]
         return part
     except (_Damaged, ValueError, KeyError, IndexError, TypeError, RecursionError):
         return None
@@ -714,8 +795,10 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
         fn.local_names = frozenset([*fn.params, *extra, *assigned])
         part.functions.append(fn)
         by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
-        made = {**(attrs or {}),
-                **{name: parts for name, func in instances.items() if (parts := _dotted_parts(func)) is not None}}
+        made = {
+            **(attrs or {}),
+            **{name: parts for name, func in instances.items() if (parts := _dotted_parts(func)) is not None},
+        }
         for call in calls:
             parts = _dotted_parts(call.func)
             stmt = _innermost(by_start, call.lineno) if parts is not None else None
@@ -760,8 +843,12 @@ def _instance_attributes(cls: ast.ClassDef) -> dict[str, tuple[str, ...]]:
         for sub in ast.walk(method):
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.value, ast.Call):
                 target = sub.targets[0]
-                if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                        and target.value.id == "self" and f"self.{target.attr}" not in out):
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                    and f"self.{target.attr}" not in out
+                ):
                     parts = _dotted_parts(sub.value.func)
                     if parts is not None:
                         out[f"self.{target.attr}"] = parts
@@ -800,8 +887,9 @@ def _dotted_parts(func: ast.expr) -> tuple[str, ...] | None:
     return tuple(reversed(parts))
 
 
-def _resolve_callee(parts: tuple[str, ...], module: str, aliases: dict[str, str], known: set[str],
-                    cls: str | None) -> str | None:
+def _resolve_callee(
+    parts: tuple[str, ...], module: str, aliases: dict[str, str], known: set[str], cls: str | None
+) -> str | None:
     """The dotted name a call refers to, when it is a function of the index."""
     head, rest = parts[0], list(parts[1:])
     candidates = []

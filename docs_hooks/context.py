@@ -54,9 +54,14 @@ class Context:
         for j in range(0, len(parts), 2):
             parts[j] = INLINE_MATH.sub(lambda m: self.math_placeholder(m.group("tex"), False, line), parts[j])
             if prose and re.search(r"(?<!\\)\$", parts[j]):
-                self.problems.append(TraceError(
-                    "a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
-                    "(escape a literal dollar as \\$)", self.page, line))
+                self.problems.append(
+                    TraceError(
+                        "a '$' that opens no formula closed on this line; write inline math as $...$ on one line "
+                        "(escape a literal dollar as \\$)",
+                        self.page,
+                        line,
+                    )
+                )
         return "".join(parts)
 
     def resolve(self, text: str, line: int, where: str) -> Resolved | None:
@@ -84,14 +89,14 @@ class Context:
                 continue
             parts = re.split(r"(`+[^`]*`+)", line)  # leave inline code alone
             for j in range(0, len(parts), 2):
-                parts[j] = INLINE_REF.sub(lambda m: self._inline_ref(m.group("ref"), first_line + i), parts[j])
+                parts[j] = INLINE_REF.sub(lambda m: self._inline_ref(m.group("ref"), first_line + i), parts[j])  # noqa: B023 (sub calls it at once)
             lines[i] = "".join(parts)
         return "\n".join(lines)
 
     def _inline_ref(self, text: str, line: int) -> str:
         resolved = self.resolve(text, line, "inline")
         if resolved is None:
-            return f"<span class=\"trace-error\">[[{R.esc(text)}]]</span>"
+            return f'<span class="trace-error">[[{R.esc(text)}]]</span>'
         return self.builder.links.line_link(resolved.function, resolved.start, resolved.end)
 
     def render_math(self, markdown: str, stash: list[str] | None = None) -> str:
@@ -108,7 +113,9 @@ class Context:
         for (tex, display, line), (out, error) in zip(self.math, results):
             if error is not None:
                 if error:
-                    self.problems.append(TraceError(f"KaTeX cannot render {tex!r}: {error}; fix the TeX", self.page, line))
+                    self.problems.append(
+                        TraceError(f"KaTeX cannot render {tex!r}: {error}; fix the TeX", self.page, line)
+                    )
                 out = f'<code class="trace-error">{R.esc(tex)}</code>'
             html.append(f'<div class="trace-math">{out}</div>' if display else out)
         if stash is None:

@@ -71,12 +71,19 @@ def line_map(cov, project_root: Path) -> str:
     for measured in data.measured_files():
         by_line = data.contexts_by_lineno(measured)
         lines[Path(measured).resolve().relative_to(root).as_posix()] = {
-            n: sorted(c for c in contexts if c) for n, contexts in by_line.items() if any(contexts)}
+            n: sorted(c for c in contexts if c) for n, contexts in by_line.items() if any(contexts)
+        }
     return json.dumps(lines, sort_keys=True)
 
 
-def measure(project_root: Path, source_root: Path, pytest_args: list[str], file_digests: dict[str, str],
-            cache_dir: Path | None, timeout: float = DEFAULT_TIMEOUT) -> CoverageMap:
+def measure(
+    project_root: Path,
+    source_root: Path,
+    pytest_args: list[str],
+    file_digests: dict[str, str],
+    cache_dir: Path | None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> CoverageMap:
     """Run the tests under coverage (or read the cached result for this code)."""
     return Measurement(project_root, source_root, pytest_args, file_digests, cache_dir, timeout).result()
 
@@ -101,8 +108,15 @@ class Measurement:
     core while the pages are indexed, recorded and rendered.
     """
 
-    def __init__(self, project_root: Path, source_root: Path, pytest_args: list[str],
-                 file_digests: dict[str, str], cache_dir: Path | None, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(
+        self,
+        project_root: Path,
+        source_root: Path,
+        pytest_args: list[str],
+        file_digests: dict[str, str],
+        cache_dir: Path | None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ):
         self.project_root = project_root
         self.timeout = timeout
         self._map: CoverageMap | None = None
@@ -124,18 +138,39 @@ class Measurement:
         # Modules import as the code index names them: from the source root, tests from the project root.
         # This package comes last, for the run's own driver (child_main).
         env[CHILD_ENV] = "1"  # a test run's own line-map plugin stays off in here: this run measures already
-        env["PYTHONPATH"] = os.pathsep.join([str(source_root), str(project_root), env.get("PYTHONPATH", ""),
-                                             str(Path(__file__).resolve().parent.parent)])
-        self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")
+        env["PYTHONPATH"] = os.pathsep.join(
+            [
+                str(source_root),
+                str(project_root),
+                env.get("PYTHONPATH", ""),
+                str(Path(__file__).resolve().parent.parent),
+            ]
+        )
+        self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")  # noqa: SIM115 (the run writes it; stop() closes it)
         self._started = time.monotonic()
         self._proc = children.start(
             # --assert=plain: which lines run does not depend on pytest's assertion rewriting, and
             # rewriting every test module and plugin package again (when bytecode is not cached)
             # would take longer than the tests do.
-            [sys.executable, "-c", "from docs_hooks.coverage_map import child_main; child_main()",
-             str(source_root), str(project_root), self._lines_file, self._running_file,
-             "-q", "-p", "no:cacheprovider", "--assert=plain", "-x", *pytest_args],
-            cwd=project_root, stdout=self._output, stderr=subprocess.STDOUT, env=env,
+            [
+                sys.executable,
+                "-c",
+                "from docs_hooks.coverage_map import child_main; child_main()",
+                str(source_root),
+                str(project_root),
+                self._lines_file,
+                self._running_file,
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--assert=plain",
+                "-x",
+                *pytest_args,
+            ],
+            cwd=project_root,
+            stdout=self._output,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
         _yield_to_the_build(self._proc.pid)
         self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)
@@ -162,7 +197,8 @@ class Measurement:
             if code is None:
                 self._error = self._failure(
                     f"did not finish within test_timeout = {self.timeout:g} s, so the run was stopped",
-                    "make the test finish sooner, or raise test_timeout")
+                    "make the test finish sooner, or raise test_timeout",
+                )
                 raise self._error
             text = None
             if code == 0:
@@ -223,7 +259,7 @@ class Measurement:
         """One error for the whole build: which test (what pytest reported, else the test that was running)."""
         self._output.seek(0)
         output = self._output.read().strip().splitlines()
-        failed = [line[len("FAILED "):].split(" - ")[0] for line in output if line.startswith(("FAILED ", "ERROR "))]
+        failed = [line[len("FAILED ") :].split(" - ")[0] for line in output if line.startswith(("FAILED ", "ERROR "))]
         tests = ", ".join(dict.fromkeys(failed)) or (self._running() or " ").split(" ", 1)[1]
         who = f"the test {tests}" if tests else "the run of pytest"
         tail = "\n".join(output[-OUTPUT_LINES:])

@@ -9,8 +9,8 @@ read the data they return.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import render as R
 from .anchors import Resolved
@@ -64,12 +64,22 @@ def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockE
             functions.append(index.function(name))
         except TraceError as err:
             raise TraceError(f"entry '{d['title']}': {err.message}") from None
-    entry = EntryData(page=page, id=d.get("id") or R.slug(d["title"]), title=d["title"], status=d["status"],
-                      functions=functions, spec=list(d.get("spec", [])), line=block.line, note=d.get("note", ""))
+    entry = EntryData(
+        page=page,
+        id=d.get("id") or R.slug(d["title"]),
+        title=d["title"],
+        status=d["status"],
+        functions=functions,
+        spec=list(d.get("spec", [])),
+        line=block.line,
+        note=d.get("note", ""),
+    )
     if entry.spec:
         if spec is None:
-            raise TraceError(f"entry '{entry.title}' cites {', '.join(entry.spec)}, "
-                             "but no specification is configured; set spec_source in [tool.docs_hooks]")
+            raise TraceError(
+                f"entry '{entry.title}' cites {', '.join(entry.spec)}, "
+                "but no specification is configured; set spec_source in [tool.docs_hooks]"
+            )
         for label in entry.spec:
             spec.lookup(label)  # an unknown label fails here, at the entry's line
     for fn in functions:
@@ -77,8 +87,13 @@ def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockE
     return entry
 
 
-def read_equation(block: Block, entry: EntryData | None, resolve, seen_ids: dict[str, int],
-                  symbols: Callable[[], dict[str, list[str]] | None]) -> EquationData:
+def read_equation(
+    block: Block,
+    entry: EntryData | None,
+    resolve,
+    seen_ids: dict[str, int],
+    symbols: Callable[[], dict[str, list[str]] | None],
+) -> EquationData:
     """A ``trace-equation`` block as the next equation of ``entry``, its references resolved by
     ``resolve(text, line, where)`` (None for one that failed: its problem is recorded there).
 
@@ -89,8 +104,12 @@ def read_equation(block: Block, entry: EntryData | None, resolve, seen_ids: dict
         raise TraceError("trace-equation outside an entry; put a trace-entry block above it")
     d = block.data
     if d["id"] in seen_ids:
-        raise TraceError(f"equation id '{d['id']}' is already used on this page (line {seen_ids[d['id']]}); "
-                         "give each equation its own id", entry.page, block.field_line("id"))
+        raise TraceError(
+            f"equation id '{d['id']}' is already used on this page (line {seen_ids[d['id']]}); "
+            "give each equation its own id",
+            entry.page,
+            block.field_line("id"),
+        )
     seen_ids[d["id"]] = block.field_line("id")
     line = block.field_line("code")
     resolved = [r for r in (resolve(text, line, f"equation {d['id']}") for text in d["code"]) if r is not None]

@@ -23,7 +23,7 @@ class TraceError(Exception):
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         return f"{where}: {self.message}"
 
-    def at(self, path: str, line: int | None) -> "TraceError":
+    def at(self, path: str, line: int | None) -> TraceError:
         """The same error, placed at ``path:line`` when it has no place yet."""
         if self.path is not None:
             return self

@@ -23,15 +23,17 @@ returns plain data, the second is a pure function of it.
 from __future__ import annotations
 
 import ast
-import functools
 import difflib
+import functools
 import importlib
 import json
 import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
+if (
+    TYPE_CHECKING
+):  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
     import numpy as np
 
 from . import render as R
@@ -79,8 +81,9 @@ def prefetch_tests(builder, parsed: dict) -> None:
                 continue
             try:
                 bwd = builder.index.function(name)
-                *_, request = _central_plan(builder, block.data["gradcheck"], bwd, rec.first(bwd.name), rec, req,
-                                            TraceError)
+                *_, request = _central_plan(
+                    builder, block.data["gradcheck"], bwd, rec.first(bwd.name), rec, req, TraceError
+                )
             except TraceError:
                 continue
             central.append(request)
@@ -205,16 +208,25 @@ def collect(ctx, block: Block) -> Example:
     too_large = {k: n for k, n in ((k, _entries(v)) for k, v in call.args.items()) if n > WIDGET_MAX_ENTRIES}
     if d.get("widget") and too_large:  # the example is shown, as recorded, without the widget
         name, n = next(iter(too_large.items()))
-        ctx.problems.append(fail(f"widget: input '{name}' of {fn.name} holds {n} numbers, more than the "
-                                 f"{WIDGET_MAX_ENTRIES} a widget recomputes in the browser; remove 'widget: true' "
-                                 f"or record a test with smaller inputs", "widget"))
+        ctx.problems.append(
+            fail(
+                f"widget: input '{name}' of {fn.name} holds {n} numbers, more than the "
+                f"{WIDGET_MAX_ENTRIES} a widget recomputes in the browser; remove 'widget: true' "
+                f"or record a test with smaller inputs",
+                "widget",
+            )
+        )
     elif d.get("widget"):
         kernels = b.widget_kernels
         if kernels is not None and fn.name not in kernels:
-            ctx.problems.append(fail(
-                f"widget: no browser kernel registers {fn.name}, so its inputs cannot be edited on the page; add "
-                f"one to a script listed in mkdocs.yml's extra_javascript (see trace-widgets.js: "
-                f"register(\"{fn.name}\", ...)), or remove 'widget: true'", "widget"))
+            ctx.problems.append(
+                fail(
+                    f"widget: no browser kernel registers {fn.name}, so its inputs cannot be edited on the page; add "
+                    f"one to a script listed in mkdocs.yml's extra_javascript (see trace-widgets.js: "
+                    f"register(\"{fn.name}\", ...)), or remove 'widget: true'",
+                    "widget",
+                )
+            )
         ex.widget = {
             "test": req.name,
             "function": fn.name,
@@ -240,9 +252,12 @@ def example_references(ctx, block: Block) -> None:
         tree, target = _parse_show_code(code)
         statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
         if statement is None:
-            raise fail(f"show row '{item.get('label')}': '{code}' is neither a local of {fn.name} nor an expression "
-                       f"in it ({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
-                       "Copy the code from the function.", "show")
+            raise fail(
+                f"show row '{item.get('label')}': '{code}' is neither a local of {fn.name} nor an expression "
+                f"in it ({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
+                "Copy the code from the function.",
+                "show",
+            )
         ctx.uses.extend(_lock_uses(ctx, block, title, fn, Row(str(item.get("label")), code, None, None, statement)))
 
 
@@ -286,8 +301,11 @@ def _test_function(index, req: Request, fail) -> Function:
     if fn is None or not fn.is_test:
         path = req.name.partition("::")[0]
         wanted = req.function.replace(".", "::")
-        tests = [f.name[len(req.module) + 1:].replace(".", "::") for f in index.functions.values()
-                 if f.module == req.module and index.runs_as_test(f)]
+        tests = [
+            f.name[len(req.module) + 1 :].replace(".", "::")
+            for f in index.functions.values()
+            if f.module == req.module and index.runs_as_test(f)
+        ]
         close = difflib.get_close_matches(wanted, tests, n=3, cutoff=0.7)
         hint = ("; did you mean " + " or ".join(f"'{path}::{c}'" for c in close) + "?") if close else ""
         raise fail(f"no test '{wanted}' in {path}{hint}", "test")
@@ -353,8 +371,10 @@ def _show_row(i: int, item: dict, fn: Function, call: Call, where: str, fail) ->
 
 
 def _not_recorded(name: str, call: Call, where: str) -> str:
-    return (f"'{name}' was not recorded in {where}; recorded names: {', '.join(call.locals)}. "
-            "Show a name the function assigns on the path the test takes.")
+    return (
+        f"'{name}' was not recorded in {where}; recorded names: {', '.join(call.locals)}. "
+        "Show a name the function assigns on the path the test takes."
+    )
 
 
 def _parse_show_code(code: str) -> tuple[ast.AST | None, str | None]:
@@ -423,8 +443,12 @@ def _parsed(text: str) -> ast.AST:
 def _function_node(fn: Function) -> ast.AST | None:
     tree = _parsed(fn.file.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
-        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name
-                and node.lineno >= fn.start and node.end_lineno == fn.end):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == fn.short_name
+            and node.lineno >= fn.start
+            and node.end_lineno == fn.end
+        ):
             return node
     return None
 
@@ -501,8 +525,10 @@ def _check_line(text: str, call: Call, rows: list[Row], where: str, fail) -> Che
     for n in _names(stmt, loads_only=False):
         if n not in values and n != "np":
             known = ", ".join([*call.locals, *(r.name for r in rows if r.name)])
-            raise fail(f"check uses '{n}', which is neither recorded in {where} nor the name of a show row; "
-                       f"known names: {known}")
+            raise fail(
+                f"check uses '{n}', which is neither recorded in {where} nor the name of a show row; "
+                f"known names: {known}"
+            )
 
     def number(node: ast.AST) -> float:
         code = ast.unparse(node)
@@ -580,8 +606,10 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
 
     s = b.settings
     if not s.numerical_grad:
-        raise fail("gradcheck needs the setting numerical_grad in [tool.docs_hooks]: "
-                   "the dotted name of the project's numerical_grad(f, x)")
+        raise fail(
+            "gradcheck needs the setting numerical_grad in [tool.docs_hooks]: "
+            "the dotted name of the project's numerical_grad(f, x)"
+        )
     try:
         fwd = b.index.function(forward_name)
         ng = b.index.function(s.numerical_grad)
@@ -594,8 +622,10 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
 
     outputs = _returned_names(bwd)
     if outputs is None:
-        raise fail(f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'"
-                   " (tuples of names may nest)")
+        raise fail(
+            f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'"
+            " (tuples of names may nest)"
+        )
     # A method's instance is not an argument here: a layer's backward(self, dY) takes the gradient first.
     bwd_params = bwd.params[1:] if bwd.params[:1] in (("self",), ("cls",)) else bwd.params
     if not bwd_params:
@@ -606,26 +636,34 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
         if isinstance(value, dict):  # gradients by name, of the entries of a dictionary the forward takes
             param = _dict_param(fwd_call.args, value)
             if param is None:
-                raise fail(f"gradcheck: {bwd.name} returns '{name}', a dictionary of gradients, but no argument of "
-                           f"{fwd.name} in {req.name} is a dictionary with all its keys")
+                raise fail(
+                    f"gradcheck: {bwd.name} returns '{name}', a dictionary of gradients, but no argument of "
+                    f"{fwd.name} in {req.name} is a dictionary with all its keys"
+                )
             for key, grad in value.items():
                 wanted[(param, key)] = (f"{name}[{key!r}]", np.asarray(grad))
             continue
         param = name[1:] if name.startswith("d") else None
         if param not in fwd.params:
-            raise fail(f"gradcheck: {bwd.name} returns '{name}', which is not d<parameter> of {fwd.name} "
-                       f"(its parameters: {', '.join(fwd.params)})")
+            raise fail(
+                f"gradcheck: {bwd.name} returns '{name}', which is not d<parameter> of {fwd.name} "
+                f"(its parameters: {', '.join(fwd.params)})"
+            )
         wanted[param] = (name, np.asarray(value))
     floats = [n for n, v in fwd_call.args.items() if _is_float_array(v)]
     for target, (name, _) in wanted.items():
         value = fwd_call.args[target[0]][target[1]] if isinstance(target, tuple) else fwd_call.args.get(target)
         if not _is_float_array(value):
-            raise fail(f"gradcheck: {bwd.name} returns '{name}', but {_label(target)} of {fwd.name} was not a float "
-                       f"array in {req.name}; central differences need a float array")
+            raise fail(
+                f"gradcheck: {bwd.name} returns '{name}', but {_label(target)} of {fwd.name} was not a float "
+                f"array in {req.name}; central differences need a float array"
+            )
     missing = [n for n in floats if n not in wanted]
     if missing:
-        raise fail(f"gradcheck: {bwd.name} returns no gradient for the float input(s) {', '.join(missing)} of "
-                   f"{fwd.name}; return d{missing[0]} as well")
+        raise fail(
+            f"gradcheck: {bwd.name} returns no gradient for the float input(s) {', '.join(missing)} of "
+            f"{fwd.name}; return d{missing[0]} as well"
+        )
 
     try:
         inputs = tuple((k, _encode(v)) for k, v in fwd_call.args.items())
@@ -635,8 +673,13 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
         name=f"central differences of {fwd.name} from {req.name}",
         module=__name__,
         function=CENTRAL_DIFFERENCES,
-        args=(f"{ng.module}:{ng.name[len(ng.module) + 1:]}", f"{fwd.module}:{fwd.name[len(fwd.module) + 1:]}",
-              inputs, _encode(dY), tuple(wanted)),
+        args=(
+            f"{ng.module}:{ng.name[len(ng.module) + 1 :]}",
+            f"{fwd.module}:{fwd.name[len(fwd.module) + 1 :]}",
+            inputs,
+            _encode(dY),
+            tuple(wanted),
+        ),
     )
     return fwd, ng, wanted, central
 
@@ -649,8 +692,9 @@ def _gradcheck_rows(b, fwd: Function, ng: Function, bwd: Function, wanted: dict,
     for param, (name, analytic) in wanted.items():
         approx = np.asarray(numeric[param])
         if analytic.shape != approx.shape:
-            raise fail(f"gradcheck: {name} from {bwd.name} has shape {analytic.shape}, but {_label(param)} has "
-                       f"{approx.shape}")
+            raise fail(
+                f"gradcheck: {name} from {bwd.name} has shape {analytic.shape}, but {_label(param)} has {approx.shape}"
+            )
         gap = float(np.max(np.abs(analytic - approx))) if analytic.size else 0.0
         if not gap <= GAP_LIMIT:
             raise fail(
@@ -844,8 +888,13 @@ def format_value(value: Any) -> str:
             return format_value(value.item())
         if value.dtype.kind == "f":
             rounded = np.round(value.astype(np.float64), 4) + 0.0  # + 0.0 turns -0.0 into 0.0
-            return np.array2string(rounded, separator=", ", max_line_width=10**6, threshold=1000,
-                                   formatter={"float_kind": lambda v: f"{v:.4f}"})
+            return np.array2string(
+                rounded,
+                separator=", ",
+                max_line_width=10**6,
+                threshold=1000,
+                formatter={"float_kind": lambda v: f"{v:.4f}"},
+            )
         return np.array2string(value, separator=", ", max_line_width=10**6, threshold=1000)
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
@@ -897,8 +946,10 @@ def _inline(text: str) -> str:
 
 
 def _head(title: str, evidence: str) -> str:
-    return (f'<p class="trace-example-head"><strong class="trace-example-title">{R.esc(title)}</strong> '
-            f'<span class="trace-badge trace-badge--illustrative" title="{R.esc(evidence)}">Illustrative Example</span></p>')
+    return (
+        f'<p class="trace-example-head"><strong class="trace-example-title">{R.esc(title)}</strong> '
+        f'<span class="trace-badge trace-badge--illustrative" title="{R.esc(evidence)}">Illustrative Example</span></p>'
+    )
 
 
 def _value_table(name: str, value: Any) -> list[str]:
@@ -909,10 +960,12 @@ def _value_table(name: str, value: Any) -> list[str]:
     if isinstance(value, tuple):
         return [t for i, v in enumerate(value) for t in _value_table(f"{name}[{i}]", v)]
     arr = value if isinstance(value, np.ndarray) else None
-    caption = f'<caption>{R.code(name)}{", shape " + R.esc(str(arr.shape)) if arr is not None else ""}</caption>'
+    caption = f"<caption>{R.code(name)}{', shape ' + R.esc(str(arr.shape)) if arr is not None else ''}</caption>"
     if arr is None or arr.ndim == 0:
         cell = f'<td data-name="{R.esc(name)}">{R.esc(format_value(value))}</td>'
-        return [f'<table class="trace-table trace-example-input">{caption}<tbody><tr><th>{R.esc(name)}</th>{cell}</tr></tbody></table>']
+        return [
+            f'<table class="trace-table trace-example-input">{caption}<tbody><tr><th>{R.esc(name)}</th>{cell}</tr></tbody></table>'
+        ]
     grid = arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1, arr.shape[-1])
     head = "<thead><tr><th></th>" + "".join(f"<th>{j}</th>" for j in range(grid.shape[1])) + "</tr></thead>"
     body = []
@@ -948,8 +1001,10 @@ def render_example(ex: Example) -> str:
     if ex.check is not None:
         c = ex.check
         lead = "One entry" if "[" in c.lhs else "Check"
-        out.append(f'<p class="trace-example-check">{lead}: {R.code(c.lhs)} = '
-                   f'{R.esc(c.filled)} = {R.esc(format_scalar(c.lhs_value))}</p>')
+        out.append(
+            f'<p class="trace-example-check">{lead}: {R.code(c.lhs)} = '
+            f"{R.esc(c.filled)} = {R.esc(format_scalar(c.lhs_value))}</p>"
+        )
     out.append("</div>")
     text = "\n".join(out) + "\n"
     if ex.gradcheck is not None:
@@ -966,16 +1021,35 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
         f"{R.code('dY')} is the first argument {R.code(g.backward)} received in {R.code(ex.test_name)}: "
         f"its gradient on {R.code('Y')} is exactly {R.code('dY')}. A gap above {R.esc(f'{GAP_LIMIT:g}')} fails the build."
     )
-    rows = [[R.code(r.name), R.code(format_value(r.backward)), R.code(format_value(r.numeric)), R.code(format_gap(r.gap))]
-            for r in g.rows]
-    return "\n".join([
-        f'<div class="trace-example trace-gradcheck" id="gradcheck-{R.slug(ex.title)}">',
-        _head("Checking the whole backward numerically", f"{g.numerical_grad} against {g.backward}"),
-        f'<p class="trace-example-source">{text}</p>',
-        R.table(["Gradient", "From the backward formula", "From central differences", "Largest gap"], rows,
-                "trace-table trace-gradcheck-table", searchable=False),
-        "</div>",
-    ]) + "\n"
+    rows = [
+        [R.code(r.name), R.code(format_value(r.backward)), R.code(format_value(r.numeric)), R.code(format_gap(r.gap))]
+        for r in g.rows
+    ]
+    return (
+        "\n".join(
+            [
+                f'<div class="trace-example trace-gradcheck" id="gradcheck-{R.slug(ex.title)}">',
+                _head("Checking the whole backward numerically", f"{g.numerical_grad} against {g.backward}"),
+                f'<p class="trace-example-source">{text}</p>',
+                R.table(
+                    ["Gradient", "From the backward formula", "From central differences", "Largest gap"],
+                    rows,
+                    "trace-table trace-gradcheck-table",
+                    searchable=False,
+                ),
+                "</div>",
+            ]
+        )
+        + "\n"
+    )
 
 
-__all__ = ["example_references", "prefetch_tests", "collect", "render_example", "format_value", "format_scalar", "central_differences"]
+__all__ = [
+    "example_references",
+    "prefetch_tests",
+    "collect",
+    "render_example",
+    "format_value",
+    "format_scalar",
+    "central_differences",
+]

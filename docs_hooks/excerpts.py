@@ -21,8 +21,10 @@ def _context_lines(block: Block) -> int:
     except ValueError:
         context = -1
     if context < 0:
-        raise TraceError(f"field 'context' of trace-excerpt must be a whole number of lines, 0 or more, "
-                         f"not {block.data.get('context')!r}")
+        raise TraceError(
+            f"field 'context' of trace-excerpt must be a whole number of lines, 0 or more, "
+            f"not {block.data.get('context')!r}"
+        )
     return context
 
 

@@ -18,8 +18,8 @@ renders nothing and starts no process.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import render as R
 from . import sections
@@ -68,9 +68,11 @@ class Builder:
         self.inventory_kinds: dict[str, Handler] = dict(KINDS["inventory"].tables)  # 'of:' value -> handler
         self.prefetchers: list[Callable] = [kind.prefetch for kind in KINDS.values() if kind.prefetch]
         # What the evidence modules keep for one build (see shapes.state): dropped with the builder.
-        self.run_state: dict = {"makers": list(dict.fromkeys(kind.requests for kind in KINDS.values()
-                                                             if kind.requests)),
-                                "recordings": None, "lock": threading.Lock()}
+        self.run_state: dict = {
+            "makers": list(dict.fromkeys(kind.requests for kind in KINDS.values() if kind.requests)),
+            "recordings": None,
+            "lock": threading.Lock(),
+        }
         self.spec = None  # a spec.SpecIndex when the settings name a specification
         self.links = Links(settings, index)
         self.graph = CallGraph(index)
@@ -209,15 +211,19 @@ class Builder:
         coverage = None
         resolved = [r for eq in entry.equations for r in eq.resolved]
         if self.settings.coverage_tests and resolved:
-            coverage = self.defer(lambda: sections.coverage_row(self.workers.tests_running(resolved), self.links),
-                                  sections.coverage_row_error,
-                                  ("facts row", tuple((r.function.name, r.start, r.end) for r in resolved)))
-        return "\n".join([
-            sections.implementation(entry, self.links),
-            sections.connection(entry, self.links, self.graph),
-            sections.used(entry, self.links, self.graph, self.pdf_reference(entry.page, entry.spec), coverage),
-            sections.implemented_in(entry, self.links, github=bool(self.settings.repo_url)),
-        ])
+            coverage = self.defer(
+                lambda: sections.coverage_row(self.workers.tests_running(resolved), self.links),
+                sections.coverage_row_error,
+                ("facts row", tuple((r.function.name, r.start, r.end) for r in resolved)),
+            )
+        return "\n".join(
+            [
+                sections.implementation(entry, self.links),
+                sections.connection(entry, self.links, self.graph),
+                sections.used(entry, self.links, self.graph, self.pdf_reference(entry.page, entry.spec), coverage),
+                sections.implemented_in(entry, self.links, github=bool(self.settings.repo_url)),
+            ]
+        )
 
     def pdf_reference(self, page: str, labels: list[str]) -> str | None:
         """Where the specification states ``labels``, linked; None when no specification is configured."""
@@ -246,6 +252,7 @@ class Builder:
         """A table made from every page of the site (the traceability matrix, say), made when the page is
         finished: every page has been expanded by then, so it reads the entries the pages really have. It
         is made again at each ``finish``, so while serving it follows edits of the other pages."""
+
         def made(page: str) -> tuple[str, list[TraceError]]:
             ctx = Context(self, page, None, [], [], {})
             html = ctx.render_math(ctx.inline_math(make().rstrip("\n"), line))  # the placeholder ends its line
@@ -274,4 +281,3 @@ class Builder:
     def close(self) -> None:
         """End every process this build started and drop their state (a replaced or finished build)."""
         self.workers.close()
-

@@ -109,8 +109,11 @@ def python_files(root: Path, docs_dir: str) -> list[Path]:
     for folder, dirs, files in os.walk(root):
         here = Path(folder).relative_to(root)
         dirs[:] = sorted(
-            d for d in dirs
-            if not d.startswith(".") and d not in SKIPPED_DIRS and here / d != docs
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in SKIPPED_DIRS
+            and here / d != docs
             and not (Path(folder, d) / "pyvenv.cfg").exists()
         )
         found.extend(here / f for f in sorted(files) if f.endswith(".py"))
@@ -164,8 +167,11 @@ def _read_yaml(text: str, name: str):
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise TraceError(f"cannot read it as YAML ({problem}); fix it, then run init again",
-                         name, mark.line + 1 if mark is not None else None) from None
+        raise TraceError(
+            f"cannot read it as YAML ({problem}); fix it, then run init again",
+            name,
+            mark.line + 1 if mark is not None else None,
+        ) from None
     return node, data
 
 
@@ -195,8 +201,12 @@ def add_plugin(text: str, name: str = "mkdocs.yml") -> str | None:
         raise TraceError(f"is not a mapping of settings; {by_hand}", name, 1)
     keys = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
     if "INHERIT" in keys:
-        raise TraceError(f"inherits its settings from {data['INHERIT']!r} (INHERIT); add '- {PLUGIN}' to the "
-                         "plugins: of the file that lists them", name, keys["INHERIT"][0].start_mark.line + 1)
+        raise TraceError(
+            f"inherits its settings from {data['INHERIT']!r} (INHERIT); add '- {PLUGIN}' to the "
+            "plugins: of the file that lists them",
+            name,
+            keys["INHERIT"][0].start_mark.line + 1,
+        )
     plugins = data.get("plugins")
     if PLUGIN in plugin_names(plugins):
         return None
@@ -217,8 +227,12 @@ def add_plugin(text: str, name: str = "mkdocs.yml") -> str | None:
         if key.start_mark.column != 0:
             raise TraceError(f"plugins: is not at the top level of the file; {by_hand}", name, at)
         if not isinstance(value, (yaml.SequenceNode, yaml.MappingNode)) or value.flow_style:
-            raise TraceError(f"plugins: is written on one line ({lines[at - 1].strip()!r}); write it as one "
-                             f"plugin a line, or add {PLUGIN} to it by hand", name, at)
+            raise TraceError(
+                f"plugins: is written on one line ({lines[at - 1].strip()!r}); write it as one "
+                f"plugin a line, or add {PLUGIN} to it by hand",
+                name,
+                at,
+            )
         indent = value.start_mark.column
         item = f"- {PLUGIN}" if isinstance(value, yaml.SequenceNode) else f"{PLUGIN}: {{}}"
         last = at - 1  # index of the last line of the plugins block
@@ -239,8 +253,11 @@ def add_plugin(text: str, name: str = "mkdocs.yml") -> str | None:
     except yaml.YAMLError:
         after = None
     if after != {**data, "plugins": expected}:
-        raise TraceError(f"cannot add {PLUGIN} to plugins: without changing something else; {by_hand}",
-                         name, keys["plugins"][0].start_mark.line + 1 if "plugins" in keys else None)
+        raise TraceError(
+            f"cannot add {PLUGIN} to plugins: without changing something else; {by_hand}",
+            name,
+            keys["plugins"][0].start_mark.line + 1 if "plugins" in keys else None,
+        )
     return new
 
 
@@ -272,8 +289,9 @@ def _read_toml(text: str, name: str) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"\(at line (\d+)", str(exc))
-        raise TraceError(f"cannot read it as TOML ({exc}); fix it, then run init again", name,
-                         int(where.group(1)) if where else None) from None
+        raise TraceError(
+            f"cannot read it as TOML ({exc}); fix it, then run init again", name, int(where.group(1)) if where else None
+        ) from None
 
 
 def add_section(text: str, section: str, name: str = "pyproject.toml") -> str:
@@ -285,8 +303,9 @@ def add_section(text: str, section: str, name: str = "pyproject.toml") -> str:
     tool = dict(before.get("tool", {}))
     tool[PLUGIN] = tomllib.loads(section)["tool"][PLUGIN]
     if after != {**before, "tool": tool}:  # pragma: no cover - appending a new table changes nothing else
-        raise TraceError(f"cannot add [tool.{PLUGIN}] without changing something else; add it by hand:\n{section}",
-                         name)
+        raise TraceError(
+            f"cannot add [tool.{PLUGIN}] without changing something else; add it by hand:\n{section}", name
+        )
     return new
 
 
@@ -313,8 +332,10 @@ def tests_calling(index: CodeIndex, fn: Function) -> list[str]:
 def pick_function(index: CodeIndex, source_files: list[str]) -> tuple[Function, list[str]] | None:
     """The first public function some test calls, else the first public function; with its tests."""
     files = set(source_files)
-    candidates = sorted((fn for fn in index.functions.values() if fn.repo_path in files and public(fn)),
-                        key=lambda fn: (fn.repo_path, fn.start))
+    candidates = sorted(
+        (fn for fn in index.functions.values() if fn.repo_path in files and public(fn)),
+        key=lambda fn: (fn.repo_path, fn.start),
+    )
     for fn in candidates:
         tests = tests_calling(index, fn)
         if tests:
@@ -344,17 +365,23 @@ def _block(kind: str, data: dict) -> str:
 def starter_page(title: str, fn: Function | None, tests: list[str], excerpt: str | None) -> str:
     head = f"# {title}\n\n"
     if fn is None:
-        return head + ("This site is documented with docs_hooks. No public function was found in the code yet: "
-                       "add a `trace-entry` block naming one to explain it.\n")
+        return head + (
+            "This site is documented with docs_hooks. No public function was found in the code yet: "
+            "add a `trace-entry` block naming one to explain it.\n"
+        )
     status = "implemented" if tests else "illustrative"
     page = head + (
         f"A first traced entry, written by `python -m docs_hooks init`. The build fills in the listing of "
         f"`{fn.name}` with its real line numbers, where it is called and which tests run it. "
-        + ("Its status is implemented: a test calls it.\n\n" if tests else
-           "Its status is illustrative: no test calls it yet. Once one does, change it to implemented.\n\n")
+        + (
+            "Its status is implemented: a test calls it.\n\n"
+            if tests
+            else "Its status is illustrative: no test calls it yet. Once one does, change it to implemented.\n\n"
+        )
     )
-    page += _block("entry", {"id": fn.short_name.replace("_", "-"), "title": fn.name,
-                             "function": fn.name, "status": status})
+    page += _block(
+        "entry", {"id": fn.short_name.replace("_", "-"), "title": fn.name, "function": fn.name, "status": status}
+    )
     if excerpt is not None:
         page += "\nIts first statement, as the code has it now:\n\n" + _block("excerpt", {"code": excerpt})
     return page
@@ -398,8 +425,10 @@ def plan(root: Path) -> Plan:
             out.notes.append(f"mkdocs.yml: added {PLUGIN} to plugins:, the rest of the file as it was")
         missing = missing_extensions(data)
         if missing:
-            out.notes.append("mkdocs.yml: the generated pages also use these Markdown extensions, which it does not "
-                             f"name: {', '.join(missing)}; add them under markdown_extensions:")
+            out.notes.append(
+                "mkdocs.yml: the generated pages also use these Markdown extensions, which it does not "
+                f"name: {', '.join(missing)}; add them under markdown_extensions:"
+            )
     elif existing is not None and existing.get("docs_dir"):
         docs_dir = str(existing["docs_dir"])
 
@@ -407,14 +436,20 @@ def plan(root: Path) -> Plan:
     section = settings_section(layout)
     if existing is None:
         out.writes[pyproject_path] = add_section(pyproject_text, section)
-        out.notes.append("pyproject.toml: " + ("added" if pyproject_text else "wrote") + " [tool.docs_hooks]:\n"
-                         + _indent(section.split("\n", 1)[1]))
+        out.notes.append(
+            "pyproject.toml: "
+            + ("added" if pyproject_text else "wrote")
+            + " [tool.docs_hooks]:\n"
+            + _indent(section.split("\n", 1)[1])
+        )
         overrides = tomllib.loads(section)["tool"][PLUGIN]
     else:
         found = tomllib.loads(section)["tool"][PLUGIN]
         if any(existing.get(k) != v for k, v in found.items()):
-            out.notes.append("pyproject.toml: [tool.docs_hooks] exists and was left as it is; init would have "
-                             "written:\n" + _indent(section))
+            out.notes.append(
+                "pyproject.toml: [tool.docs_hooks] exists and was left as it is; init would have "
+                "written:\n" + _indent(section)
+            )
         else:
             out.notes.append("pyproject.toml: [tool.docs_hooks] exists and was left as it is")
         overrides = {}
@@ -423,7 +458,9 @@ def plan(root: Path) -> Plan:
 
     if not mkdocs_path.exists():
         out.writes[mkdocs_path] = MKDOCS_YML.format(
-            site_name=_yaml_scalar(_project_name(pyproject, root)), docs_dir=_yaml_scalar(settings.rel(settings.docs_dir)))
+            site_name=_yaml_scalar(_project_name(pyproject, root)),
+            docs_dir=_yaml_scalar(settings.rel(settings.docs_dir)),
+        )
         out.notes.insert(0, "mkdocs.yml: wrote a minimal one (Material theme, plugins: search and docs_hooks)")
 
     index_page = settings.docs_dir / "index.md"
@@ -434,9 +471,15 @@ def plan(root: Path) -> Plan:
 
         # Read straight from the files (a second argument names the tree): init keeps no cache of its own.
         index = index_for(settings, settings.project_root)
-        source_files = layout.source_files if existing is None else [
-            f.as_posix() for f in python_files(root, settings.rel(settings.docs_dir))
-            if not is_test_file(f) and settings.source_root.resolve() in (root / f).resolve().parents]
+        source_files = (
+            layout.source_files
+            if existing is None
+            else [
+                f.as_posix()
+                for f in python_files(root, settings.rel(settings.docs_dir))
+                if not is_test_file(f) and settings.source_root.resolve() in (root / f).resolve().parents
+            ]
+        )
         picked = pick_function(index, source_files)
         fn, tests = picked if picked else (None, [])
         excerpt = first_statement(index, fn) if fn is not None else None
@@ -444,10 +487,15 @@ def plan(root: Path) -> Plan:
         if fn is None:
             out.notes.append(f"{settings.rel(index_page)}: a starter page; no public function found to explain")
         else:
-            why = (f"implemented: called by {', '.join(tests[:3])}{' and others' if len(tests) > 3 else ''}"
-                   if tests else "illustrative: no test calls it")
-            out.notes.append(f"{settings.rel(index_page)}: a starter page with an entry for {fn.name} ({why})"
-                             + (" and an excerpt of its first statement" if excerpt else ""))
+            why = (
+                f"implemented: called by {', '.join(tests[:3])}{' and others' if len(tests) > 3 else ''}"
+                if tests
+                else "illustrative: no test calls it"
+            )
+            out.notes.append(
+                f"{settings.rel(index_page)}: a starter page with an entry for {fn.name} ({why})"
+                + (" and an excerpt of its first statement" if excerpt else "")
+            )
     if settings.lock_path.exists():
         out.notes.append(f"{settings.rel(settings.lock_path)}: kept as it is")
     else:
@@ -477,7 +525,8 @@ def init_project(root: Path) -> int:
 
         code = _relock(load_settings(root))
         if code:
-            print("init: the review lock was not written; fix the problems above, then run: "
-                  "python -m docs_hooks relock")
+            print(
+                "init: the review lock was not written; fix the problems above, then run: python -m docs_hooks relock"
+            )
     print(NEXT_STEPS)
     return code

@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
+if (
+    TYPE_CHECKING
+):  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
     import numpy as np
 
 from . import render as R
@@ -95,7 +97,11 @@ def _tree(builder, path: Path) -> ast.Module:
 
 def _def_node(builder, fn: Function) -> ast.FunctionDef:
     for node in ast.walk(_tree(builder, fn.file)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name and fn.start <= node.lineno <= fn.end:
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == fn.short_name
+            and fn.start <= node.lineno <= fn.end
+        ):
             return node
     raise TraceError(f"cannot find the definition of {fn.name} in {fn.display_path}")
 
@@ -196,7 +202,9 @@ def _parameters(builder) -> Params:
     probe: dict = recording(builder, PROBE_PARAMS).result
     for what, value in (("config", real), ("probe config", probe)):
         if not isinstance(value, dict) or not all(isinstance(v, np.ndarray) for v in value.values()):
-            raise TraceError(f"{s.init_params} must return a dict of named arrays; for the {what} it returned {type(value).__name__}")
+            raise TraceError(
+                f"{s.init_params} must return a dict of named arrays; for the {what} it returned {type(value).__name__}"
+            )
     decays = recording(builder, DECAYS).result
     init_fn = builder.index.function(s.init_params)
     creators = _creators(builder, init_fn)
@@ -219,8 +227,11 @@ def _parameters(builder) -> Params:
         init = _init_kind(builder, fn, value_node, run.dims.real)
         _check_init(init, pattern, [real[n] for n in names], fn, stmt)
         answers = {bool(decays[n]) for n in names}
-        decay = ("yes" if answers == {True} else "no") if len(answers) == 1 else "mixed: " + ", ".join(
-            f"{n}: {'yes' if decays[n] else 'no'}" for n in names)
+        decay = (
+            ("yes" if answers == {True} else "no")
+            if len(answers) == 1
+            else "mixed: " + ", ".join(f"{n}: {'yes' if decays[n] else 'no'}" for n in names)
+        )
         param = Param(pattern, names, key, desc, int(real[first].size), _symbolic_size(desc), fn, stmt, init, decay)
         out.params.append(param)
         out.total += param.total
@@ -258,7 +269,9 @@ def _placeholders(builder, creators: list[Function]) -> list[tuple[str, str, str
                 for i, part in enumerate(parts):
                     if isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name):
                         before = parts[i - 1].value if i > 0 and isinstance(parts[i - 1], ast.Constant) else ""
-                        after = parts[i + 1].value if i + 1 < len(parts) and isinstance(parts[i + 1], ast.Constant) else ""
+                        after = (
+                            parts[i + 1].value if i + 1 < len(parts) and isinstance(parts[i + 1], ast.Constant) else ""
+                        )
                         out.append((str(before), part.value.id, str(after)))
     return out
 
@@ -273,7 +286,9 @@ def _pattern(name: str, real: dict, probe: dict, dims, placeholders) -> tuple[st
             if "*" in key or "/" in key or r is None or p is None or r == p:
                 continue
             if values_real == set(range(r)) and values_probe == set(range(p)):
-                var = next((v for b, v, a in placeholders if before.endswith(b) and after.startswith(a) and (b or a)), "i")
+                var = next(
+                    (v for b, v, a in placeholders if before.endswith(b) and after.startswith(a) and (b or a)), "i"
+                )
                 return f"{before}{{{var}}}{after}", key
     return name, None
 
@@ -287,8 +302,10 @@ def _match_at(name: str, before: str, after: str):
 def _twin(name: str, pattern: str, probe: dict) -> str:
     if name in probe:
         return name
-    raise TraceError(f"the probe config's parameters have no '{name}' (pattern {pattern}); init_params must create "
-                     "the same parameters whatever the sizes")
+    raise TraceError(
+        f"the probe config's parameters have no '{name}' (pattern {pattern}); init_params must create "
+        "the same parameters whatever the sizes"
+    )
 
 
 def _symbolic_size(desc: Desc) -> str:
@@ -327,19 +344,27 @@ def _creating_statement(builder, creators: list[Function], pattern: str, name: s
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-                values = node.value.elts if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) else None
+                values = (
+                    node.value.elts
+                    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List))
+                    else None
+                )
                 for i, elt in enumerate(elts):
                     if isinstance(elt, ast.Subscript) and ({suffix, name} & _constants(elt.slice)):
                         value = values[i] if values is not None and i < len(values) else node.value
                         found.append((fn, node, value))
     if not found:
         names = ", ".join(f.name for f in creators)
-        raise TraceError(f"parameter {pattern}: no statement of {names} assigns to a key that mentions '{suffix}'; "
-                         "create each parameter with its name written in the code, e.g. params[\"" + suffix + "\"] = ...")
+        raise TraceError(
+            f"parameter {pattern}: no statement of {names} assigns to a key that mentions '{suffix}'; "
+            'create each parameter with its name written in the code, e.g. params["' + suffix + '"] = ...'
+        )
     if len({(f.name, n.lineno) for f, n, _ in found}) > 1:
         where = ", ".join(f"{f.display_path}:{n.lineno}" for f, n, _ in found)
-        raise TraceError(f"parameter {pattern}: more than one statement assigns to '{suffix}' ({where}); "
-                         "the inventory cannot tell which creates it")
+        raise TraceError(
+            f"parameter {pattern}: more than one statement assigns to '{suffix}' ({where}); "
+            "the inventory cannot tell which creates it"
+        )
     fn, node, value = found[0]
     stmt = next((s for s in fn.statements if s.start == node.lineno), None)
     if stmt is None:  # pragma: no cover - every simple statement is indexed
@@ -432,8 +457,9 @@ def _param_rows(builder, params: list[Param], roles: dict[str, str] | None, dims
     for p in params:
         name = R.code(p.pattern) + "<br>" + _stmt_link(builder, p.function, p.statement)
         if p.index_field:
-            count = (f"{R.code(p.symbolic_size)} {p.size} per block, × {R.esc(p.index_field)} = {len(p.names)}: "
-                     f"{p.total}")
+            count = (
+                f"{R.code(p.symbolic_size)} {p.size} per block, × {R.esc(p.index_field)} = {len(p.names)}: {p.total}"
+            )
         else:
             count = f"{R.code(p.symbolic_size)} {p.size}"
         symbolic = p.desc.symbolic() if p.desc.kind != "scalar" else "scalar"
@@ -451,7 +477,7 @@ def _param_table(builder, params: list[Param], roles, dims, rule: str) -> str:
         headers.append("Role")
     keys: list[str] = []
     for p in params:
-        for k in p.desc.keys():
+        for k in p.desc:
             if k not in keys:
                 keys.append(k)
     legend = dims.legend(keys)
@@ -481,7 +507,9 @@ def params_block(ctx, block) -> str:
     if block.data.get("roles") is not None:
         roles = {}
         for key, text in block.data["roles"].items():
-            hits = [p.pattern for p in chosen if p.pattern == key] or [p.pattern for p in chosen if str(key) in p.pattern]
+            hits = [p.pattern for p in chosen if p.pattern == key] or [
+                p.pattern for p in chosen if str(key) in p.pattern
+            ]
             if not hits:
                 raise TraceError(
                     f"role '{key}' matches none of the parameters shown ({', '.join(p.pattern for p in chosen)}); "
@@ -543,7 +571,9 @@ def _class_fields(builder, dotted: str, node: ast.ClassDef, repo_path: str, line
                 continue
             src = "\n".join(lines)
             default = ast.get_source_segment(src, stmt.value) if stmt.value is not None else None
-            out.append(ConfigField(dotted, stmt.target.id, default, _comment(lines[stmt.lineno - 1]), repo_path, stmt.lineno))
+            out.append(
+                ConfigField(dotted, stmt.target.id, default, _comment(lines[stmt.lineno - 1]), repo_path, stmt.lineno)
+            )
     return out
 
 
@@ -552,8 +582,10 @@ def _module_path(builder, module: str) -> Path:
     for path in (base.with_suffix(".py"), base / "__init__.py"):
         if path.is_file():
             return path
-    raise TraceError(f"setting config_module names '{module}', but there is no {builder.settings.rel(base.with_suffix('.py'))}; "
-                     "fix config_module in [tool.docs_hooks]")
+    raise TraceError(
+        f"setting config_module names '{module}', but there is no {builder.settings.rel(base.with_suffix('.py'))}; "
+        "fix config_module in [tool.docs_hooks]"
+    )
 
 
 def _instance_fields(builder, dotted: str) -> dict:
@@ -588,8 +620,14 @@ def _config_inventory(builder) -> ConfigInventory:
         path = s.project_root / repo_path
         lines = path.read_text(encoding="utf-8").splitlines()
         short = s.model_config.rsplit(".", 1)[-1]
-        node = next((n for n in ast.walk(_tree(builder, path)) if isinstance(n, ast.ClassDef) and n.name == short
-                     and start <= n.lineno <= end), None)
+        node = next(
+            (
+                n
+                for n in ast.walk(_tree(builder, path))
+                if isinstance(n, ast.ClassDef) and n.name == short and start <= n.lineno <= end
+            ),
+            None,
+        )
         if node is None:  # pragma: no cover - the index found it there
             raise TraceError(f"cannot find class {short} in {repo_path}")
         start = node.lineno
@@ -623,15 +661,24 @@ def _config_inventory(builder) -> ConfigInventory:
                 src = "\n".join(lines)
                 for t in targets:
                     if isinstance(t, ast.Name) and not t.id.startswith("_") and node.value is not None:
-                        loose.append(ConfigField(s.config_module, t.id, ast.get_source_segment(src, node.value),
-                                                 _comment(lines[node.lineno - 1]), repo_path, node.lineno))
+                        loose.append(
+                            ConfigField(
+                                s.config_module,
+                                t.id,
+                                ast.get_source_segment(src, node.value),
+                                _comment(lines[node.lineno - 1]),
+                                repo_path,
+                                node.lineno,
+                            )
+                        )
         if loose:
             _imported_readers(builder, s.config_module, loose)
             classes.append((s.config_module, R.code(_display(builder, repo_path)), loose))
 
     for owner, _, fields in classes:
         methods[owner] = {f.name for f in fields} | {
-            n.rsplit(".", 1)[-1] for n in index.functions if n.startswith(owner + ".")}
+            n.rsplit(".", 1)[-1] for n in index.functions if n.startswith(owner + ".")
+        }
     assigned = _classify_bases(builder, methods, s.config_module)
     for owner, _, fields in classes:
         by_name = {f.name: f for f in fields}
@@ -658,7 +705,7 @@ def config_requests(builder) -> dict[str, Request | TraceError]:
     fn = builder.index.functions.get(name) if name else None
     if fn is None:
         return {}
-    return {LOADED_CONFIG: Request(f"{fn.name}()", fn.module, fn.name[len(fn.module) + 1:])}
+    return {LOADED_CONFIG: Request(f"{fn.name}()", fn.module, fn.name[len(fn.module) + 1 :])}
 
 
 def _module_and_name(builder, dotted: str) -> tuple[Path, str] | None:
@@ -683,21 +730,37 @@ def _dict_config(builder, dotted: str) -> tuple[str, str, list[ConfigField]]:
     if found is not None:
         path, name = found
         for stmt in _tree(builder, path).body:
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+            targets = (
+                stmt.targets
+                if isinstance(stmt, ast.Assign)
+                else [stmt.target]
+                if isinstance(stmt, ast.AnnAssign)
+                else []
+            )
             if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(stmt.value, ast.Dict):
                 node = stmt
     if node is None:
-        raise TraceError(f"setting model_config names '{dotted}', which is not a class, a function or a module-level "
-                         f"dict of the source{did_you_mean(dotted, [*builder.index.classes, *builder.index.functions])}; "
-                         "fix model_config in [tool.docs_hooks]")
+        raise TraceError(
+            f"setting model_config names '{dotted}', which is not a class, a function or a module-level "
+            f"dict of the source{did_you_mean(dotted, [*builder.index.classes, *builder.index.functions])}; "
+            "fix model_config in [tool.docs_hooks]"
+        )
     repo_path = s.rel(path)
     lines = path.read_text(encoding="utf-8").splitlines()
     src = "\n".join(lines)
     fields = []
     for key, value in zip(node.value.keys, node.value.values):
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            fields.append(ConfigField(dotted, key.value, ast.get_source_segment(src, value),
-                                      _comment(lines[key.lineno - 1]), repo_path, key.lineno))
+            fields.append(
+                ConfigField(
+                    dotted,
+                    key.value,
+                    ast.get_source_segment(src, value),
+                    _comment(lines[key.lineno - 1]),
+                    repo_path,
+                    key.lineno,
+                )
+            )
     values = _recorded_config(builder)
     for f in fields:
         if f.name in values:
@@ -724,8 +787,10 @@ def _loaded_config(builder, fn: Function) -> tuple[str, str, list[ConfigField]]:
     s = builder.settings
     value = recording(builder, LOADED_CONFIG).result
     if not isinstance(value, dict):
-        raise TraceError(f"setting model_config names {fn.name}, which returned {type(value).__name__}, not a dict; "
-                         "name a function that returns the config as a dict")
+        raise TraceError(
+            f"setting model_config names {fn.name}, which returned {type(value).__name__}, not a dict; "
+            "name a function that returns the config as a dict"
+        )
     data = None
     for node in ast.walk(_def_node(builder, fn)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DATA_FILE.fullmatch(node.value):
@@ -736,7 +801,9 @@ def _loaded_config(builder, fn: Function) -> tuple[str, str, list[ConfigField]]:
     text = data.read_text(encoding="utf-8").splitlines() if data else []
     fields = []
     for key, val in value.items():
-        line = next((i for i, l in enumerate(text, 1) if re.match(rf"""\s*["']?{re.escape(str(key))}["']?\s*:""", l)), None)
+        line = next(
+            (i for i, l in enumerate(text, 1) if re.match(rf"""\s*["']?{re.escape(str(key))}["']?\s*:""", l)), None
+        )
         where = (s.rel(data), line) if line else (fn.repo_path, fn.start)
         meaning = text[line - 1].partition(" #")[2].strip() if line else ""  # a YAML comment on the key's line
         field_ = ConfigField(fn.name, str(key), _fmt(val), meaning, where[0], where[1], val, True)
@@ -757,10 +824,19 @@ def _dict_readers(builder, fields: list[ConfigField]) -> None:
         reads: dict[str, list[tuple[str, int]]] = {}
         for node in ast.walk(_def_node(builder, fn)):
             key, base = None, None
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.ctx, ast.Load)
+                and isinstance(node.slice, ast.Constant)
+            ):
                 key, base = node.slice.value, node.value
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                  and node.args and isinstance(node.args[0], ast.Constant)):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
                 key, base = node.args[0].value, node.func.value
             if isinstance(key, str) and isinstance(base, (ast.Name, ast.Attribute)):
                 reads.setdefault(ast.unparse(base), []).append((key, node.lineno))
@@ -787,7 +863,9 @@ def _imported_readers(builder, module: str, fields: list[ConfigField]) -> None:
                 by_name[imported[node.id]].readers.append((fn, node.lineno))
 
 
-def _classify_bases(builder, attrs_of: dict[str, set[str]], config_module: str | None) -> dict[tuple[str, str], list[str]]:
+def _classify_bases(
+    builder, attrs_of: dict[str, set[str]], config_module: str | None
+) -> dict[tuple[str, str], list[str]]:
     """Which config class each (function, name) reads through: ``cfg`` in block_forward -> ModelConfig.
 
     A name is taken to hold a class when every attribute the function reads through
@@ -836,15 +914,29 @@ def _setters(builder, dotted: str, fields: list[ConfigField]) -> None:
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            direct = (isinstance(func, ast.Name) and func.id == short) or (isinstance(func, ast.Attribute) and func.attr == short)
-            via = (isinstance(func, ast.Attribute) and func.attr in own and func.attr not in by_name
-                   and ((isinstance(func.value, ast.Name) and func.value.id == short)
-                        or (isinstance(func.value, ast.Attribute) and func.value.attr == short)))
+            direct = (isinstance(func, ast.Name) and func.id == short) or (
+                isinstance(func, ast.Attribute) and func.attr == short
+            )
+            via = (
+                isinstance(func, ast.Attribute)
+                and func.attr in own
+                and func.attr not in by_name
+                and (
+                    (isinstance(func.value, ast.Name) and func.value.id == short)
+                    or (isinstance(func.value, ast.Attribute) and func.value.attr == short)
+                )
+            )
             if not (direct or via):
                 continue
-            stmt = next((s for s in sorted(fn.statements, key=lambda s: s.end - s.start)
-                         if s.start <= node.lineno <= s.end), None)
-            link = builder.links.line_link(fn, stmt.start, stmt.end) if stmt else builder.links.line_link(fn, node.lineno, node.lineno)
+            stmt = next(
+                (s for s in sorted(fn.statements, key=lambda s: s.end - s.start) if s.start <= node.lineno <= s.end),
+                None,
+            )
+            link = (
+                builder.links.line_link(fn, stmt.start, stmt.end)
+                if stmt
+                else builder.links.line_link(fn, node.lineno, node.lineno)
+            )
             who = f"{R.code(fn.name)} {link}"
             if via:
                 what = R.code(ast.unparse(node))
@@ -888,7 +980,8 @@ def _field_rows(builder, fields: list[ConfigField], show_owner: bool) -> list[li
                 by_fn.setdefault(fn.name, []).append((fn, line))
             read = "<br>".join(
                 f"{R.code(name)} " + ", ".join(builder.links.line_link(fn, line, line) for fn, line in reads)
-                for name, reads in by_fn.items())
+                for name, reads in by_fn.items()
+            )
         else:
             read = '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>'
         rows.append([name, defined, default, set_by, effect, read])
@@ -918,8 +1011,10 @@ def config_block(ctx, block) -> str:
     for name in names:
         hits = inv.lookup(name)
         if not hits:
-            raise TraceError(f"no config field '{name}'{did_you_mean(name, inv.names())}; "
-                             f"the fields are: {', '.join(dict.fromkeys(inv.names()))}")
+            raise TraceError(
+                f"no config field '{name}'{did_you_mean(name, inv.names())}; "
+                f"the fields are: {', '.join(dict.fromkeys(inv.names()))}"
+            )
         chosen.extend(hits)
     return R.table(CONFIG_HEADERS, _field_rows(b, chosen, True), "trace-table trace-config") + "\n"
 
@@ -943,7 +1038,8 @@ def inventory_block(ctx, block) -> str:
     kind = block.data["of"]
     handler = ctx.builder.inventory_kinds.get(kind)
     if handler is None:
-        raise TraceError(f"trace-inventory of: {kind} has no generator in this build; "
-                         f"available: {', '.join(sorted(ctx.builder.inventory_kinds))}")
+        raise TraceError(
+            f"trace-inventory of: {kind} has no generator in this build; "
+            f"available: {', '.join(sorted(ctx.builder.inventory_kinds))}"
+        )
     return handler(ctx, block)
-

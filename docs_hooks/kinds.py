@@ -11,8 +11,8 @@ time: adding a kind means adding a row here and its fields in blocks.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import examples, inventory, matrix, results, shapes
 from .blocks import BLOCK_KINDS, BlockSpec
@@ -33,18 +33,30 @@ KINDS: dict[str, Kind] = {
     "entry": Kind(BLOCK_KINDS["entry"]),
     "equation": Kind(BLOCK_KINDS["equation"]),
     "excerpt": Kind(BLOCK_KINDS["excerpt"], render=excerpt_block, references=excerpt_references),
-    "symbols": Kind(BLOCK_KINDS["symbols"], render=shapes.symbols_block, requests=shapes.model_requests,
-                    prefetch=shapes.prefetch_model_run),
+    "symbols": Kind(
+        BLOCK_KINDS["symbols"],
+        render=shapes.symbols_block,
+        requests=shapes.model_requests,
+        prefetch=shapes.prefetch_model_run,
+    ),
     "shapes": Kind(BLOCK_KINDS["shapes"], render=shapes.shapes_block, references=shapes.shapes_references),
-    "example": Kind(BLOCK_KINDS["example"], render=examples.example_handler,
-                    references=examples.example_references, prefetch=examples.prefetch_tests),
+    "example": Kind(
+        BLOCK_KINDS["example"],
+        render=examples.example_handler,
+        references=examples.example_references,
+        prefetch=examples.prefetch_tests,
+    ),
     "params": Kind(BLOCK_KINDS["params"], render=inventory.params_block, requests=inventory.inventory_requests),
     "config": Kind(BLOCK_KINDS["config"], render=inventory.config_block, requests=inventory.config_requests),
-    "inventory": Kind(BLOCK_KINDS["inventory"], render=inventory.inventory_block, tables={
-        "parameters": inventory.parameters_inventory,
-        "config": inventory.config_inventory_block,
-        **{name: matrix.site_table_block(table) for name, table in matrix.TABLES.items()},
-    }),
+    "inventory": Kind(
+        BLOCK_KINDS["inventory"],
+        render=inventory.inventory_block,
+        tables={
+            "parameters": inventory.parameters_inventory,
+            "config": inventory.config_inventory_block,
+            **{name: matrix.site_table_block(table) for name, table in matrix.TABLES.items()},
+        },
+    ),
     "results": Kind(BLOCK_KINDS["results"], render=results.results_block),
 }
 

@@ -29,8 +29,9 @@ class Links:
 
     def line_link(self, fn: Function, start: int, end: int) -> str:
         """``ops.py:42`` linked to that line on its source page in this site."""
-        return R.link(R.code(R.span_label(fn.display_path, start, end)), sources.target(fn.repo_path, start, end),
-                      fn.name)
+        return R.link(
+            R.code(R.span_label(fn.display_path, start, end)), sources.target(fn.repo_path, start, end), fn.name
+        )
 
     def code_links(self, fn: Function, start: int, end: int) -> str:
         """Where a listing's code lives: its source page in this site, and with ``repo_url`` the repository."""
@@ -50,7 +51,7 @@ class Links:
         groups = []
         for path, fns in by_file.items():
             label = R.link(R.code(path), self.settings.github_url(fns[0].repo_path))
-            groups.append(f"{label}: " + ", ".join(R.code(f.name[len(f.module) + 1:]) for f in fns))
+            groups.append(f"{label}: " + ", ".join(R.code(f.name[len(f.module) + 1 :]) for f in fns))
         return "<br>".join(groups)
 
     def source_url(self, repo_path: str) -> str:

@@ -41,8 +41,9 @@ def read_lock(path: Path, name: str | None = None) -> dict[tuple[str, str], Lock
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"cannot read the review lock ({exc}); restore it from git, then run '{RELOCK}'",
-                         name) from None
+        raise TraceError(
+            f"cannot read the review lock ({exc}); restore it from git, then run '{RELOCK}'", name
+        ) from None
     conflict = conflict_line(text)
     if conflict is not None:
         raise TraceError(
@@ -102,8 +103,13 @@ def _changed_lines(old: str, new: str) -> tuple[str, str]:
     return "\n".join(removed), "\n".join(added)
 
 
-def compare(locked: dict[tuple[str, str], LockEntry], current: list[LockEntry], lock_name: str,
-            unresolved: dict[tuple[str, str], int] | None = None, pages: set[str] | None = None) -> list[TraceError]:
+def compare(
+    locked: dict[tuple[str, str], LockEntry],
+    current: list[LockEntry],
+    lock_name: str,
+    unresolved: dict[tuple[str, str], int] | None = None,
+    pages: set[str] | None = None,
+) -> list[TraceError]:
     """Problems between the lock and what the pages reference now.
 
     ``unresolved`` maps (page, key) of references that no longer resolve to their
@@ -117,28 +123,43 @@ def compare(locked: dict[tuple[str, str], LockEntry], current: list[LockEntry], 
         seen.add(k)
         old = locked.get(k)
         if old is None:
-            problems.append(TraceError(
-                f"{e.key}: not reviewed yet ({e.code.splitlines()[0] if e.code else ''}); "
-                f"review the page, then run '{RELOCK}' to record it in {lock_name}",
-                e.page, e.line))
+            problems.append(
+                TraceError(
+                    f"{e.key}: not reviewed yet ({e.code.splitlines()[0] if e.code else ''}); "
+                    f"review the page, then run '{RELOCK}' to record it in {lock_name}",
+                    e.page,
+                    e.line,
+                )
+            )
         elif old.digest != e.digest:
             before, after = _changed_lines(old.code, e.code)
-            problems.append(TraceError(
-                f"{e.key}: changed since reviewed. Old text: {before!r}. New text: {after!r}. "
-                f"Review the page against the new code, then run '{RELOCK}'",
-                e.page, e.line))
+            problems.append(
+                TraceError(
+                    f"{e.key}: changed since reviewed. Old text: {before!r}. New text: {after!r}. "
+                    f"Review the page against the new code, then run '{RELOCK}'",
+                    e.page,
+                    e.line,
+                )
+            )
     for k, line in (unresolved or {}).items():
         seen.add(k)
         old = locked.get(k)
         if old is not None:
-            problems.append(TraceError(
-                f"{k[1]}: the reviewed code is gone. It was: {old.code!r}. "
-                f"Point the reference at the code that replaced it, then run '{RELOCK}'",
-                k[0], line))
-    for k, old in sorted(locked.items()):
+            problems.append(
+                TraceError(
+                    f"{k[1]}: the reviewed code is gone. It was: {old.code!r}. "
+                    f"Point the reference at the code that replaced it, then run '{RELOCK}'",
+                    k[0],
+                    line,
+                )
+            )
+    for k in sorted(locked):
         if k not in seen and (pages is None or k[0] in pages):
-            problems.append(TraceError(
-                f"{k[1]}: {lock_name} records this reference but the page no longer makes it; "
-                f"run '{RELOCK}' to drop it",
-                k[0]))
+            problems.append(
+                TraceError(
+                    f"{k[1]}: {lock_name} records this reference but the page no longer makes it; "
+                    f"run '{RELOCK}' to drop it",
+                    k[0],
+                )
+            )
     return problems

@@ -36,8 +36,11 @@ BUNDLED = Path(__file__).with_name("_katex")  # KaTeX as the wheel carries it (s
 
 def katex_dist(project_root: Path) -> Path | None:
     """The folder holding katex.min.js, its stylesheet and fonts: the wheel's copy, else the project's npm one."""
-    for folder in (BUNDLED, Path(project_root) / "node_modules" / "katex" / "dist",
-                   Path(__file__).resolve().parent.parent / "node_modules" / "katex" / "dist"):
+    for folder in (
+        BUNDLED,
+        Path(project_root) / "node_modules" / "katex" / "dist",
+        Path(__file__).resolve().parent.parent / "node_modules" / "katex" / "dist",
+    ):
         if (folder / "katex.min.js").is_file():
             return folder
     return None
@@ -54,6 +57,8 @@ def katex_version(dist: Path | None) -> str:
             continue
         return json.loads(text)["version"] if version_file.suffix == ".json" else text.strip()
     return "unknown"
+
+
 TIMEOUT = 60.0  # seconds KaTeX may take for one batch of formulas (one page's, or the prefetch's)
 # $...$ in prose: no space just inside the dollars, no digit right after (so "$5 and $6" stays text).
 INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
@@ -107,8 +112,9 @@ class MathRenderer:
             if not self.available():
                 raise TraceError(
                     "the site renders its math at build time with KaTeX, which needs Node.js: install 'node' "
-                    "(version 18 or later) and put it on the PATH" if self.node is None else
-                    "KaTeX is missing: the docs-hooks wheel carries it; with an editable install of docs-hooks, "
+                    "(version 18 or later) and put it on the PATH"
+                    if self.node is None
+                    else "KaTeX is missing: the docs-hooks wheel carries it; with an editable install of docs-hooks, "
                     "run 'npm ci' in the docs-hooks source folder"
                 )
             rendered = {}
@@ -173,8 +179,13 @@ class MathRenderer:
         if not self.available() or (self._proc is not None and self._proc.poll() is None):
             return
         self._proc = subprocess.Popen(
-            [self.node, str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8", cwd=self.project_root,
+            [self.node, str(SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            cwd=self.project_root,
             env={"KATEX_JS": str(self.dist / "katex.min.js"), "PATH": ""},
         )
 

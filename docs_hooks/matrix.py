@@ -66,7 +66,9 @@ def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: 
 def _short(builder: Builder, test: str) -> str:
     """A test's name inside its module: ``test_x``, or ``TestCase.test_x`` for a method."""
     fn = builder.index.functions.get(test)
-    return test[len(fn.module) + 1:] if fn is not None and test.startswith(fn.module + ".") else test.rsplit(".", 1)[-1]
+    return (
+        test[len(fn.module) + 1 :] if fn is not None and test.startswith(fn.module + ".") else test.rsplit(".", 1)[-1]
+    )
 
 
 def _names(builder: Builder, tests: list[str]) -> str:
@@ -99,17 +101,33 @@ def matrix(builder: Builder, here: str) -> str:
     covered = bool(builder.settings.coverage_tests)
     rows = matrix_rows(builder)
     statics = [(tuple(row.direct), *builder.graph.reached_shown(row.functions)) for row in rows]
-    table_key = tuple((row.page, row.eq.id, tuple((r.function.name, r.start, r.end) for r in row.eq.resolved),
-                       static[0], tuple(static[1]), static[2]) for row, static in zip(rows, statics))
+    table_key = tuple(
+        (
+            row.page,
+            row.eq.id,
+            tuple((r.function.name, r.start, r.end) for r in row.eq.resolved),
+            static[0],
+            tuple(static[1]),
+            static[2],
+        )
+        for row, static in zip(rows, statics)
+    )
     lists = _TestLists(builder, rows, statics)
     body = []
     for i, row in enumerate(rows):
         eq, entry = row.eq, row.entry
-        code = "<br>".join(
-            R.code(fn.short_name) + " " + ", ".join(
-                builder.links.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn)
-            for fn in row.functions if any(r.function is fn for r in eq.resolved)
-        ) or "no code"
+        code = (
+            "<br>".join(
+                R.code(fn.short_name)
+                + " "
+                + ", ".join(
+                    builder.links.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn
+                )
+                for fn in row.functions
+                if any(r.function is fn for r in eq.resolved)
+            )
+            or "no code"
+        )
         cells = [
             f"<td>{_page_link(builder, here, row.page, f'eq-{eq.id}', R.esc(eq.title))}</td>",
             f"<td>{_page_link(builder, here, row.page, entry.id, R.esc(row.page_title), entry.title)}</td>",
@@ -127,9 +145,11 @@ def matrix(builder: Builder, here: str) -> str:
     cols = "".join(f'<col style="width:{w}%">' for _, w, _ in columns)
     head = "".join(f'<th data-sort-type="{kind}">{R.esc(h)}</th>' for h, (_, _, kind) in zip(heads, columns))
     templates = builder.defer(lists.templates, lambda message: "", ("matrix test lists", table_key))
-    return (f'<div class="trace-table-wrap trace-matrix-wrap" data-search-exclude>'
-            f'<table class="trace-table trace-matrix"><colgroup>{cols}</colgroup>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{templates}</div>\n")
+    return (
+        f'<div class="trace-table-wrap trace-matrix-wrap" data-search-exclude>'
+        f'<table class="trace-table trace-matrix"><colgroup>{cols}</colgroup>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{templates}</div>\n"
+    )
 
 
 class _TestLists:
@@ -150,8 +170,10 @@ class _TestLists:
                     continue
                 n = lists.setdefault(body, len(lists))
                 shown = f"{count}+" if body.endswith(", and more</p>") else str(count)
-                cells.append(f'<td data-sort="{count}"><details class="trace-fold" data-tests="{n}">'
-                             f"<summary>{shown}</summary></details></td>")
+                cells.append(
+                    f'<td data-sort="{count}"><details class="trace-fold" data-tests="{n}">'
+                    f"<summary>{shown}</summary></details></td>"
+                )
             self._made = (cells, lists)
         return self._made
 
@@ -181,8 +203,10 @@ def _tests_of(builder: Builder, row: MatrixRow, static: tuple) -> tuple[int, str
     if idle:
         parts.append(f"Call {fns} but do not run these lines: {_names(builder, idle)}")
     if others:
-        parts.append(f"{verb.capitalize()} through other functions: {_names(builder, others)}"
-                     + (", and more" if more and not measured else ""))
+        parts.append(
+            f"{verb.capitalize()} through other functions: {_names(builder, others)}"
+            + (", and more" if more and not measured else "")
+        )
     return len(tests), "".join(f'<p class="trace-matrix-tests">{p}</p>' for p in parts)
 
 
@@ -215,7 +239,11 @@ def _grouped(groups: dict[str, list[list[str]]], headers: list[str], what: str, 
     for path, rows in groups.items():
         summary = f"{R.code(path)}: {R.count_words(len(rows), 'function')}{extra.get(path, '')}"
         out.append(R.fold(summary, R.table(headers, rows, searchable=False)))
-    return f'<div class="trace-groups" data-search-exclude data-trace-groups="{R.esc(what)}">' + "\n".join(out) + "</div>\n"
+    return (
+        f'<div class="trace-groups" data-search-exclude data-trace-groups="{R.esc(what)}">'
+        + "\n".join(out)
+        + "</div>\n"
+    )
 
 
 def uncovered_lines(builder: Builder, here: str) -> str:
@@ -233,8 +261,9 @@ def uncovered_lines(builder: Builder, here: str) -> str:
         fn = builder.index.functions[name]
         if fn.is_test or all(entry.status == "illustrative" for _, entry in uses):
             continue
-        left = [st for st in fn.statements
-                if not any(n in covered.get(name, set()) for n in range(st.start, st.end + 1))]
+        left = [
+            st for st in fn.statements if not any(n in covered.get(name, set()) for n in range(st.start, st.end + 1))
+        ]
         if not left:
             continue
         lines = [n for st in left for n in range(st.start, st.end + 1) if fn.source_lines[n - fn.start].strip()]
@@ -242,7 +271,8 @@ def uncovered_lines(builder: Builder, here: str) -> str:
         kinds = ", ".join(dict.fromkeys(st.kind for st in left))
         page, entry = uses[0]
         groups.setdefault(fn.display_path, []).append(
-            [_page_link(builder, here, page, entry.id, R.code(name)), spans, R.esc(kinds)])
+            [_page_link(builder, here, page, entry.id, R.code(name)), spans, R.esc(kinds)]
+        )
         counts[fn.display_path] = counts.get(fn.display_path, 0) + len(lines)
     if not groups:
         return "<p>Every statement of every documented function is referenced by an equation.</p>\n"
@@ -254,16 +284,19 @@ def undocumented_functions(builder: Builder, here: str) -> str:
     """Functions of the source root that no entry documents, folded by module."""
     documented = documented_functions(builder.site_entries())
     missing: list[Function] = [
-        fn for name, fn in sorted(builder.index.functions.items())
-        if not fn.is_test and name not in documented
+        fn for name, fn in sorted(builder.index.functions.items()) if not fn.is_test and name not in documented
     ]
     if not missing:
         return "<p>Every function of the source is documented on some page.</p>\n"
     groups: dict[str, list[list[str]]] = {}
     for fn in missing:
         groups.setdefault(fn.display_path, []).append(
-            [builder.links.function_link(fn), builder.links.line_link(fn, fn.start, fn.end),
-             R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else "")])
+            [
+                builder.links.function_link(fn),
+                builder.links.line_link(fn, fn.start, fn.end),
+                R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else ""),
+            ]
+        )
     return _grouped(groups, ["Function", "Lines", "What its docstring says"], "undocumented", {})
 
 
@@ -284,12 +317,14 @@ def pages_table(builder: Builder, here: str) -> str:
     rows = []
     for page, entries in builder.site_entries().items():
         for entry in entries:
-            rows.append([
-                _page_link(builder, here, page, entry.id, R.esc(entry.title)),
-                R.badge(entry.status, sections.status_evidence(entry, builder.graph)),
-                ", ".join(builder.links.function_link(f) for f in entry.functions),
-                str(len(entry.equations)),
-            ])
+            rows.append(
+                [
+                    _page_link(builder, here, page, entry.id, R.esc(entry.title)),
+                    R.badge(entry.status, sections.status_evidence(entry, builder.graph)),
+                    ", ".join(builder.links.function_link(f) for f in entry.functions),
+                    str(len(entry.equations)),
+                ]
+            )
     return R.table(["Entry", "Status", "Functions", "Equations"], rows, searchable=False) + "\n"
 
 
@@ -304,7 +339,10 @@ TABLES = {
 
 def site_table_block(table):
     """The trace-inventory handler of one site-wide ``table``: a placeholder the build fills once every page is read."""
+
     def handler(ctx, block) -> str:
-        return ctx.builder.site_table(lambda: table(ctx.builder, ctx.page), (block.data["of"], ctx.page, block.line),
-                                      block.line)
+        return ctx.builder.site_table(
+            lambda: table(ctx.builder, ctx.page), (block.data["of"], ctx.page, block.line), block.line
+        )
+
     return handler

@@ -121,9 +121,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
             builder.links.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
         self.source_files = {}
         for repo_path in sorted(builder.index.file_digests):  # every indexed file, with functions or not
-            page = File.generated(config, sources.page_uri(repo_path),
-                                  content=sources.page_markdown(repo_path, SOURCE_PLACEHOLDER),
-                                  inclusion=InclusionLevel.NOT_IN_NAV)  # reached by links, not listed in the nav
+            page = File.generated(
+                config,
+                sources.page_uri(repo_path),
+                content=sources.page_markdown(repo_path, SOURCE_PLACEHOLDER),
+                inclusion=InclusionLevel.NOT_IN_NAV,
+            )  # reached by links, not listed in the nav
             files.append(page)
             self.source_files[page.src_uri] = repo_path
             builder.links.source_pages[repo_path] = page.url

@@ -56,8 +56,9 @@ def fingerprint(settings: Settings) -> str:
     return h.hexdigest()
 
 
-def make_builder(settings: Settings, coverage: bool = True, static: bool = False,
-                 index: CodeIndex | None = None) -> Builder:
+def make_builder(
+    settings: Settings, coverage: bool = True, static: bool = False, index: CodeIndex | None = None
+) -> Builder:
     """The one factory of builders: the build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
     A full builder (the build) indexes the code, then starts the slow work in the
@@ -112,8 +113,9 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
     elif static and settings.spec_source is not None:  # resolving needs the labels only: no Typst run
         from .spec import labels_without_compiling
 
-        builder.spec = labels_without_compiling(settings.spec_source,
-                                                settings.cache_dir / "spec" if settings.cache_dir else None)
+        builder.spec = labels_without_compiling(
+            settings.spec_source, settings.cache_dir / "spec" if settings.cache_dir else None
+        )
     return builder
 
 
@@ -130,9 +132,12 @@ def _compile_spec_in_background(settings: Settings):
     from .spec import compile_spec
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docs_hooks-spec")
-    future = pool.submit(compile_spec, settings.spec_source,
-                         cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None,
-                         timeout=settings.test_timeout)
+    future = pool.submit(
+        compile_spec,
+        settings.spec_source,
+        cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None,
+        timeout=settings.test_timeout,
+    )
     pool.shutdown(wait=False)  # the thread ends with its one task; nothing waits here
     return future
 
@@ -159,8 +164,11 @@ def _early_recorder(settings: Settings, pages=()):
         return None
     if not settings.source_root.is_dir():
         return None
-    modules = sorted(p.stem for p in settings.source_root.glob("*.py")
-                     if p.stem not in ("__init__", "setup") and not is_test_file(p) and not settings.is_excluded(p))
+    modules = sorted(
+        p.stem
+        for p in settings.source_root.glob("*.py")
+        if p.stem not in ("__init__", "setup") and not is_test_file(p) and not settings.is_excluded(p)
+    )
     return start_child(settings.project_root, recorder_path(settings), modules + _test_modules(settings, pages))
 
 
@@ -197,6 +205,7 @@ def _early_katex(settings: Settings):
 
 def build_order(settings: Settings) -> list[Path]:
     """The pages in the order MkDocs builds them: folder by folder, each folder's index page first."""
+
     def key(file: Path):
         rel = file.relative_to(settings.docs_dir)
         return (rel.parent.parts, rel.name not in ("index.md", "README.md"), rel.name)
@@ -229,8 +238,7 @@ def expand_site(settings: Settings, builder: Builder | None = None, finish: bool
         builder.await_background()  # a bug in the background work is raised here, not lost
         for rel, expanded in result.pages.items() if finish else ():
             markdown, problems = builder.finish(rel, expanded.markdown)
-            result.pages[rel] = dataclasses.replace(expanded, markdown=markdown,
-                                                    problems=expanded.problems + problems)
+            result.pages[rel] = dataclasses.replace(expanded, markdown=markdown, problems=expanded.problems + problems)
             result.problems.extend(problems)
     finally:
         unfreeze()

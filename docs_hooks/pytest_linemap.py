@@ -62,19 +62,26 @@ class Selection:
 
     def holds(self, path: Path) -> bool:
         path = path.resolve()
+
         def under(p: Path, folder: Path) -> bool:
             return p == folder or folder in p.parents
+
         return any(under(path, p) for p in self.paths) and not any(under(path, i) for i in self.ignored)
 
     def covered_by(self, config) -> bool:
         """Whether this test run runs every test of the selection: its paths include them, nothing filtered."""
         opt = config.option
-        if getattr(opt, "keyword", "") or getattr(opt, "markexpr", "") or getattr(opt, "deselect", None) \
-                or getattr(opt, "lf", False):
+        if (
+            getattr(opt, "keyword", "")
+            or getattr(opt, "markexpr", "")
+            or getattr(opt, "deselect", None)
+            or getattr(opt, "lf", False)
+        ):
             return False
         roots = [(Path(config.invocation_params.dir) / a.split("::", 1)[0]).resolve() for a in config.args]
-        return all(any(p == r or r in p.parents for r in roots) for p in self.paths) and \
-            not any("::" in a for a in config.args)
+        return all(any(p == r or r in p.parents for r in roots) for p in self.paths) and not any(
+            "::" in a for a in config.args
+        )
 
 
 class LineMap:

@@ -33,9 +33,9 @@ import sys
 import tempfile
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import children
 from .cachedir import Store, store_file
@@ -70,8 +70,10 @@ def test_request(node_id: str, project_root: Path) -> Request:
     """
     path, sep, func = node_id.partition("::")
     if not sep or not path.endswith(".py") or not func or not all(p.isidentifier() for p in func.split("::")):
-        raise TraceError(f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name "
-                         "or tests/test_file.py::TestClass::test_name")
+        raise TraceError(
+            f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name "
+            "or tests/test_file.py::TestClass::test_name"
+        )
     from .blocks import within_root  # a page names only files of the project
 
     file = project_root / within_root(path, f"the test file of '{node_id}'")
@@ -87,9 +89,16 @@ DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a request may take unless told
 class Recorder:
     """Answers requests from the store, or runs them in its child process and stores what they recorded."""
 
-    def __init__(self, project_root: Path, sys_path: list[Path], modules: dict[str, str],
-                 file_digests: dict[str, str], cache_dir: Path | None, spare: tuple | None = None,
-                 timeout: float = DEFAULT_TIMEOUT):
+    def __init__(
+        self,
+        project_root: Path,
+        sys_path: list[Path],
+        modules: dict[str, str],
+        file_digests: dict[str, str],
+        cache_dir: Path | None,
+        spare: tuple | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ):
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
@@ -102,8 +111,14 @@ class Recorder:
         self._unstored: dict[str, tuple[dict, Recording]] = {}
         self._unstored_finalizer = weakref.finalize(self, _write_recordings, self.store, self._unstored)
         # ``spare``: a child started ahead of time (see start_child), used on the first miss.
-        self.child = RecordingChild(project_root, sys_path, modules, timeout, spare,
-                                    while_running=functools.partial(_write_recordings, self.store, self._unstored))
+        self.child = RecordingChild(
+            project_root,
+            sys_path,
+            modules,
+            timeout,
+            spare,
+            while_running=functools.partial(_write_recordings, self.store, self._unstored),
+        )
 
     def _digest(self, repo_path: str) -> str | None:
         """Digest of a file's text: from the index, else read now (helpers outside the code roots)."""
@@ -151,7 +166,7 @@ class Recorder:
                 raise value
         return out
 
-    def record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
+    def record_each(self, requests: list[Request]) -> dict[Request, Recording | TraceError]:
         """Recordings for ``requests``, all in one child process; a request that failed maps to its error.
 
         One conversation with the child at a time (the prefetch runs in threads). A
@@ -165,7 +180,7 @@ class Recorder:
                 return {req: memo[req] for req in requests}
             return self._record_each(requests)
 
-    def _record_each(self, requests: list[Request]) -> dict[Request, "Recording | TraceError"]:
+    def _record_each(self, requests: list[Request]) -> dict[Request, Recording | TraceError]:
         missing = [req for req in dict.fromkeys(requests) if req not in self._memo]
         self._memo.update(self._cached(missing))
         todo = [req for req in missing if req not in self._memo]
@@ -198,8 +213,15 @@ class RecordingChild:
     limit, an exit): the requests after that go to a new process.
     """
 
-    def __init__(self, project_root: Path, sys_path: list[Path], modules: dict[str, str], timeout: float,
-                 spare: tuple | None = None, while_running: Callable[[], None] = lambda: None):
+    def __init__(
+        self,
+        project_root: Path,
+        sys_path: list[Path],
+        modules: dict[str, str],
+        timeout: float,
+        spare: tuple | None = None,
+        while_running: Callable[[], None] = lambda: None,
+    ):
         self.project_root = project_root
         self.sys_path = [str(p) for p in sys_path]
         self.modules = modules  # absolute filename -> module name
@@ -224,7 +246,7 @@ class RecordingChild:
         """
         out: list = []
         while len(out) < len(requests):
-            out.extend(self._run_batch(requests[len(out):]))
+            out.extend(self._run_batch(requests[len(out) :]))
         return out
 
     def close(self) -> None:
@@ -251,17 +273,27 @@ class RecordingChild:
 
     def _run_batch(self, requests: list[Request]) -> list:
         """What the child answers for ``requests``, up to and including the first that stops it."""
-        payload = pack({
-            "sys_path": self.sys_path,
-            "project_root": str(self.project_root),
-            "modules": self.modules,
-            "requests": [
-                {"kind": "call", "name": r.name, "module": r.module, "function": r.function,
-                 "args": list(r.args), "args_from": r.args_from, "over": r.over, "target_only": r.target_only,
-                 "project_root": str(self.project_root)}
-                for r in requests
-            ],
-        })
+        payload = pack(
+            {
+                "sys_path": self.sys_path,
+                "project_root": str(self.project_root),
+                "modules": self.modules,
+                "requests": [
+                    {
+                        "kind": "call",
+                        "name": r.name,
+                        "module": r.module,
+                        "function": r.function,
+                        "args": list(r.args),
+                        "args_from": r.args_from,
+                        "over": r.over,
+                        "target_only": r.target_only,
+                        "project_root": str(self.project_root),
+                    }
+                    for r in requests
+                ],
+            }
+        )
         proc = self._start()
         out: list = []
         # Until the child says it has started the first request, it may be starting Python and importing the
@@ -283,10 +315,13 @@ class RecordingChild:
                 children.kill_group(proc)
                 self.close()
                 req = requests[len(out)]
-                out.append(TraceError(
-                    f"{req.name} did not finish within test_timeout = {self.timeout:g} s, so it was stopped "
-                    f"(with every process it started); make it finish sooner, or raise test_timeout in "
-                    f"[tool.docs_hooks]"))
+                out.append(
+                    TraceError(
+                        f"{req.name} did not finish within test_timeout = {self.timeout:g} s, so it was stopped "
+                        f"(with every process it started); make it finish sooner, or raise test_timeout in "
+                        f"[tool.docs_hooks]"
+                    )
+                )
                 return out
             if message is None:  # the child has ended
                 out.append(self._ended(proc, requests[len(out)], printed or 0))
@@ -302,8 +337,11 @@ class RecordingChild:
                 try:
                     out.append(unpack(reply.read_bytes()))
                 except (OSError, ValueError) as exc:  # removed or cut short under it (a full disk, say)
-                    out.append(TraceError(f"the recording of {requests[len(out)].name} could not be read back "
-                                          f"({exc}); build again"))
+                    out.append(
+                        TraceError(
+                            f"the recording of {requests[len(out)].name} could not be read back ({exc}); build again"
+                        )
+                    )
                 finally:
                     reply.unlink(missing_ok=True)
         return out
@@ -321,7 +359,7 @@ class RecordingChild:
                 if left <= 0 or not select.select([], [fd], [], left)[1]:
                     return False
                 try:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 except BlockingIOError:
                     continue
         finally:
@@ -381,6 +419,7 @@ MAX_STORE_BYTES = 256 * 1024 * 1024
 #: The recordings store is vacuumed when more than this share of its file is free pages.
 VACUUM_SHARE = 0.5
 
+
 def _vacuum(path: Path) -> None:
     """Keep the store within MAX_STORE_BYTES (the least recently read recordings go), and give the file's
     free pages back (after rows were deleted, here or by the cache's pruning) when they are most of it."""
@@ -435,18 +474,23 @@ def start_child(project_root: Path, sys_path: list[Path] | None = None, preload:
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")
     if sys_path is not None:
-        env[PRELOAD_ENV] = json.dumps({"sys_path": [str(p) for p in sys_path], "project_root": str(project_root),
-                                       "modules": list(preload)})
+        env[PRELOAD_ENV] = json.dumps(
+            {"sys_path": [str(p) for p in sys_path], "project_root": str(project_root), "modules": list(preload)}
+        )
     else:
         env.pop(PRELOAD_ENV, None)
-    stderr = tempfile.TemporaryFile()
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 (the child writes it; stop_child closes it)
     # The child's replies go to a folder the build makes and removes (see stop_child): a child that is
     # killed leaves none behind.
     env[REPLIES_ENV] = replies = tempfile.mkdtemp(prefix="docs-hooks-replies-")
     try:
         proc = children.start(
             [sys.executable, "-c", "from docs_hooks.record_child import child_main; child_main()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=project_root, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=project_root,
+            env=env,
         )
     except BaseException:
         shutil.rmtree(replies, ignore_errors=True)

@@ -158,7 +158,9 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         return [_snapshot(v, depth + 1) for v in value]
     if depth < 2 and isinstance(value, dict):
         return {k: _snapshot(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (int, float, complex, str, bool, type(None))) or (np is not None and isinstance(value, np.generic)):
+    if isinstance(value, (int, float, complex, str, bool, type(None))) or (
+        np is not None and isinstance(value, np.generic)
+    ):
         return value
     return value  # sent as it is when the build reads it (see pack), else as its repr
 
@@ -193,8 +195,11 @@ def _test_target(module, function: str):
     case = owner()
     if hasattr(case, "setup_method"):
         case.setup_method(target)
-    return getattr(case, path[-1]), code, (lambda: case.teardown_method(target)) if hasattr(case, "teardown_method") \
-        else (lambda: None)
+    return (
+        getattr(case, path[-1]),
+        code,
+        (lambda: case.teardown_method(target)) if hasattr(case, "teardown_method") else (lambda: None),
+    )
 
 
 def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
@@ -448,4 +453,3 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
             with os.fdopen(fd, "wb") as f:
                 f.write(pack(rec, project_object))
             send({"done": i, "path": path})
-

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .errors import TraceError
 
@@ -87,11 +88,13 @@ class Capped:
     def __repr__(self) -> str:
         stats = ", ".join(f"{k} {v:.4g}" for k, v in self.summary.items())
         first = ", ".join(repr(v) for v in self.first)
-        return (f"<{self.type} of shape {self.shape}, {self.dtype}, {self.size} entries: too large to record "
-                f"(more than {MAX_ENTRIES}){'; ' + stats if stats else ''}; first entries [{first}, ...]>")
+        return (
+            f"<{self.type} of shape {self.shape}, {self.dtype}, {self.size} entries: too large to record "
+            f"(more than {MAX_ENTRIES}){'; ' + stats if stats else ''}; first entries [{first}, ...]>"
+        )
 
 
-def capped_summary(value: Any) -> "Capped | None":
+def capped_summary(value: Any) -> Capped | None:
     """A summary of ``value`` when it has more than MAX_ENTRIES entries, else None."""
     try:
         import numpy as np
@@ -106,12 +109,22 @@ def capped_summary(value: Any) -> "Capped | None":
             finite = flat[np.isfinite(flat)] if value.dtype.kind == "f" else flat
             if finite.size:
                 summary = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())}
-        return Capped("numpy.ndarray", tuple(int(d) for d in value.shape), str(value.dtype), summary,
-                      flat[:SHOWN_ENTRIES].tolist())
+        return Capped(
+            "numpy.ndarray",
+            tuple(int(d) for d in value.shape),
+            str(value.dtype),
+            summary,
+            flat[:SHOWN_ENTRIES].tolist(),
+        )
     if isinstance(value, (list, tuple, str, bytes)) and len(value) > MAX_ENTRIES:
         first = list(value[:SHOWN_ENTRIES]) if isinstance(value, (list, tuple)) else [value[:SHOWN_ENTRIES]]
-        return Capped(type(value).__name__, (len(value),), type(value).__name__, {},
-                      [v if isinstance(v, (int, float, str, bool, type(None))) else repr(v) for v in first])
+        return Capped(
+            type(value).__name__,
+            (len(value),),
+            type(value).__name__,
+            {},
+            [v if isinstance(v, (int, float, str, bool, type(None))) else repr(v) for v in first],
+        )
     return None
 
 
@@ -156,7 +169,7 @@ _MAX_DEPTH = 40  # deeper than this (or a cycle) is kept as its repr
 _PLAIN = (list, tuple, dict, set, frozenset, complex, bytes)
 
 
-def pack(value: Any, project_object: Callable[[Any], "Opaque | None"] | None = None) -> bytes:
+def pack(value: Any, project_object: Callable[[Any], Opaque | None] | None = None) -> bytes:
     """``value`` (recordings, calls, Made, plain data, NumPy arrays) as bytes that ``unpack`` reads back.
 
     ``project_object`` gives the ``Opaque`` of an object of the project's own code, or None for any other
@@ -238,10 +251,10 @@ def unpack(raw: bytes) -> Any:
     if not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + 8:
         raise ValueError("not recorded data")
     start = len(_MAGIC) + 8
-    n = int.from_bytes(raw[len(_MAGIC):start], "little")
+    n = int.from_bytes(raw[len(_MAGIC) : start], "little")
     if start + n > len(raw):
         raise ValueError("recorded data cut short")
-    data = bytearray(raw[start + n:])  # writable arrays, as the code that reads them may expect
+    data = bytearray(raw[start + n :])  # writable arrays, as the code that reads them may expect
     dtypes: dict[str, Any] = {}
 
     def array(place) -> Any:
@@ -289,7 +302,7 @@ def unpack(raw: bytes) -> Any:
         return decoders[tag](v)
 
     try:
-        return json.loads(raw[start:start + n], object_pairs_hook=decode)
+        return json.loads(raw[start : start + n], object_pairs_hook=decode)
     except (TypeError, KeyError, IndexError, AttributeError) as exc:
         raise ValueError(f"damaged recorded data ({exc})") from None
 
@@ -300,4 +313,3 @@ def _safe_repr(v: Any) -> str:
     except Exception:  # a broken __repr__
         return f"<{type(v).__qualname__}>"
     return text if len(text) <= 1000 else text[:1000] + "..."
-

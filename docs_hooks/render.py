@@ -42,11 +42,14 @@ def table(headers: list[str], rows: list[list[str]], cls: str = "trace-table", s
     lines and numbers that would only swell the index and crowd the results.
     """
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join(row if isinstance(row, str) else "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
-                   for row in rows)
+    body = "".join(
+        row if isinstance(row, str) else "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows
+    )
     exclude = "" if searchable else " data-search-exclude"
-    return (f'<div class="trace-table-wrap"{exclude}><table class="{cls}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{body}</tbody></table></div>')
+    return (
+        f'<div class="trace-table-wrap"{exclude}><table class="{cls}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def fold(summary_html: str, body_html: str) -> str:

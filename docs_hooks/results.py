@@ -26,11 +26,14 @@ def stamp(history_path: Path, out: Path, command: str, file_digests: dict[str, s
     try:
         history = json.loads(history_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise TraceError(f"cannot read the training history: {exc}; run the training first", str(history_path)) from None
+        raise TraceError(
+            f"cannot read the training history: {exc}; run the training first", str(history_path)
+        ) from None
     for key in ("step", "loss", "eval"):
         if key not in history:
-            raise TraceError(f"the training history has no '{key}'; is it the file the training script wrote?",
-                             str(history_path))
+            raise TraceError(
+                f"the training history has no '{key}'; is it the file the training script wrote?", str(history_path)
+            )
     source = {p: d for p, d in sorted(file_digests.items()) if p.startswith(source_prefix)}
     data = {"command": command, "source_sha256": source, "history": history}
     atomic_write(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -49,8 +52,7 @@ def load(path: Path, shown_as: str) -> dict:
         raise TraceError(f"{shown_as} is not valid JSON ({exc.msg}); run '{RECORD}' again") from None
     missing = _missing(data)
     if missing:
-        raise TraceError(f"{shown_as} is not a recorded training run: {missing}; "
-                         f"run '{RECORD}' to record one there")
+        raise TraceError(f"{shown_as} is not a recorded training run: {missing}; run '{RECORD}' to record one there")
     return data
 
 
@@ -78,8 +80,9 @@ def _missing(data) -> str | None:
                 return f"its history's evaluation {n} has no number '{key}'"
         samples = e.get("samples", [])
         if not isinstance(samples, list) or not all(
-                isinstance(s, dict) and all(isinstance(s.get(k), str) for k in ("prompt", "output", "target"))
-                for s in samples):
+            isinstance(s, dict) and all(isinstance(s.get(k), str) for k in ("prompt", "output", "target"))
+            for s in samples
+        ):
             return f"its history's evaluation {n} has 'samples' without a text 'prompt', 'output' and 'target'"
     for key in ("loss_floor", "train_seconds"):
         if h.get(key) is not None and (not isinstance(h[key], number) or isinstance(h[key], bool)):
@@ -99,8 +102,9 @@ def stale_files(data: dict, file_digests: dict[str, str], source_prefix: str) ->
     return sorted(p for p in set(then) | set(now) if then.get(p) != now.get(p))
 
 
-def loss_curve_svg(steps: list[int], losses: list[float], floor: float | None = None,
-                   width: int = 640, height: int = 260) -> str:
+def loss_curve_svg(
+    steps: list[int], losses: list[float], floor: float | None = None, width: int = 640, height: int = 260
+) -> str:
     """An inline SVG of the training loss against the step (deterministic text)."""
     if not steps:
         return ""
@@ -133,12 +137,16 @@ def loss_curve_svg(steps: list[int], losses: list[float], floor: float | None = 
         ticks.append(f'<text x="{x(step):.1f}" y="{height - 12}" text-anchor="middle">{step}</text>')
     floor_line = ""
     if floor is not None:
-        floor_line = (f'<line x1="{left}" x2="{left + w}" y1="{y(floor):.1f}" y2="{y(floor):.1f}" class="floor"/>'
-                      f'<text x="{left + w - 4}" y="{y(floor) - 4:.1f}" text-anchor="end">lowest possible loss</text>')
-    style = ("<style>.trace-curve text{font:11px sans-serif;fill:currentColor}"
-             ".trace-curve .grid{stroke:currentColor;stroke-opacity:.15}"
-             ".trace-curve .floor{stroke:currentColor;stroke-opacity:.6;stroke-dasharray:4 3}"
-             ".trace-curve .loss{fill:none;stroke:var(--md-primary-fg-color,#3f51b5);stroke-width:1.5}</style>")
+        floor_line = (
+            f'<line x1="{left}" x2="{left + w}" y1="{y(floor):.1f}" y2="{y(floor):.1f}" class="floor"/>'
+            f'<text x="{left + w - 4}" y="{y(floor) - 4:.1f}" text-anchor="end">lowest possible loss</text>'
+        )
+    style = (
+        "<style>.trace-curve text{font:11px sans-serif;fill:currentColor}"
+        ".trace-curve .grid{stroke:currentColor;stroke-opacity:.15}"
+        ".trace-curve .floor{stroke:currentColor;stroke-opacity:.6;stroke-dasharray:4 3}"
+        ".trace-curve .loss{fill:none;stroke:var(--md-primary-fg-color,#3f51b5);stroke-width:1.5}</style>"
+    )
     return (
         f'<svg class="trace-curve" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="Training loss against step">'
@@ -158,18 +166,27 @@ def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
     command = data.get("command", "")
     out.append(f"<p>From a real run of {R.code(command)}, recorded in {R.code(shown_as)}.</p>")
     if stale:
-        out.append('<div class="admonition warning"><p class="admonition-title">Older code</p><p>'
-                   "The run was made before the last change to "
-                   + ", ".join(code_link(p) for p in stale)
-                   + ". Run <code>python -m docs_hooks results</code> to record a run of this code.</p></div>")
+        out.append(
+            '<div class="admonition warning"><p class="admonition-title">Older code</p><p>'
+            "The run was made before the last change to "
+            + ", ".join(code_link(p) for p in stale)
+            + ". Run <code>python -m docs_hooks results</code> to record a run of this code.</p></div>"
+        )
     out.append(loss_curve_svg(h["step"], h["loss"], h.get("loss_floor")))
     rows = [[str(e["step"]), f"{e['exact_match']:.1%}", f"{e['token_accuracy']:.1%}"] for e in h["eval"]]
     out.append(R.table(["Step", "Exact match (held out)", "Answer-token accuracy"], rows))
     last = h["eval"][-1] if h["eval"] else {}
     samples = last.get("samples", [])
     if samples:
-        srows = [[R.code(s["prompt"]), R.code(s["output"]), R.code(s["target"]),
-                  "yes" if s["output"] == s["target"] else "no"] for s in samples]
+        srows = [
+            [
+                R.code(s["prompt"]),
+                R.code(s["output"]),
+                R.code(s["target"]),
+                "yes" if s["output"] == s["target"] else "no",
+            ]
+            for s in samples
+        ]
         out.append(f"<p>Samples at step {last['step']}, greedy decoding of held-out prompts:</p>")
         out.append(R.table(["Prompt", "Model's answer", "Expected", "Right"], srows))
     facts = []
@@ -194,12 +211,16 @@ def clipping_rows(history: dict) -> list[tuple[str, int, int, float]]:
     tc = history.get("train_config", {})
     for key in ("clip_norm", "warmup_steps", "eval_every"):
         if not isinstance(tc.get(key), (int, float)):
-            raise TraceError(f"the recorded run has no train_config.{key}, which the clipping figures need; "
-                             "record the run again with 'python -m docs_hooks results'")
+            raise TraceError(
+                f"the recorded run has no train_config.{key}, which the clipping figures need; "
+                "record the run again with 'python -m docs_hooks results'"
+            )
     steps, norms = history.get("step", []), history.get("grad_norm", [])
     if not steps or len(steps) != len(norms):
-        raise TraceError("the recorded run has no grad_norm for each step, which the clipping figures need; "
-                         "record the run again with 'python -m docs_hooks results'")
+        raise TraceError(
+            "the recorded run has no grad_norm for each step, which the clipping figures need; "
+            "record the run again with 'python -m docs_hooks results'"
+        )
     limit, warmup, every = tc["clip_norm"], int(tc["warmup_steps"]), max(1, int(tc["eval_every"]))
     bounds = [0, warmup] if warmup > 0 else [0]
     while bounds[-1] < steps[-1]:
@@ -222,29 +243,37 @@ def clipping_table(data: dict, shown_as: str, stale_html: str) -> str:
     h = data["history"]
     rows = clipping_rows(h)
     limit = h["train_config"]["clip_norm"]
-    out = [f"<p>From the recorded run of {R.code(data.get('command', ''))} ({R.code(shown_as)}), whose limit "
-           f"{R.code('clip_norm')} was {R.esc(f'{limit:g}')}. A step is clipped when its global gradient norm, "
-           "recorded before clipping, is above the limit.</p>", stale_html]
-    out.append(R.table(["Steps", "Steps in the stretch", "Clipped", "Share clipped", "Mean gradient norm"],
-                       [[R.esc(label), str(n), str(k), R.esc(f"{k / n:.0%}"), R.esc(f"{mean:.2f}")]
-                        for label, n, k, mean in rows]))
+    out = [
+        f"<p>From the recorded run of {R.code(data.get('command', ''))} ({R.code(shown_as)}), whose limit "
+        f"{R.code('clip_norm')} was {R.esc(f'{limit:g}')}. A step is clipped when its global gradient norm, "
+        "recorded before clipping, is above the limit.</p>",
+        stale_html,
+    ]
+    out.append(
+        R.table(
+            ["Steps", "Steps in the stretch", "Clipped", "Share clipped", "Mean gradient norm"],
+            [[R.esc(label), str(n), str(k), R.esc(f"{k / n:.0%}"), R.esc(f"{mean:.2f}")] for label, n, k, mean in rows],
+        )
+    )
     return "\n".join(part for part in out if part) + "\n"
 
 
 def _stale_html(stale: list[str], code_link) -> str:
     if not stale:
         return ""
-    return ('<div class="admonition warning"><p class="admonition-title">Older code</p><p>'
-            "The run was made before the last change to " + ", ".join(code_link(p) for p in stale)
-            + ". Record a run of this code with <code>python -m docs_hooks results</code>.</p></div>")
+    return (
+        '<div class="admonition warning"><p class="admonition-title">Older code</p><p>'
+        "The run was made before the last change to "
+        + ", ".join(code_link(p) for p in stale)
+        + ". Record a run of this code with <code>python -m docs_hooks results</code>.</p></div>"
+    )
 
 
 def results_block(ctx, block) -> str:
     b = ctx.builder
     shown_as = block.data["file"]
     try:
-        data = load(b.settings.project_root / within_root(shown_as, "field 'file' of block 'trace-results'"),
-                    shown_as)
+        data = load(b.settings.project_root / within_root(shown_as, "field 'file' of block 'trace-results'"), shown_as)
     except TraceError as err:
         raise err.at(ctx.page, block.field_line("file")) from None
     prefix = b.settings.rel(b.settings.source_root) + "/"
@@ -256,4 +285,3 @@ def results_block(ctx, block) -> str:
     if block.data.get("show", "run") == "clipping":
         return clipping_table(data, shown_as, _stale_html(stale, code_link))
     return render(data, shown_as, stale, code_link)
-

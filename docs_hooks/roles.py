@@ -199,9 +199,7 @@ def outputs(statement_text: str) -> list[str]:
     if isinstance(st, ast.Assign):
         for target in st.targets:
             _targets(target, out)
-    elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
-        _targets(st.target, out)
-    elif isinstance(st, (ast.For, ast.AsyncFor)):
+    elif isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
         _targets(st.target, out)
     elif isinstance(st, (ast.With, ast.AsyncWith)):
         for item in st.items:
@@ -209,8 +207,12 @@ def outputs(statement_text: str) -> list[str]:
                 _targets(item.optional_vars, out)
     elif isinstance(st, ast.Return):
         _returned(st.value, out)
-    elif (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute)
-          and st.value.func.attr in _MUTATORS):
+    elif (
+        isinstance(st, ast.Expr)
+        and isinstance(st.value, ast.Call)
+        and isinstance(st.value.func, ast.Attribute)
+        and st.value.func.attr in _MUTATORS
+    ):
         _targets(st.value.func.value, out)  # grads.update(...) fills grads in place
     return out
 
@@ -246,7 +248,9 @@ def _is_condition(statement_text: str) -> bool:
     return bool(tree and tree.body and isinstance(tree.body[0], (ast.If, ast.Assert, ast.While)))
 
 
-def computes_problem(eq_id: str, tex: str, table: dict[str, list[str]] | None, statements: list[tuple[str, str]]) -> str | None:
+def computes_problem(
+    eq_id: str, tex: str, table: dict[str, list[str]] | None, statements: list[tuple[str, str]]
+) -> str | None:
     """Why the statements do not compute the equation's left-hand side, or None when one does (or no table says).
 
     ``statements`` are (label, text) of the lines the equation names, e.g.
@@ -254,9 +258,11 @@ def computes_problem(eq_id: str, tex: str, table: dict[str, list[str]] | None, s
     """
     if table is None or not statements:
         return None
-    what = (f"equation '{eq_id}' is shown as computed by its code (role: computes, the default)")
-    todo = ("declare 'role: derived' if the equation is worked out from these lines, or 'role: contrast' if the code "
-            "does something else there; or point 'code:' at the statement that assigns it")
+    what = f"equation '{eq_id}' is shown as computed by its code (role: computes, the default)"
+    todo = (
+        "declare 'role: derived' if the equation is worked out from these lines, or 'role: contrast' if the code "
+        "does something else there; or point 'code:' at the statement that assigns it"
+    )
     lhs = left_side(tex)
     if lhs is None:
         return None  # a condition or an update written without '=': nothing to match
@@ -276,13 +282,17 @@ def computes_problem(eq_id: str, tex: str, table: dict[str, list[str]] | None, s
     if found is None:
         if not _COMPOUND.search(_BRACED.sub("{}", lhs)):
             return None  # a symbol the table does not list: its code name is not known, so it is not checked
-        return (f"{what}, but its left-hand side {lhs} is an expression (a derivative, a sum, a function applied), "
-                f"not a symbol of this entry's trace-symbols table, so no statement can assign it; add a row "
-                f"naming it in the code to trace-symbols, or {todo}")
+        return (
+            f"{what}, but its left-hand side {lhs} is an expression (a derivative, a sum, a function applied), "
+            f"not a symbol of this entry's trace-symbols table, so no statement can assign it; add a row "
+            f"naming it in the code to trace-symbols, or {todo}"
+        )
     symbol, names = found
     if not names:
-        return (f"{what}, but its left-hand side {lhs} is not named in the code (its trace-symbols row says "
-                f"code: none); {todo}")
+        return (
+            f"{what}, but its left-hand side {lhs} is not named in the code (its trace-symbols row says "
+            f"code: none); {todo}"
+        )
     wanted = {_expression(n) or n for n in names}
     given: list[str] = []
     for _, text in statements:
@@ -293,5 +303,7 @@ def computes_problem(eq_id: str, tex: str, table: dict[str, list[str]] | None, s
         return None
     lines = "; ".join(f"{label} '{_without_comments(text)}'" for label, text in statements)
     gives = ", ".join(dict.fromkeys(given)) or "nothing"
-    return (f"{what}, but its left-hand side {lhs} is {' or '.join(sorted(wanted))} in the code, and {lines} "
-            f"assigns or returns {gives}; {todo}")
+    return (
+        f"{what}, but its left-hand side {lhs} is {' or '.join(sorted(wanted))} in the code, and {lines} "
+        f"assigns or returns {gives}; {todo}"
+    )

@@ -33,14 +33,19 @@ def status_evidence(entry: EntryData, graph: CallGraph) -> str:
 def status_problem(entry: EntryData, graph: CallGraph) -> TraceError | None:
     """What an entry's status claims, against the call graph: an implemented function some test calls."""
     if entry.status == "implemented" and not graph.tested_by(entry.functions):
-        return TraceError(f"entry '{entry.title}' is marked implemented, but no test calls "
-                          f"{', '.join(f.name for f in entry.functions)}; add a test or change its status",
-                          entry.page, entry.line)
+        return TraceError(
+            f"entry '{entry.title}' is marked implemented, but no test calls "
+            f"{', '.join(f.name for f in entry.functions)}; add a test or change its status",
+            entry.page,
+            entry.line,
+        )
     return None
 
 
 def entry_header(entry: EntryData, graph: CallGraph) -> str:
-    return R.heading(2, R.esc(entry.title), entry.id) + "\n" + R.badge(entry.status, status_evidence(entry, graph)) + "\n"
+    return (
+        R.heading(2, R.esc(entry.title), entry.id) + "\n" + R.badge(entry.status, status_evidence(entry, graph)) + "\n"
+    )
 
 
 def equation(eq: EquationData, links: Links, formula: str) -> str:
@@ -49,9 +54,11 @@ def equation(eq: EquationData, links: Links, formula: str) -> str:
     refs = ", ".join(links.line_link(r.function, r.start, r.end) for r in eq.resolved)
     out = R.heading(4, f"({eq.number}) {R.esc(eq.title)}", f"eq-{eq.id}") + "\n" + formula + "\n\n"
     if refs:
-        words = {"computes": f"Computed at {refs}",
-                 "derived": f"Derived from {refs}",
-                 "contrast": f"Contrast, not in the code. What the code does instead: {refs}"}[eq.role]
+        words = {
+            "computes": f"Computed at {refs}",
+            "derived": f"Derived from {refs}",
+            "contrast": f"Contrast, not in the code. What the code does instead: {refs}",
+        }[eq.role]
         out += f'<p class="trace-eq-code">{words}</p>\n'
     return out
 
@@ -99,8 +106,12 @@ def connection(entry: EntryData, links: Links, graph: CallGraph) -> str:
         for offset, text in enumerate(site.statement.lines):
             n = site.statement.start + offset
             rows.append([R.esc(entry.title), role, links.line_link(fn, n, n), R.code(text.strip())])
-    return R.heading(3, "Code and math connection", f"{entry.id}-code-and-math") + "\n" + R.table(
-        ["Equation", "Role", "Lines", "Code"], rows) + "\n"
+    return (
+        R.heading(3, "Code and math connection", f"{entry.id}-code-and-math")
+        + "\n"
+        + R.table(["Equation", "Role", "Lines", "Code"], rows)
+        + "\n"
+    )
 
 
 def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, coverage_row: str | None) -> str:
@@ -111,10 +122,17 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
         out.append(f"<p>{R.esc(entry.note)}</p>\n")
     src = "<br>".join(
         f"{R.link(R.esc(f'{fn.display_path}, {R.lines_words(fn.start, fn.end)}'), links.url(fn, fn.start, fn.end))}, "
-        f"{R.code(fn.short_name)}" for fn in entry.functions)
+        f"{R.code(fn.short_name)}"
+        for fn in entry.functions
+    )
     functions = graph.index.functions
-    called = ", ".join(links.function_link(functions[n]) for n in graph.callers(entry.functions)) or "nothing in the source"
-    tested = ", ".join(links.function_link(functions[n]) for n in graph.tested_by(entry.functions)) or "no test calls it directly"
+    called = (
+        ", ".join(links.function_link(functions[n]) for n in graph.callers(entry.functions)) or "nothing in the source"
+    )
+    tested = (
+        ", ".join(links.function_link(functions[n]) for n in graph.tested_by(entry.functions))
+        or "no test calls it directly"
+    )
     shown, more = graph.reached_shown(entry.functions)
     rows = [["Source", src]]
     if pdf is not None:
@@ -122,19 +140,27 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
     rows += [["Called by", called], ["Tested by", tested]]
     if shown:
         count = f"more than {len(shown)} tests" if more else R.count_words(len(shown), "test")
-        rows.append(["Reached by tests through other functions",
-                     R.fold(count, links.test_names(shown) + (", and more" if more else ""))])
+        rows.append(
+            [
+                "Reached by tests through other functions",
+                R.fold(count, links.test_names(shown) + (", and more" if more else "")),
+            ]
+        )
     if coverage_row is not None:
         rows.append(coverage_row)
     rows.append(["Status", R.badge(entry.status, status_evidence(entry, graph))])
     out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
     if coverage_row is not None:
-        out.append('<p class="trace-facts-note">"Tested by" and "Reached by" follow the calls written in the '
-                   "code; the tests that run these equations' lines were measured: each was seen executing "
-                   "at least one of them.</p>")
+        out.append(
+            '<p class="trace-facts-note">"Tested by" and "Reached by" follow the calls written in the '
+            "code; the tests that run these equations' lines were measured: each was seen executing "
+            "at least one of them.</p>"
+        )
     elif shown:
-        out.append('<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those '
-                   "that call it only through other functions.</p>")
+        out.append(
+            '<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those '
+            "that call it only through other functions.</p>"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -167,13 +193,22 @@ def implemented_in(entry: EntryData, links: Links, github: bool) -> str:
     rows = []
     for eq, r, line, _text in computes_rows(entry, ("computes",)):
         fn = r.function
-        rows.append([
-            eq_link(eq), role_words(eq), R.code(fn.display_path), R.code(fn.short_name),
-            R.link(str(line), sources.target(fn.repo_path, line), f"{fn.display_path}, line {line}"),
-        ] + ([R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), links.url(fn, line, line))] if github else []))
+        rows.append(
+            [
+                eq_link(eq),
+                role_words(eq),
+                R.code(fn.display_path),
+                R.code(fn.short_name),
+                R.link(str(line), sources.target(fn.repo_path, line), f"{fn.display_path}, line {line}"),
+            ]
+            + ([R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), links.url(fn, line, line))] if github else [])
+        )
     head = R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n"
     if not rows and entry.equations:
-        return head + ("<p>No line of the code computes these equations: they are derived from the lines "
-                       "named above, or contrasted with them.</p>\n")
-    return head + R.table(["Equation", "Role", "File", "Function", "Lines"] + (["GitHub"] if github else []),
-                          rows) + "\n"
+        return head + (
+            "<p>No line of the code computes these equations: they are derived from the lines "
+            "named above, or contrasted with them.</p>\n"
+        )
+    return (
+        head + R.table(["Equation", "Role", "File", "Function", "Lines"] + (["GitHub"] if github else []), rows) + "\n"
+    )

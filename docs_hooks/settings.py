@@ -27,7 +27,7 @@ KNOWN_KEYS = {
     "spec_source": "Typst source of the specification the pages cite",
     "spec_pdf": "where the compiled specification goes inside docs_dir",
     "model_config": "dotted name of the model's config: a dataclass, a module-level dict, or a function that "
-                    "returns it as a dict (read from YAML or JSON)",
+    "returns it as a dict (read from YAML or JSON)",
     "config_module": "module that holds the training hyperparameters (dataclasses or module constants)",
     "model_run": "helper module (path) with config(), probe(cfg) and run(cfg): one real forward and backward",
     "init_params": "dotted name of the function that creates the parameters: init_params(cfg, rng)",
@@ -79,7 +79,9 @@ class Settings:
     def pages(self) -> list[Path]:
         """Every Markdown page of the site (hidden folders inside the docs folder left out)."""
         docs = self.docs_dir
-        return sorted(p for p in docs.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(docs).parts))
+        return sorted(
+            p for p in docs.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(docs).parts)
+        )
 
     def github_url(self, repo_path: str, start: int | None = None, end: int | None = None) -> str:
         if not self.repo_url:
@@ -135,10 +137,10 @@ def walk_files(folder: Path, project_root: Path, patterns, suffix: str = "") -> 
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames
-                             if not excluded(here / d, project_root, patterns) and not is_virtualenv(here / d))
-        out.extend(here / f for f in filenames
-                   if f.endswith(suffix) and not excluded(here / f, project_root, patterns))
+        dirnames[:] = sorted(
+            d for d in dirnames if not excluded(here / d, project_root, patterns) and not is_virtualenv(here / d)
+        )
+        out.extend(here / f for f in filenames if f.endswith(suffix) and not excluded(here / f, project_root, patterns))
     return sorted(out)
 
 
@@ -221,7 +223,9 @@ def _validate(raw: dict) -> None:
 
     def fail(key: str, what: str) -> TraceError:
         value = raw[key]
-        shown = repr(value) if isinstance(value, str) else (str(value).lower() if isinstance(value, bool) else str(value))
+        shown = (
+            repr(value) if isinstance(value, str) else (str(value).lower() if isinstance(value, bool) else str(value))
+        )
         return TraceError(f"[tool.docs_hooks] {key}: must be {what}, not {shown}", "pyproject.toml")
 
     for key in _PATHS:
@@ -236,7 +240,7 @@ def _validate(raw: dict) -> None:
     if "symbols" in raw:
         symbols = raw["symbols"]
         if not isinstance(symbols, dict) or not all(isinstance(v, str) for v in symbols.values()):
-            raise fail("symbols", "a table of config field = \"symbol\" ([tool.docs_hooks.symbols])")
+            raise fail("symbols", 'a table of config field = "symbol" ([tool.docs_hooks.symbols])')
 
 
 def _timeout(value) -> float:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
-
 from . import render as R
 from .codeindex import Function, did_you_mean, normalise_tokens
 from .errors import TraceError
@@ -39,6 +39,7 @@ CONFIG = "config"
 PROBE_CONFIG = "probe config"
 
 RequestMaker = Callable[[Any], dict[str, "Request | TraceError"]]
+
 
 def state(builder) -> dict:
     """This build's cache for the evidence modules: ``builder.run_state``, dropped with the builder."""
@@ -59,14 +60,14 @@ def once(builder, key: str, compute):
     return value
 
 
-def recordings(builder) -> dict[str, "Recording | TraceError"]:
+def recordings(builder) -> dict[str, Recording | TraceError]:
     """Every registered request, recorded once per build, all in one child process."""
     st = state(builder)
     with st["lock"]:  # the prefetch may be recording them right now: wait for it, not twice
         return _recordings(builder, st)
 
 
-def _recordings(builder, st: dict) -> dict[str, "Recording | TraceError"]:
+def _recordings(builder, st: dict) -> dict[str, Recording | TraceError]:
     if st["recordings"] is None:
         wanted: dict[str, Request | TraceError] = {}
         for maker in st["makers"]:
@@ -144,7 +145,7 @@ class Desc:
 
     kind: str  # "array", "scalar", "tuple", "other"
     dims: tuple[Dim, ...] = ()
-    items: tuple["Desc", ...] = ()
+    items: tuple[Desc, ...] = ()
     text: str = ""
 
     def symbolic(self) -> str:
@@ -169,7 +170,7 @@ class Desc:
             if d.key and d.key not in out:
                 out.append(d.key)
         for item in self.items:
-            for k in item.keys():
+            for k in item:
                 if k not in out:
                     out.append(k)
         return out
@@ -308,6 +309,7 @@ class ModelRun:
 
 def model_run(builder) -> ModelRun:
     """The model run of this build: both recordings and the symbol namer (computed once per build)."""
+
     def compute() -> ModelRun:
         helper = model_run_path(builder.settings)
         real_cfg = _config_fields(recording(builder, CONFIG).result, f"config() in {helper}")
@@ -329,7 +331,9 @@ def _functions(ctx, block, what: str) -> list[Function]:
     if names:
         return [ctx.builder.index.function(n) for n in names]
     if ctx.entry is None:
-        raise TraceError(f"{what} outside an entry; put it below a trace-entry block, or name the function with function:")
+        raise TraceError(
+            f"{what} outside an entry; put it below a trace-entry block, or name the function with function:"
+        )
     return list(ctx.entry.functions)
 
 
@@ -358,7 +362,9 @@ def symbols_block(ctx, block) -> str:
             )
         for key in ("symbol", "meaning", "code"):
             if key not in row or row[key] is None or str(row[key]).strip() == "":
-                hint = " (a local name of the function, or 'none' when the code does not name it)" if key == "code" else ""
+                hint = (
+                    " (a local name of the function, or 'none' when the code does not name it)" if key == "code" else ""
+                )
                 raise TraceError(f"row {number} of trace-symbols has no '{key}'{hint}")
         symbol, meaning, code = str(row["symbol"]), str(row["meaning"]), str(row["code"]).strip()
         if code.lower() == "none":
@@ -393,9 +399,16 @@ def symbols_block(ctx, block) -> str:
     if run is not None and all(run.first_calls(fn.name) is None for fn in functions):
         # Nothing to show in a Shape column: say why once, instead of on every row.
         names = " or ".join(R.code(fn.name) for fn in functions)
-        note = (f'<p class="trace-note">The model run does not call {names}, so no shape is recorded '
-                "for these symbols; the worked example shows their values.</p>")
-        return R.table(["Symbol", "Meaning", "In code"], [r[:3] for r in rows], "trace-table trace-symbols") + "\n" + note + "\n"
+        note = (
+            f'<p class="trace-note">The model run does not call {names}, so no shape is recorded '
+            "for these symbols; the worked example shows their values.</p>"
+        )
+        return (
+            R.table(["Symbol", "Meaning", "In code"], [r[:3] for r in rows], "trace-table trace-symbols")
+            + "\n"
+            + note
+            + "\n"
+        )
     return R.table(["Symbol", "Meaning", "In code", "Shape"], rows, "trace-table trace-symbols") + "\n"
 
 
@@ -598,7 +611,9 @@ def site_shapes(builder, run: ModelRun, callee: Function, site, caller: Function
         return data
     real, probe = recorded
     positional = [p for p in callee.params]
-    if callee.short_name == "__init__" or (positional and positional[0] in ("self", "cls") and "." in callee.name[len(callee.module) + 1:]):
+    if callee.short_name == "__init__" or (
+        positional and positional[0] in ("self", "cls") and "." in callee.name[len(callee.module) + 1 :]
+    ):
         positional = positional[1:]
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
@@ -631,15 +646,22 @@ def _unpack(target: ast.expr, real: Any, probe: Any, run: ModelRun, data: SiteSh
     elif isinstance(target, (ast.Tuple, ast.List)):
         if any(isinstance(e, ast.Starred) for e in target.elts):
             return
-        if isinstance(real, (tuple, list)) and isinstance(probe, (tuple, list)) and len(real) == len(target.elts) == len(probe):
+        if (
+            isinstance(real, (tuple, list))
+            and isinstance(probe, (tuple, list))
+            and len(real) == len(target.elts) == len(probe)
+        ):
             for elt, r, p in zip(target.elts, real, probe):
                 _unpack(elt, r, p, run, data)
 
 
 def _recorded_call(run: ModelRun, callee: Function, caller: Function, site):
     def pick(rec: Recording):
-        calls = [c for c in rec.calls_of(callee.name)
-                 if c.caller == caller.name and site.statement.start <= c.caller_line <= site.statement.end]
+        calls = [
+            c
+            for c in rec.calls_of(callee.name)
+            if c.caller == caller.name and site.statement.start <= c.caller_line <= site.statement.end
+        ]
         exact = [c for c in calls if c.caller_line == site.line]
         return (exact or calls or [None])[0]
 
@@ -660,11 +682,18 @@ def _render_site(b, run: ModelRun, data: SiteShapes, callee: Function, label: st
         )
     if not data.values:
         return head + "\n<p>This call names no input or output with a plain name.</p>"
-    rows = [[R.code(name), role, R.code(d.symbolic()) if d.kind != "scalar" else "scalar",
-             R.code(d.concrete()) if d.kind != "scalar" else "scalar"] for name, role, d in data.values]
+    rows = [
+        [
+            R.code(name),
+            role,
+            R.code(d.symbolic()) if d.kind != "scalar" else "scalar",
+            R.code(d.concrete()) if d.kind != "scalar" else "scalar",
+        ]
+        for name, role, d in data.values
+    ]
     keys: list[str] = []
     for _, _, d in data.values:
-        for k in d.keys():
+        for k in d:
             if k not in keys:
                 keys.append(k)
     legend = run.dims.legend(keys)
@@ -689,4 +718,14 @@ def shapes_references(ctx, block) -> None:
     _labels(ctx, block)
 
 
-__all__ = ["model_requests", "prefetch_model_run", "shapes_references", "model_run", "recordings", "Dims", "Desc", "ModelRun", "config_made"]
+__all__ = [
+    "model_requests",
+    "prefetch_model_run",
+    "shapes_references",
+    "model_run",
+    "recordings",
+    "Dims",
+    "Desc",
+    "ModelRun",
+    "config_made",
+]

@@ -95,8 +95,9 @@ def highlighted_lines(text: str) -> list[str]:
     return (lines + [""] * count)[:count]
 
 
-def render_page(repo_path: str, text: str, cited: list[Citation], here_url: str, url_of_page,
-                repo_link: str = "") -> str:
+def render_page(
+    repo_path: str, text: str, cited: list[Citation], here_url: str, url_of_page, repo_link: str = ""
+) -> str:
     """The body of a source page: the module's lines with anchors, and beside each cited line its citations.
 
     ``url_of_page(page)`` is the site URL of a docs page; ``repo_link`` the file's
@@ -119,22 +120,34 @@ def render_page(repo_path: str, text: str, cited: list[Citation], here_url: str,
             links.append(f'<a href="{R.esc(rel)}/#{R.esc(c.anchor)}">{R.esc(c.label)}</a>')
         cites = f'<td class="trace-src-cites">{", ".join(links)}</td>' if links else "<td></td>"
         cls = ' class="trace-src-cited"' if links else ""
-        rows.append(f'<tr id="L{n}"{cls}>'
-                    f'<td class="trace-src-n"><a href="#L{n}">{n}</a></td>'
-                    f'<td class="trace-src-code"><code>{code}</code></td>{cites}</tr>')
-    head = (f'<p>{R.link("On the repository host", repo_link) if repo_link else ""}</p>\n' if repo_link else "")
+        rows.append(
+            f'<tr id="L{n}"{cls}>'
+            f'<td class="trace-src-n"><a href="#L{n}">{n}</a></td>'
+            f'<td class="trace-src-code"><code>{code}</code></td>{cites}</tr>'
+        )
+    head = f"<p>{R.link('On the repository host', repo_link) if repo_link else ''}</p>\n" if repo_link else ""
     cited_count = len({(c.page, c.anchor) for c in cited})
-    summary = (f"<p>{cited_count} entr{'y' if cited_count == 1 else 'ies'} and equation"
-               f"{'' if cited_count == 1 else 's'} cite lines of this file; each cited line lists them.</p>\n"
-               if cited_count else "<p>No entry or equation cites this file.</p>\n")
-    return (head + summary + '<div class="trace-src highlight"><table class="trace-src-table"><tbody>'
-            + "".join(rows) + "</tbody></table></div>\n")
+    summary = (
+        f"<p>{cited_count} entr{'y' if cited_count == 1 else 'ies'} and equation"
+        f"{'' if cited_count == 1 else 's'} cite lines of this file; each cited line lists them.</p>\n"
+        if cited_count
+        else "<p>No entry or equation cites this file.</p>\n"
+    )
+    return (
+        head
+        + summary
+        + '<div class="trace-src highlight"><table class="trace-src-table"><tbody>'
+        + "".join(rows)
+        + "</tbody></table></div>\n"
+    )
 
 
 def page_markdown(repo_path: str, placeholder: str) -> str:
     """The Markdown of a source page: its title and the placeholder its body replaces (see render_page)."""
     name = Path(repo_path).name
     # The code needs the width: the page hides the site's navigation and table of contents (Material's hide).
-    return (f"---\ntitle: {name}\nhide:\n  - navigation\n  - toc\nsearch:\n  exclude: true\n---\n\n"
-            f"# `{R.esc(repo_path)}`\n\n"
-            f"{placeholder}\n")
+    return (
+        f"---\ntitle: {name}\nhide:\n  - navigation\n  - toc\nsearch:\n  exclude: true\n---\n\n"
+        f"# `{R.esc(repo_path)}`\n\n"
+        f"{placeholder}\n"
+    )

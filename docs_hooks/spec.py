@@ -20,10 +20,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterable
 
 import typst
 
@@ -51,9 +51,28 @@ DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT
 #: Files below the specification's folder that can change the document.
 _SOURCE_SUFFIXES = frozenset(
     {
-        ".typ", ".bib", ".yml", ".yaml", ".json", ".toml", ".csv", ".xml",
-        ".txt", ".cbor", ".wasm", ".svg", ".png", ".jpg", ".jpeg", ".gif",
-        ".webp", ".pdf", ".otf", ".ttf", ".otc", ".ttc",
+        ".typ",
+        ".bib",
+        ".yml",
+        ".yaml",
+        ".json",
+        ".toml",
+        ".csv",
+        ".xml",
+        ".txt",
+        ".cbor",
+        ".wasm",
+        ".svg",
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".webp",
+        ".pdf",
+        ".otf",
+        ".ttf",
+        ".otc",
+        ".ttc",
     }
 )
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
@@ -151,9 +170,7 @@ class SpecIndex:
             message += f" (it has {len(candidates)} labels, e.g. '{candidates[0]}')"
         else:
             message += " (it has no labelled equations)"
-        message += (
-            f" Cite a label that exists, or add <{label}> after the equation in {source}."
-        )
+        message += f" Cite a label that exists, or add <{label}> after the equation in {source}."
         return message
 
     # -- cache (de)serialisation --------------------------------------------
@@ -171,7 +188,7 @@ class SpecIndex:
         )
 
     @classmethod
-    def _from_json(cls, text: str, source: Path, pdf: bytes) -> "SpecIndex":
+    def _from_json(cls, text: str, source: Path, pdf: bytes) -> SpecIndex:
         data = json.loads(text)
         if data.get("schema") != _SCHEMA:
             raise ValueError("cache schema differs")
@@ -307,9 +324,16 @@ def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, 
     with tempfile.TemporaryDirectory(prefix="docs-hooks-spec-") as tmp:
         pdf_file = Path(tmp) / "spec.pdf"
         proc = children.start(
-            [sys.executable, "-c", "from docs_hooks.spec import _child_main; _child_main()",
-             str(source), str(root), str(pdf_file)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-c",
+                "from docs_hooks.spec import _child_main; _child_main()",
+                str(source),
+                str(root),
+                str(pdf_file),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         try:
             out, err = proc.communicate(timeout=timeout)
@@ -328,8 +352,11 @@ def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, 
             answer = json.loads(out)
         except ValueError:
             tail = "\n".join(err.decode(errors="replace").rstrip().splitlines()[-15:])
-            how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
-                   else f"exited with code {proc.returncode}")
+            how = (
+                f"was killed by signal {-proc.returncode}"
+                if proc.returncode < 0
+                else f"exited with code {proc.returncode}"
+            )
             raise TraceError(
                 f"Typst could not compile the specification: the compiling process {how}; check the file and "
                 f"its includes" + (f". Last lines of its output:\n{tail}" if tail else ""),
@@ -360,22 +387,26 @@ def _child_main() -> None:  # pragma: no cover - runs in the compiling process
         pdf, warnings = compiler.compile_with_warnings(format="pdf")
         raw = compiler.eval(_INDEX_EXPR, format="json")
     except typst.TypstError as exc:
-        answer = {"typst_error": {
-            "message": str(getattr(exc, "message", "") or exc),
-            "diagnostic": str(getattr(exc, "diagnostic", "") or ""),
-            "hints": [str(h) for h in (getattr(exc, "hints", None) or [])],
-        }}
+        answer = {
+            "typst_error": {
+                "message": str(getattr(exc, "message", "") or exc),
+                "diagnostic": str(getattr(exc, "diagnostic", "") or ""),
+                "hints": [str(h) for h in (getattr(exc, "hints", None) or [])],
+            }
+        }
     except RuntimeError as exc:
         answer = {"runtime_error": str(exc)}
     else:
         Path(pdf_file).write_bytes(bytes(pdf))
-        answer = {"index": raw if isinstance(raw, str) else bytes(raw).decode(),
-                  "warnings": [_format_warning(w, Path(root)) for w in warnings]}
+        answer = {
+            "index": raw if isinstance(raw, str) else bytes(raw).decode(),
+            "warnings": [_format_warning(w, Path(root)) for w in warnings],
+        }
     sys.stdout.write(json.dumps(answer))
     sys.stdout.flush()
 
 
-def _typst_error(exc: "typst.TypstError", source: Path, root: Path) -> TraceError:
+def _typst_error(exc: typst.TypstError, source: Path, root: Path) -> TraceError:
     message = str(getattr(exc, "message", "") or exc)
     diagnostic = str(getattr(exc, "diagnostic", "") or "")
     hints = [str(h) for h in (getattr(exc, "hints", None) or [])]
@@ -448,9 +479,7 @@ def _source_files(root: Path, skip: list[Path]) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not d.startswith(".") and d not in _SKIP_DIRS and (here / d).resolve() not in skip
+            d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS and (here / d).resolve() not in skip
         )
         for name in sorted(filenames):
             path = here / name

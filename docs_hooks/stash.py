@@ -32,8 +32,8 @@ written into an HTML file after MkDocs wrote it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .blocks import prose_lines
 from .errors import TraceError
@@ -43,11 +43,34 @@ from .errors import TraceError
 # a comment at the start of a line would end the paragraph there.
 PLACEHOLDER = re.compile(r'<!--trace-html:(\d+)-->|<trace-html n="(\d+)"></trace-html>')
 # Tags that open a raw HTML block in Python-Markdown (a subset of its block-level elements).
-BLOCK_TAGS = frozenset({
-    "address", "article", "aside", "blockquote", "details", "dialog", "div", "dl", "fieldset", "figure",
-    "footer", "form", "header", "hr", "main", "nav", "ol", "p", "pre", "script", "section", "style",
-    "table", "ul",
-})
+BLOCK_TAGS = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "fieldset",
+        "figure",
+        "footer",
+        "form",
+        "header",
+        "hr",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "script",
+        "section",
+        "style",
+        "table",
+        "ul",
+    }
+)
 _OPENING = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)[\s>/]")
 # The block-level tags of a line, opening or closing (``<hr>`` opens nothing: it is void).
 _TAG = re.compile(r"<(/?)(" + "|".join(sorted(BLOCK_TAGS - {"hr"})) + r")\b[^>]*?(/?)>", re.I)
@@ -83,7 +106,7 @@ def in_heading(text: str, start: int) -> bool:
         return False
     while line_end >= 0:  # the paragraph's next lines, one at a time
         next_end = text.find("\n", line_end + 1)
-        line = text[line_end + 1:next_end if next_end >= 0 else len(text)]
+        line = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
         if re.fullmatch(r" {0,3}(=+|-+) *", line):
             return True
         if not line.strip() or _PARAGRAPH_ENDS.match(line):

@@ -11,8 +11,8 @@ as a batch's results are in, and goes on when they are what it needs.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 
 class Turns:

@@ -10,7 +10,7 @@ after a code change, so no worker outlives the build that made it.
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from .codeindex import CodeIndex
 from .errors import TraceError
@@ -50,8 +50,9 @@ class Workers:
 
         s = self.settings
         modules = {str(f.file): f.module for f in self.index.functions.values()}
-        self._recorder = Recorder(s.project_root, recorder_path(s), modules, self.index.file_digests, s.cache_dir,
-                                  child, s.test_timeout)
+        self._recorder = Recorder(
+            s.project_root, recorder_path(s), modules, self.index.file_digests, s.cache_dir, child, s.test_timeout
+        )
 
     def start_coverage(self) -> None:
         """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
@@ -59,8 +60,9 @@ class Workers:
         if s.coverage_tests and self._coverage_run is None:
             from .coverage_map import Measurement
 
-            self._coverage_run = Measurement(s.project_root, s.source_root, s.coverage_tests,
-                                             self.index.file_digests, s.cache_dir, s.test_timeout)
+            self._coverage_run = Measurement(
+                s.project_root, s.source_root, s.coverage_tests, self.index.file_digests, s.cache_dir, s.test_timeout
+            )
 
     @property
     def coverage(self):
@@ -84,6 +86,7 @@ class Workers:
         where it is written); anything else is a bug, raised again in the build's
         thread by ``raise_errors``.
         """
+
         def run(job):
             try:
                 job()
@@ -107,6 +110,7 @@ class Workers:
         build they use every core at once instead of waiting in turn; a page being
         expanded waits only for what it uses.
         """
+
         def math() -> None:
             from .context import page_formulas
 

@@ -16,7 +16,6 @@ points in transformer.py, not in these operations.
 
 import numpy as np
 
-
 # --------------------------------------------------------------------------- embedding
 
 
@@ -68,18 +67,18 @@ def linear_backward(dY, cache, W):
 # gamma and beta are shared by all rows, so their gradients sum over rows.
 
 
-def layer_norm_forward(X, gamma, beta, epsilon = 1e-5):
+def layer_norm_forward(X, gamma, beta, epsilon=1e-5):
     mu = X.mean(axis=-1, keepdims=True)
     var = ((X - mu) ** 2).mean(axis=-1, keepdims=True)
     s = 1.0 / np.sqrt(var + epsilon)
     Xhat = (X - mu) * s
     return gamma * Xhat + beta, (Xhat, s)
 
+
 def layer_norm_backward(dY, cache, gamma):
     Xhat, s = cache
     dXhat = dY * gamma
-    dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)
-                - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))
+    dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True) - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))
 
     dgamma = (dY * Xhat).sum(axis=0)
     dbeta = dY.sum(axis=0)
@@ -94,7 +93,7 @@ GELU_A = 0.044715  # the cubic coefficient of the tanh approximation (Hendrycks 
 
 def gelu_forward(X):
     """GELU as in GPT-2: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    u = GELU_C * (X + GELU_A * X ** 3)  # (T, f)
+    u = GELU_C * (X + GELU_A * X**3)  # (T, f)
     t = np.tanh(u)  # (T, f)
     Y = 0.5 * X * (1.0 + t)  # (T, f)
     return Y, (X, t)
@@ -103,8 +102,8 @@ def gelu_forward(X):
 def gelu_backward(dY, cache):
     """Product rule on 0.5 x (1 + t), with dt/du = 1 - t^2 and du/dx = c (1 + 3 a x^2)."""
     X, t = cache
-    du_dX = GELU_C * (1.0 + 3.0 * GELU_A * X ** 2)  # (T, f)
-    dY_dX = 0.5 * (1.0 + t) + 0.5 * X * (1.0 - t ** 2) * du_dX  # (T, f)
+    du_dX = GELU_C * (1.0 + 3.0 * GELU_A * X**2)  # (T, f)
+    dY_dX = 0.5 * (1.0 + t) + 0.5 * X * (1.0 - t**2) * du_dX  # (T, f)
     dX = dY * dY_dX  # (T, f)
     return dX
 

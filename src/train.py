@@ -50,7 +50,7 @@ def make_example(rng, n_digits):
 
 def make_eval_set(rng, n_examples, n_digits):
     """n_examples held-out sequences with distinct prompts, shape (n_examples, 2 n_digits + 1)."""
-    if n_examples > 10 ** n_digits // 2:
+    if n_examples > 10**n_digits // 2:
         raise ValueError(f"n_eval = {n_examples} is too many for {n_digits}-digit prompts")
     examples = {}
     while len(examples) < n_examples:
@@ -90,7 +90,7 @@ def batch_loss_and_grads(batch, params, cfg):
 
 def clip_grad_norm(grads, max_norm):
     """Scale all gradients in place so that their global norm is at most max_norm; return the norm before."""
-    norm = math.sqrt(sum(float((grad ** 2).sum()) for grad in grads.values()))
+    norm = math.sqrt(sum(float((grad**2).sum()) for grad in grads.values()))
     if norm > max_norm:
         scale = max_norm / norm
         for grad in grads.values():
@@ -127,8 +127,8 @@ class AdamW:
             g = grads[name]
             self.m[name] = self.beta1 * self.m[name] + (1.0 - self.beta1) * g
             self.v[name] = self.beta2 * self.v[name] + (1.0 - self.beta2) * g * g
-            m_hat = self.m[name] / (1.0 - self.beta1 ** self.t)  # bias-corrected moments
-            v_hat = self.v[name] / (1.0 - self.beta2 ** self.t)
+            m_hat = self.m[name] / (1.0 - self.beta1**self.t)  # bias-corrected moments
+            v_hat = self.v[name] / (1.0 - self.beta2**self.t)
             if decays(name, theta):
                 theta -= lr * self.weight_decay * theta  # decoupled: shrinks the weight, not via the gradient
             theta -= lr * m_hat / (np.sqrt(v_hat) + self.eps)
@@ -288,13 +288,22 @@ def main(argv=None):
     eval_set = make_eval_set(np.random.default_rng([tc.seed, 1]), tc.n_eval, tc.n_digits)
     held_out = {decode(seq[: tc.n_digits]) for seq in eval_set}
     optimizer = AdamW(params, tc.beta1, tc.beta2, tc.adam_eps, tc.weight_decay)
-    history = {"train_config": dataclasses.asdict(tc), "model_config": cfg.to_dict(),
-               "step": [], "loss": [], "lr": [], "grad_norm": [], "eval": []}
+    history = {
+        "train_config": dataclasses.asdict(tc),
+        "model_config": cfg.to_dict(),
+        "step": [],
+        "loss": [],
+        "lr": [],
+        "grad_norm": [],
+        "eval": [],
+    }
     n_params = sum(value.size for value in params.values())
     loss_floor = (tc.n_digits - 1) * math.log(10) / (2 * tc.n_digits)  # the random prompt digits cost log 10 each
     history["loss_floor"] = loss_floor
-    print(f"{n_params:,} parameters; task: sort {tc.n_digits} digits, e.g. {decode(eval_set[0])}; "
-          f"lowest possible loss {loss_floor:.4f}")
+    print(
+        f"{n_params:,} parameters; task: sort {tc.n_digits} digits, e.g. {decode(eval_set[0])}; "
+        f"lowest possible loss {loss_floor:.4f}"
+    )
     first = log_eval(0, params, cfg, eval_set, tc, history)
     train_seconds = 0.0
     n_tokens = 0
@@ -312,16 +321,20 @@ def main(argv=None):
         history["lr"].append(round(lr, 8))
         history["grad_norm"].append(round(grad_norm, 5))
         if step % tc.log_every == 0 or step == tc.steps:
-            print(f"step  {step:5d} | loss {loss:.4f} | lr {lr:.2e} | grad norm {grad_norm:6.3f} "
-                  f"| {n_tokens / train_seconds:,.0f} tokens/s")
+            print(
+                f"step  {step:5d} | loss {loss:.4f} | lr {lr:.2e} | grad norm {grad_norm:6.3f} "
+                f"| {n_tokens / train_seconds:,.0f} tokens/s"
+            )
         if step % tc.eval_every == 0 or step == tc.steps:
             last = log_eval(step, params, cfg, eval_set, tc, history)
             history["train_seconds"] = round(train_seconds, 2)
             save_checkpoint(tc.out, params, cfg)
             save_history(history_path(tc.out), history)
-    print(f"exact match {first['exact_match']:.1%} -> {last['exact_match']:.1%}, "
-          f"answer-token accuracy {first['token_accuracy']:.1%} -> {last['token_accuracy']:.1%}, "
-          f"{train_seconds:.0f} s of training; saved {tc.out} and {history_path(tc.out)}")
+    print(
+        f"exact match {first['exact_match']:.1%} -> {last['exact_match']:.1%}, "
+        f"answer-token accuracy {first['token_accuracy']:.1%} -> {last['token_accuracy']:.1%}, "
+        f"{train_seconds:.0f} s of training; saved {tc.out} and {history_path(tc.out)}"
+    )
     return history
 
 

@@ -128,10 +128,14 @@ def block_forward(X, params, l, cfg):
     Xn, c_ln1 = layer_norm_forward(X, params[p + "ln1_g"], params[p + "ln1_b"], cfg.ln_eps)  # (T, d)
     A, c_attn = attention_forward(
         Xn,
-        params[p + "attn_wq"], params[p + "attn_bq"],
-        params[p + "attn_wk"], params[p + "attn_bk"],
-        params[p + "attn_wv"], params[p + "attn_bv"],
-        params[p + "attn_wo"], params[p + "attn_bo"],
+        params[p + "attn_wq"],
+        params[p + "attn_bq"],
+        params[p + "attn_wk"],
+        params[p + "attn_bk"],
+        params[p + "attn_wv"],
+        params[p + "attn_bv"],
+        params[p + "attn_wo"],
+        params[p + "attn_bo"],
         cfg.n_heads,
     )  # (T, d)
     X1 = X + A  # (T, d) residual
@@ -159,14 +163,22 @@ def block_backward(dX2, cache, params, l, cfg):
     dX = dX1 + dX_branch  # (T, d): X1 = X + A, the residual path and the branch add
     dWq, dbq, dWk, dbk, dWv, dbv, dWo, dbo = dattn
     grads = {
-        p + "ln1_g": dln1_g, p + "ln1_b": dln1_b,
-        p + "attn_wq": dWq, p + "attn_bq": dbq,
-        p + "attn_wk": dWk, p + "attn_bk": dbk,
-        p + "attn_wv": dWv, p + "attn_bv": dbv,
-        p + "attn_wo": dWo, p + "attn_bo": dbo,
-        p + "ln2_g": dln2_g, p + "ln2_b": dln2_b,
-        p + "ff_w1": dff_w1, p + "ff_b1": dff_b1,
-        p + "ff_w2": dff_w2, p + "ff_b2": dff_b2,
+        p + "ln1_g": dln1_g,
+        p + "ln1_b": dln1_b,
+        p + "attn_wq": dWq,
+        p + "attn_bq": dbq,
+        p + "attn_wk": dWk,
+        p + "attn_bk": dbk,
+        p + "attn_wv": dWv,
+        p + "attn_bv": dbv,
+        p + "attn_wo": dWo,
+        p + "attn_bo": dbo,
+        p + "ln2_g": dln2_g,
+        p + "ln2_b": dln2_b,
+        p + "ff_w1": dff_w1,
+        p + "ff_b1": dff_b1,
+        p + "ff_w2": dff_w2,
+        p + "ff_b2": dff_b2,
     }
     return dX, grads
 
@@ -233,7 +245,7 @@ def generate(prompt_ids, params, cfg, n_new, temperature=1.0, rng=None):
         raise ValueError(f"temperature must be >= 0, got {temperature!r}")
     rng = np.random.default_rng(rng)
     for _ in range(n_new):
-        context = np.array(ids[-cfg.seq_len:])  # (T,), T <= seq_len
+        context = np.array(ids[-cfg.seq_len :])  # (T,), T <= seq_len
         logits, _ = forward(context, params, cfg)  # (T, V)
         last = logits[-1]  # (V,) scores for the token after the context
         if temperature == 0:

@@ -13,10 +13,10 @@ from ops import layer_norm_backward, layer_norm_forward
 
 def test_layer_norm_derivation_matches_the_code():
     """Step 5's matrix equals the forward's Jacobian, and step 6 equals layer_norm_backward."""
-    x = np.array([[1., 2., 3., 6.]])
-    gamma = np.array([1., 1., 1., 2.])
-    beta = np.array([0., 0., 0., 1.])
-    dY = np.array([[1., 0., 0., 1.]])
+    x = np.array([[1.0, 2.0, 3.0, 6.0]])
+    gamma = np.array([1.0, 1.0, 1.0, 2.0])
+    beta = np.array([0.0, 0.0, 0.0, 1.0])
+    dY = np.array([[1.0, 0.0, 0.0, 1.0]])
     y, cache = layer_norm_forward(x, gamma, beta)
     Xhat, s = cache
     d = x.shape[1]

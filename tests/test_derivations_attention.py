@@ -64,7 +64,9 @@ def test_key_bias_gets_no_gradient():
     dOh = split_heads(dY @ Wo.T, n_heads)  # (H, T, hd), what the heads receive
     dS = softmax_backward(dOh @ V.transpose(0, 2, 1), P)  # (H, T, T)
     dS_row_sums = dS.sum(axis=-1)  # (H, T)
-    numeric_dbk = numerical_grad(lambda: (attention_forward(X, Wq, bq, Wk, bk, Wv, bv, Wo, bo, n_heads)[0] * dY).sum(), bk)
+    numeric_dbk = numerical_grad(
+        lambda: (attention_forward(X, Wq, bq, Wk, bk, Wv, bv, Wo, bo, n_heads)[0] * dY).sum(), bk
+    )
 
     largest_row_sum = np.abs(dS_row_sums).max()
     largest_dbk = np.abs(dbk).max()

@@ -95,7 +95,7 @@ def test_check_ids_worked_example():
 
 def test_cross_entropy_gradient_derivation_matches_the_code():
     """(P - onehot) / T equals central differences of the loss, the long way through softmax, and the code."""
-    logits = np.array([[0., 0., np.log(2.)], [1., 1., 1.]])  # the inputs of test_cross_entropy_worked_example
+    logits = np.array([[0.0, 0.0, np.log(2.0)], [1.0, 1.0, 1.0]])  # the inputs of test_cross_entropy_worked_example
     targets = np.array([2, 0])
     T, V = logits.shape
     loss, cache = cross_entropy_forward(logits, targets)
@@ -113,7 +113,7 @@ def test_cross_entropy_gradient_derivation_matches_the_code():
     np.testing.assert_array_equal(dlogits, derived)
     np.testing.assert_allclose(row_sums, 0.0, atol=1e-15)
     # Where a target's probability underflows to 0, the long way divides by 0; the combined form does not.
-    extreme = np.array([[1000., 0.]])
+    extreme = np.array([[1000.0, 0.0]])
     extreme_targets = np.array([1])
     loss_extreme, cache_extreme = cross_entropy_forward(extreme, extreme_targets)
     P_extreme, _ = softmax_forward(extreme)
@@ -155,8 +155,8 @@ def test_numerical_grad_worked_example():
     """Central differences of sum(x^3) against its exact gradient 3 x^2; x is unchanged afterwards."""
     x = np.array([[1.0, -2.0], [0.5, 0.3]])
     before = x.copy()
-    grad = numerical_grad(lambda: (x ** 3).sum(), x)
-    exact = 3 * x ** 2
+    grad = numerical_grad(lambda: (x**3).sum(), x)
+    exact = 3 * x**2
     gap = float(np.abs(grad - exact).max())
     np.testing.assert_array_equal(x, before)
     assert gap < 1e-9
@@ -166,14 +166,19 @@ def test_central_difference_error_against_h():
     """The error of a central difference over h: h^2 / 6 |f'''| while h is large, rounding once h is small."""
     x = np.array([1.0])
     f = lambda: float(np.exp(x[0]))  # f = f' = f''' = e at x = 1
-    hs = [10.0 ** -k for k in range(2, 12)]
+    hs = [10.0**-k for k in range(2, 12)]
     errors = [abs(float(numerical_grad(f, x, h=h)[0]) - np.e) for h in hs]
     eps = float(np.finfo(np.float64).eps)
-    truncation = [h ** 2 / 6 * np.e for h in hs]  # h^2 / 6 |f'''|, the first term of the estimate
+    truncation = [h**2 / 6 * np.e for h in hs]  # h^2 / 6 |f'''|, the first term of the estimate
     rounding = [eps * np.e / h for h in hs]  # eps |f| / h, the second term
     header = ("h", "measured error", "truncation term", "rounding term")
-    table = text_table([header] + [(f"{h:.0e}", f"{err:.1e}", f"{trunc:.1e}", f"{rnd:.1e}")
-                                   for h, err, trunc, rnd in zip(hs, errors, truncation, rounding)])
+    table = text_table(
+        [header]
+        + [
+            (f"{h:.0e}", f"{err:.1e}", f"{trunc:.1e}", f"{rnd:.1e}")
+            for h, err, trunc, rnd in zip(hs, errors, truncation, rounding)
+        ]
+    )
     h_star = (3 * eps * np.e / np.e) ** (1 / 3)  # (3 eps |f| / |f'''|)^(1/3)
     for h, err, trunc, rnd in zip(hs, errors, truncation, rounding):
         if h >= 1e-4:
@@ -194,7 +199,7 @@ def test_model_gradient_gap_against_h():
     """Central differences of the model's loss over h, against backprop: the gap is smallest near h = 1e-5."""
     cfg, params, ids, targets = small_model()
     loss, grads = loss_and_grads(ids, targets, params, cfg)
-    hs = [10.0 ** -k for k in range(2, 12)]
+    hs = [10.0**-k for k in range(2, 12)]
     gaps = []
     for h in hs:
         numerical = numerical_grad(lambda: loss_only(ids, targets, params, cfg), params["lnf_g"], h=h)
@@ -212,7 +217,7 @@ def test_rel_error_worked_example():
     analytic = np.array([3.0, 4.0])
     numerical = np.array([3.0, 4.5])
     r = rel_error(analytic, numerical)
-    assert r == pytest.approx(0.5 / np.sqrt(3.0 ** 2 + 4.5 ** 2))
+    assert r == pytest.approx(0.5 / np.sqrt(3.0**2 + 4.5**2))
 
 
 def test_key_bias_exception_worked_example():
@@ -221,8 +226,10 @@ def test_key_bias_exception_worked_example():
     loss, grads = loss_and_grads(ids, targets, params, cfg)
     tol = TOL
     dbk = [grads[f"b{l}.attn_bk"] for l in range(cfg.n_layers)]
-    numerical = [numerical_grad(lambda: loss_only(ids, targets, params, cfg), params[f"b{l}.attn_bk"])
-                 for l in range(cfg.n_layers)]
+    numerical = [
+        numerical_grad(lambda: loss_only(ids, targets, params, cfg), params[f"b{l}.attn_bk"])
+        for l in range(cfg.n_layers)
+    ]
     largest_dbk = max(float(np.abs(g).max()) for g in dbk)
     largest_numerical = max(float(np.abs(n).max()) for n in numerical)
     rel_errors = [rel_error(a, n) for a, n in zip(dbk, numerical)]

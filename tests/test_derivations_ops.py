@@ -27,10 +27,10 @@ from transformer import ModelConfig, block_forward, init_block_params
 
 def test_embedding_scatter_add_derivation():
     """Each table row collects every row of dX that read it; assignment keeps only one of them."""
-    tok_emb = np.array([[1., 0.], [0., 1.], [2., 2.]])  # the numbers of test_embedding_worked_example
-    pos_emb = np.array([[10., 0.], [0., 10.], [20., 20.], [30., 30.]])
+    tok_emb = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]])  # the numbers of test_embedding_worked_example
+    pos_emb = np.array([[10.0, 0.0], [0.0, 10.0], [20.0, 20.0], [30.0, 30.0]])
     ids = np.array([2, 0, 2])  # token 2 at positions 0 and 2
-    dX = np.array([[1., 2.], [3., 4.], [5., 6.]])
+    dX = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     V, T = tok_emb.shape[0], ids.shape[0]
     # Step 2: row v of the gradient sums the rows t of dX with ids[t] == v
     derived_tok = np.stack([dX[ids == v].sum(axis=0) for v in range(V)])  # (V, d)
@@ -60,10 +60,10 @@ def test_embedding_scatter_add_derivation():
 
 def test_linear_derivation_matches_the_code():
     """The element-by-element sums of the chain rule equal central differences and linear_backward."""
-    X = np.array([[1., 2.], [3., -1.]])  # T = 2 rows, so the sums over rows are visible; d_in = 2
-    W = np.array([[1., 0., 2.], [0., 1., -1.]])  # (d_in, d_out) = (2, 3)
-    b = np.array([0.5, 0., 0.])
-    dY = np.array([[1., 0., 1.], [0., 2., -1.]])
+    X = np.array([[1.0, 2.0], [3.0, -1.0]])  # T = 2 rows, so the sums over rows are visible; d_in = 2
+    W = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]])  # (d_in, d_out) = (2, 3)
+    b = np.array([0.5, 0.0, 0.0])
+    dY = np.array([[1.0, 0.0, 1.0], [0.0, 2.0, -1.0]])
     Y, cache = linear_forward(X, W, b)
     T, d_in = X.shape
     d_out = W.shape[1]
@@ -93,14 +93,14 @@ def test_linear_derivation_matches_the_code():
 
 def test_gelu_derivative_matches_the_code():
     """GELU's derivative, built step by step, equals the diagonal of the forward's Jacobian and gelu_backward."""
-    x = np.array([[-1., 0., 1., 2.]])  # the inputs of test_gelu_worked_example
+    x = np.array([[-1.0, 0.0, 1.0, 2.0]])  # the inputs of test_gelu_worked_example
     c = np.sqrt(2.0 / np.pi)  # the constants of the tanh approximation, written here independently
     a = 0.044715
     assert c == GELU_C and a == GELU_A
-    u = c * (x + a * x ** 3)
+    u = c * (x + a * x**3)
     t = np.tanh(u)
-    dt_du = 1.0 - t ** 2  # step 2: tanh' = 1 - tanh^2
-    du_dx = c * (1.0 + 3.0 * a * x ** 2)  # step 3
+    dt_du = 1.0 - t**2  # step 2: tanh' = 1 - tanh^2
+    du_dx = c * (1.0 + 3.0 * a * x**2)  # step 3
     derived = 0.5 * (1.0 + t) + 0.5 * x * dt_du * du_dx  # steps 1 and 4: the product rule and the chain rule
     n = x.shape[1]
     numeric = np.zeros((n, n))  # the forward's Jacobian by central differences: row i is dY_i / dX_j
@@ -120,11 +120,11 @@ def test_feed_forward_worked_example():
     params["b0.ln1_g"] = np.ones(2)
     params["b0.ln2_g"] = np.ones(2)  # LayerNorm 2 only normalises: gamma 1, beta 0
     # every attention weight and bias is 0, so attention adds 0 and X1 = X
-    params["b0.ff_w1"] = np.array([[1., 0., -1.], [1., 2., 0.]])  # (d, F) = (2, 3)
-    params["b0.ff_b1"] = np.array([0.5, 0., -2.])
-    params["b0.ff_w2"] = np.array([[1., 0.], [0., 1.], [1., -1.]])  # (F, d) = (3, 2)
-    params["b0.ff_b2"] = np.array([0., 0.5])
-    X = np.array([[1., 3.], [2., 0.]])
+    params["b0.ff_w1"] = np.array([[1.0, 0.0, -1.0], [1.0, 2.0, 0.0]])  # (d, F) = (2, 3)
+    params["b0.ff_b1"] = np.array([0.5, 0.0, -2.0])
+    params["b0.ff_w2"] = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, -1.0]])  # (F, d) = (3, 2)
+    params["b0.ff_b2"] = np.array([0.0, 0.5])
+    X = np.array([[1.0, 3.0], [2.0, 0.0]])
     X2, cache = block_forward(X, params, 0, cfg)
     # LN2: row 0 has mean 2 and deviations [-1, 1], variance 1, so Xn2 = [-1, 1] up to epsilon; row 1 is [1, -1]
     # H = Xn2 W1 + b1: row 0 = [-1 + 1, 0 + 2, 1 + 0] + [0.5, 0, -2] = [0.5, 2, -1]; row 1 = [0, -2, -1] + b1 = [0.5, -2, -3]
@@ -136,8 +136,8 @@ def test_feed_forward_worked_example():
 
 def test_softmax_shift_worked_example():
     """Subtracting the row maximum gives the same probabilities, and keeps exp finite where the plain formula fails."""
-    ln3 = np.log(3.)
-    X = np.array([[0., ln3], [1000., 1000. + ln3], [-1000., -1000. + ln3]])  # the same gap in every row
+    ln3 = np.log(3.0)
+    X = np.array([[0.0, ln3], [1000.0, 1000.0 + ln3], [-1000.0, -1000.0 + ln3]])  # the same gap in every row
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         E_plain = np.exp(X)  # row 1 overflows to inf, row 2 underflows to 0
         plain = E_plain / E_plain.sum(axis=-1, keepdims=True)  # inf / inf and 0 / 0 are nan
@@ -154,8 +154,8 @@ def test_softmax_shift_worked_example():
 
 def test_softmax_jacobian_matches_the_code():
     """The Jacobian diag(P) - P P^T equals central differences; dP times it equals softmax_backward."""
-    x = np.log(np.array([[2., 3., 5.]]))  # P = [2, 3, 5] / 10
-    dP = np.array([[1., 0., 2.]])
+    x = np.log(np.array([[2.0, 3.0, 5.0]]))  # P = [2, 3, 5] / 10
+    dP = np.array([[1.0, 0.0, 2.0]])
     P, cache = softmax_forward(x)
     p = P[0]
     jacobian = np.diag(p) - np.outer(p, p)  # step 1: entry (i, j) is P_i (delta_ij - P_j)

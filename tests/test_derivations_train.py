@@ -47,7 +47,7 @@ def test_sorting_task_worked_example():
     n_digits = 4
     seq = make_example(np.random.default_rng(0), n_digits)
     text = decode(seq)
-    prompt, answer = text[: n_digits + 1], text[n_digits + 1:]
+    prompt, answer = text[: n_digits + 1], text[n_digits + 1 :]
     ids, targets = seq[:-1], seq[1:]  # what batch_loss_and_grads passes to loss_and_grads
     assert seq.shape == (2 * n_digits + 1,)
     assert prompt[-1] == "=" and answer == "".join(sorted(prompt[:-1]))
@@ -92,8 +92,8 @@ def test_batch_mean_does_not_grow_with_the_batch():
     seq = make_example(np.random.default_rng(3), 3)
     loss_one, grads_one = batch_loss_and_grads(seq[None, :], params, cfg)  # B = 1
     loss_two, grads_two = batch_loss_and_grads(np.stack([seq, seq]), params, cfg)  # B = 2
-    norm_one = math.sqrt(sum(float((g ** 2).sum()) for g in grads_one.values()))
-    norm_two = math.sqrt(sum(float((g ** 2).sum()) for g in grads_two.values()))
+    norm_one = math.sqrt(sum(float((g**2).sum()) for g in grads_one.values()))
+    norm_two = math.sqrt(sum(float((g**2).sum()) for g in grads_two.values()))
     norm_if_summed = 2 * norm_two  # a sum over the batch instead of a mean
     assert loss_two == pytest.approx(loss_one)
     assert norm_two == pytest.approx(norm_one)
@@ -106,12 +106,12 @@ def test_clip_above_the_limit_worked_example():
     """Norm 13 over two tensors, limit 5: every entry of every tensor is scaled by 5/13."""
     grads = {"w": np.array([[3.0, 0.0], [0.0, 4.0]]), "b": np.array([12.0])}
     w_before, b_before = grads["w"].copy(), grads["b"].copy()
-    norm_w = math.sqrt((w_before ** 2).sum())  # 5, the norm of w alone
-    norm_b = math.sqrt((b_before ** 2).sum())  # 12, the norm of b alone
+    norm_w = math.sqrt((w_before**2).sum())  # 5, the norm of w alone
+    norm_b = math.sqrt((b_before**2).sum())  # 12, the norm of b alone
     max_norm = 5.0
     norm = clip_grad_norm(grads, max_norm)
     w_after, b_after = grads["w"], grads["b"]
-    norm_after = math.sqrt((w_after ** 2).sum() + (b_after ** 2).sum())
+    norm_after = math.sqrt((w_after**2).sum() + (b_after**2).sum())
     assert norm == pytest.approx(13.0)  # sqrt(3^2 + 4^2 + 12^2), not the norm of either tensor
     np.testing.assert_allclose(w_after, [[15 / 13, 0.0], [0.0, 20 / 13]])
     np.testing.assert_allclose(b_after, [60 / 13])
@@ -177,11 +177,11 @@ def test_adamw_two_steps_worked_example():
     w_after_2, b_after_2 = params["w"].copy(), params["b"].copy()
     # the equations, worked here for w: moments from zero, then bias correction at step k = 2
     m1 = (1 - beta1) * g1_w
-    v1 = (1 - beta2) * g1_w ** 2
+    v1 = (1 - beta2) * g1_w**2
     m2 = beta1 * m1 + (1 - beta1) * g2_w
-    v2 = beta2 * v1 + (1 - beta2) * g2_w ** 2
-    m_hat = m2 / (1 - beta1 ** 2)
-    v_hat = v2 / (1 - beta2 ** 2)
+    v2 = beta2 * v1 + (1 - beta2) * g2_w**2
+    m_hat = m2 / (1 - beta1**2)
+    v_hat = v2 / (1 - beta2**2)
     expected_w = w_after_1 - lr * wd * w_after_1 - lr * m_hat / (np.sqrt(v_hat) + eps)
     np.testing.assert_allclose(w_after_2, expected_w, rtol=1e-12)
     # step 1: m_hat = g and v_hat = g^2, so a decayed entry moves by lr * wd * w plus lr times the sign of g
@@ -215,7 +215,7 @@ def test_decoupled_decay_against_decay_in_the_gradient():
     change_decoupled = params["w"] - w_before
     # not the code: the decay added to the gradient; at step 1 Adam's update is g' / |g'|
     g_coupled = g + wd * w_before
-    change_coupled = -lr * g_coupled / (np.sqrt(g_coupled ** 2) + eps)
+    change_coupled = -lr * g_coupled / (np.sqrt(g_coupled**2) + eps)
     np.testing.assert_allclose(change_decoupled, -lr * wd * w_before - lr * np.sign(g), atol=1e-6)  # eps aside
     np.testing.assert_allclose(np.abs(change_coupled), lr, atol=1e-6)  # every entry moves by lr: no decay left
 
@@ -241,9 +241,30 @@ def test_lr_schedule_worked_example():
 def test_training_loop_worked_example():
     """A six-step run of train.main on 3-digit sorting: its history and the files it writes."""
     with tempfile.TemporaryDirectory() as folder:
-        argv = ["--steps", "6", "--n-digits", "3", "--batch-size", "4", "--warmup-steps", "2",
-                "--eval-every", "3", "--log-every", "3", "--n-eval", "5", "--n-samples", "1",
-                "--emb-dim", "8", "--ff-dim", "16", "--out", os.path.join(folder, "sort.npz")]
+        argv = [
+            "--steps",
+            "6",
+            "--n-digits",
+            "3",
+            "--batch-size",
+            "4",
+            "--warmup-steps",
+            "2",
+            "--eval-every",
+            "3",
+            "--log-every",
+            "3",
+            "--n-eval",
+            "5",
+            "--n-samples",
+            "1",
+            "--emb-dim",
+            "8",
+            "--ff-dim",
+            "16",
+            "--out",
+            os.path.join(folder, "sort.npz"),
+        ]
         history = train.main(argv)
         files = sorted(os.listdir(folder))
     n_digits = history["train_config"]["n_digits"]
@@ -346,7 +367,7 @@ def test_generate_window_worked_example():
     cfg, params = tiny_generator()
     prompt = np.array([0, 1, 2, 3, 4, 0])
     out = generate(prompt, params, cfg, 3, temperature=0.0)
-    out_tail = generate(prompt[-cfg.seq_len:], params, cfg, 3, temperature=0.0)
+    out_tail = generate(prompt[-cfg.seq_len :], params, cfg, 3, temperature=0.0)
     changed_start = prompt.copy()
     changed_start[:2] = [4, 4]
     out_changed_start = generate(changed_start, params, cfg, 3, temperature=0.0)

@@ -100,8 +100,8 @@ def test_key_bias_gradient_is_zero():
 
 def test_numerical_grad_of_a_known_function():
     x = np.array([[1.0, -2.0], [0.5, 3.0]])
-    grad = numerical_grad(lambda: (x ** 3).sum(), x)
-    np.testing.assert_allclose(grad, 3 * x ** 2, rtol=1e-8)  # d/dx x^3 = 3 x^2
+    grad = numerical_grad(lambda: (x**3).sum(), x)
+    np.testing.assert_allclose(grad, 3 * x**2, rtol=1e-8)  # d/dx x^3 = 3 x^2
     np.testing.assert_array_equal(x, [[1.0, -2.0], [0.5, 3.0]])  # restored
 
 

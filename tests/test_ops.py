@@ -63,17 +63,17 @@ def test_a_wrong_gradient_is_reported_by_name():
 
 
 def test_embedding_worked_example():
-    tok_emb = np.array([[1., 0.], [0., 1.], [2., 2.]])  # V = 3 tokens, d = 2
-    pos_emb = np.array([[10., 0.], [0., 10.], [20., 20.], [30., 30.]])  # seq_len = 4
+    tok_emb = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]])  # V = 3 tokens, d = 2
+    pos_emb = np.array([[10.0, 0.0], [0.0, 10.0], [20.0, 20.0], [30.0, 30.0]])  # seq_len = 4
     ids = np.array([2, 0, 2])  # token 2 twice, token 1 never, position 3 unused
     X, cache = embedding_forward(ids, tok_emb, pos_emb)
     # row t = tok_emb[ids[t]] + pos_emb[t]: [2,2]+[10,0], [1,0]+[0,10], [2,2]+[20,20]
-    np.testing.assert_allclose(X, [[12., 2.], [1., 10.], [22., 22.]])
-    dX = np.array([[1., 2.], [3., 4.], [5., 6.]])
+    np.testing.assert_allclose(X, [[12.0, 2.0], [1.0, 10.0], [22.0, 22.0]])
+    dX = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     dtok_emb, dpos_emb = embedding_backward(dX, cache, tok_emb, pos_emb)
     # token 2 collects rows 0 and 2: [1+5, 2+6]; token 0 row 1; token 1 nothing
-    np.testing.assert_allclose(dtok_emb, [[3., 4.], [0., 0.], [6., 8.]])
-    np.testing.assert_allclose(dpos_emb, [[1., 2.], [3., 4.], [5., 6.], [0., 0.]])
+    np.testing.assert_allclose(dtok_emb, [[3.0, 4.0], [0.0, 0.0], [6.0, 8.0]])
+    np.testing.assert_allclose(dpos_emb, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [0.0, 0.0]])
 
 
 def test_embedding_backward_matches_central_differences():
@@ -91,18 +91,18 @@ def test_embedding_backward_matches_central_differences():
 
 
 def test_linear_worked_example():
-    X = np.array([[1., 2.]])
-    W = np.array([[1., 0., 2.], [0., 1., -1.]])  # (d_in, d_out) = (2, 3)
-    b = np.array([0.5, 0., 0.])
+    X = np.array([[1.0, 2.0]])
+    W = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]])  # (d_in, d_out) = (2, 3)
+    b = np.array([0.5, 0.0, 0.0])
     Y, cache = linear_forward(X, W, b)
     # [1*1 + 2*0, 1*0 + 2*1, 1*2 + 2*(-1)] + b = [1, 2, 0] + [0.5, 0, 0]
-    np.testing.assert_allclose(Y, [[1.5, 2., 0.]])
-    dY = np.array([[1., 0., 1.]])
+    np.testing.assert_allclose(Y, [[1.5, 2.0, 0.0]])
+    dY = np.array([[1.0, 0.0, 1.0]])
     dX, dW, db = linear_backward(dY, cache, W)
     # dX = dY W^T = [1*1 + 1*2, 1*0 + 1*(-1)]; dW = X^T dY (outer product); db = dY
-    np.testing.assert_allclose(dX, [[3., -1.]])
-    np.testing.assert_allclose(dW, [[1., 0., 1.], [2., 0., 2.]])
-    np.testing.assert_allclose(db, [1., 0., 1.])
+    np.testing.assert_allclose(dX, [[3.0, -1.0]])
+    np.testing.assert_allclose(dW, [[1.0, 0.0, 1.0], [2.0, 0.0, 2.0]])
+    np.testing.assert_allclose(db, [1.0, 0.0, 1.0])
 
 
 def test_linear_backward_matches_central_differences():
@@ -119,22 +119,22 @@ def test_linear_backward_matches_central_differences():
 
 
 def test_layer_norm_worked_example():
-    x = np.array([[1., 2., 3., 6.]])
-    gamma = np.array([1., 1., 1., 2.])
-    beta = np.array([0., 0., 0., 1.])
+    x = np.array([[1.0, 2.0, 3.0, 6.0]])
+    gamma = np.array([1.0, 1.0, 1.0, 2.0])
+    beta = np.array([0.0, 0.0, 0.0, 1.0])
     y, cache = layer_norm_forward(x, gamma, beta)
     # mean 3; deviations [-2, -1, 0, 3]; var = (4 + 1 + 0 + 9) / 4 = 3.5; s = 1/sqrt(3.5) = 0.5345
     Xhat, s = cache
     np.testing.assert_allclose(s, [[0.5345]], atol=1e-4)
-    np.testing.assert_allclose(Xhat, [[-1.069, -0.5345, 0., 1.6036]], atol=1e-4)
+    np.testing.assert_allclose(Xhat, [[-1.069, -0.5345, 0.0, 1.6036]], atol=1e-4)
     # y = gamma * Xhat + beta: the last entry is 2 * 1.6036 + 1
-    np.testing.assert_allclose(y, [[-1.069, -0.5345, 0., 4.2071]], atol=1e-4)
-    dx, dgamma, dbeta = layer_norm_backward(np.array([[1., 0., 0., 1.]]), cache, gamma)
+    np.testing.assert_allclose(y, [[-1.069, -0.5345, 0.0, 4.2071]], atol=1e-4)
+    dx, dgamma, dbeta = layer_norm_backward(np.array([[1.0, 0.0, 0.0, 1.0]]), cache, gamma)
     # dXhat = dY * gamma = [1, 0, 0, 2]; mean(dXhat) = 0.75; mean(dXhat * Xhat) = (-1.069 + 3.2071) / 4 = 0.5345
     # dx = s * (dXhat - 0.75 - Xhat * 0.5345) = 0.5345 * [0.8214, -0.4643, -0.75, 0.3929]
     np.testing.assert_allclose(dx, [[0.4391, -0.2482, -0.4009, 0.2100]], atol=1e-4)
-    np.testing.assert_allclose(dgamma, [-1.069, 0., 0., 1.6036], atol=1e-4)  # dY * Xhat
-    np.testing.assert_allclose(dbeta, [1., 0., 0., 1.])  # dY
+    np.testing.assert_allclose(dgamma, [-1.069, 0.0, 0.0, 1.6036], atol=1e-4)  # dY * Xhat
+    np.testing.assert_allclose(dbeta, [1.0, 0.0, 0.0, 1.0])  # dY
 
 
 def test_layer_norm_backward_matches_central_differences():
@@ -161,12 +161,12 @@ def test_layer_norm_ignores_a_shift_of_the_row(row, shift):
 
 
 def test_gelu_worked_example():
-    X = np.array([[-1., 0., 1., 2.]])
+    X = np.array([[-1.0, 0.0, 1.0, 2.0]])
     Y, cache = gelu_forward(X)
     # x = 1: u = sqrt(2/pi) * (1 + 0.044715) = 0.833562, t = tanh(u) = 0.682384, y = 0.5 * (1 + t) = 0.841192
     # x = -1: t = -0.682384, y = -0.5 * (1 - 0.682384) = -0.158808
     # x = 2: u = sqrt(2/pi) * (2 + 0.35772) = 1.881188, t = 0.954598, y = 1 + t = 1.954598
-    np.testing.assert_allclose(Y, [[-0.158808, 0., 0.841192, 1.954598]], atol=1e-6)
+    np.testing.assert_allclose(Y, [[-0.158808, 0.0, 0.841192, 1.954598]], atol=1e-6)
     dY = np.ones((1, 4))
     dX = gelu_backward(dY, cache)
     # dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2); at 0 it is 0.5
@@ -196,11 +196,11 @@ def test_gelu_backward_matches_central_differences():
 
 
 def test_softmax_worked_example():
-    X = np.array([[0., np.log(3.)], [1000., 1000.]])  # the second row would overflow without the max shift
+    X = np.array([[0.0, np.log(3.0)], [1000.0, 1000.0]])  # the second row would overflow without the max shift
     P, cache = softmax_forward(X)
     # row 0: [e^0, e^ln3] / (1 + 3) = [1/4, 3/4]; row 1: equal scores, [1/2, 1/2]
     np.testing.assert_allclose(P, [[0.25, 0.75], [0.5, 0.5]])
-    dP = np.array([[1., 0.], [2., 0.]])
+    dP = np.array([[1.0, 0.0], [2.0, 0.0]])
     dX = softmax_backward(dP, cache)
     # row 0: sum(dP * P) = 0.25, dX = P * (dP - 0.25) = [0.25 * 0.75, 0.75 * (-0.25)]
     # row 1: sum(dP * P) = 1, dX = [0.5 * (2 - 1), 0.5 * (0 - 1)]
@@ -230,29 +230,29 @@ def test_softmax_rows_sum_to_one_and_ignore_a_constant(row, shift):
 
 
 def test_split_heads_and_merge_heads_worked_example():
-    X = np.array([[1., 2., 3., 4.], [5., 6., 7., 8.]])  # T = 2, d = 4
+    X = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])  # T = 2, d = 4
     Xh = split_heads(X, 2)
     # head 0 owns columns 0-1, head 1 columns 2-3
-    np.testing.assert_array_equal(Xh, [[[1., 2.], [5., 6.]], [[3., 4.], [7., 8.]]])
+    np.testing.assert_array_equal(Xh, [[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]])
     np.testing.assert_array_equal(merge_heads(Xh), X)
 
 
 def test_causal_attention_worked_example():
-    Q = np.array([[[1.], [1.]]])  # H = 1, T = 2, hd = 1, so the scale 1/sqrt(hd) is 1
-    K = np.array([[[0.], [np.log(3.)]]])
-    V = np.array([[[2.], [6.]]])
+    Q = np.array([[[1.0], [1.0]]])  # H = 1, T = 2, hd = 1, so the scale 1/sqrt(hd) is 1
+    K = np.array([[[0.0], [np.log(3.0)]]])
+    V = np.array([[[2.0], [6.0]]])
     O, cache = causal_attention_forward(Q, K, V)
     # query 0 sees only key 0: weights [1, 0]; query 1 sees scores [0, ln 3]: weights [1/4, 3/4]
     # O = [2, 0.25 * 2 + 0.75 * 6] = [2, 5]
-    np.testing.assert_allclose(O, [[[2.], [5.]]])
-    dO = np.array([[[1.], [1.]]])
+    np.testing.assert_allclose(O, [[[2.0], [5.0]]])
+    dO = np.array([[[1.0], [1.0]]])
     dQ, dK, dV = causal_attention_backward(dO, cache)
     # dV_j = sum_t P_tj dO_t: [1 + 0.25, 0.75]
     np.testing.assert_allclose(dV, [[[1.25], [0.75]]])
     # dP_tj = dO_t V_j = [2, 6] in both rows; row 0: dS = [1 * (2 - 2), 0] = [0, 0]
     # row 1: sum(dP * P) = 0.5 + 4.5 = 5, dS = [0.25 * (2 - 5), 0.75 * (6 - 5)] = [-0.75, 0.75]
     # dQ_1 = -0.75 * 0 + 0.75 * ln 3 = 0.823959; dK_j = sum_t dS_tj Q_t = [-0.75, 0.75]
-    np.testing.assert_allclose(dQ, [[[0.], [0.823959]]], atol=1e-6)
+    np.testing.assert_allclose(dQ, [[[0.0], [0.823959]]], atol=1e-6)
     np.testing.assert_allclose(dK, [[[-0.75], [0.75]]])
 
 
@@ -267,7 +267,7 @@ def test_causal_attention_backward_matches_central_differences():
 
 
 def test_attention_worked_example():
-    X = np.array([[1., 0.], [0., 1.]])  # T = 2, d = 2, one head: hd = 2, scale 1/sqrt(2) = 0.707107
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])  # T = 2, d = 2, one head: hd = 2, scale 1/sqrt(2) = 0.707107
     Wq = np.eye(2)
     bq = np.zeros(2)
     Wk = np.eye(2)
@@ -282,23 +282,23 @@ def test_attention_worked_example():
     # Query 1 scores [q1.k0, q1.k1] / sqrt(2) = [0, 0.707107]; weights [1, e^0.707107] / (1 + e^0.707107)
     #   = [0.330238, 0.669762]; O_1 = 0.330238 * [1, 0] + 0.669762 * [0, 1]. Y = O + bo.
     np.testing.assert_allclose(Y, [[1.5, -0.5], [0.830238, 0.169762]], atol=1e-6)
-    dY = np.array([[0., 0.], [1., -1.]])
+    dY = np.array([[0.0, 0.0], [1.0, -1.0]])
     dX, (dWq, dbq, dWk, dbk, dWv, dbv, dWo, dbo) = attention_backward(dY, cache, Wq, Wk, Wv, Wo)
     # dbo = sum of dY rows; dWo = O^T dY: column 0 gets O_1, column 1 gets -O_1
-    np.testing.assert_allclose(dbo, [1., -1.])
+    np.testing.assert_allclose(dbo, [1.0, -1.0])
     np.testing.assert_allclose(dWo, [[0.330238, -0.330238], [0.669762, -0.669762]], atol=1e-6)
     # dO = dY; dV_j = sum_t P_tj dO_t = P_1j * [1, -1]
     np.testing.assert_allclose(dWv, [[0.330238, -0.330238], [0.669762, -0.669762]], atol=1e-6)
-    np.testing.assert_allclose(dbv, [1., -1.], atol=1e-12)
+    np.testing.assert_allclose(dbv, [1.0, -1.0], atol=1e-12)
     # dP_1 = [dO_1 . V_0, dO_1 . V_1] = [1, -1]; sum(dP_1 * P_1) = -0.339523
     # dS_1 = P_1 * (dP_1 + 0.339523) = [0.442362, -0.442362]; row 0 of dS is 0
     # dQ_1 = 0.707107 * (0.442362 * K_0 - 0.442362 * K_1) = [0.312797, -0.312797]
-    np.testing.assert_allclose(dWq, [[0., 0.], [0.312797, -0.312797]], atol=1e-6)
+    np.testing.assert_allclose(dWq, [[0.0, 0.0], [0.312797, -0.312797]], atol=1e-6)
     np.testing.assert_allclose(dbq, [0.312797, -0.312797], atol=1e-6)
     # dK_j = 0.707107 * dS_1j * Q_1: dK_0 = [0, 0.312797], dK_1 = [0, -0.312797]; dWk = X^T dK = dK
-    np.testing.assert_allclose(dWk, [[0., 0.312797], [0., -0.312797]], atol=1e-6)
+    np.testing.assert_allclose(dWk, [[0.0, 0.312797], [0.0, -0.312797]], atol=1e-6)
     # the two rows of dK cancel in dbk = dK_0 + dK_1
-    np.testing.assert_allclose(dbk, [0., 0.], atol=1e-12)
+    np.testing.assert_allclose(dbk, [0.0, 0.0], atol=1e-12)
     # dX = dQ + dK + dV (identity weights): row 0 = [0, 0.312797] + [0.330238, -0.330238]
     # row 1 = [0.312797, -0.312797] + [0, -0.312797] + [0.669762, -0.669762]
     np.testing.assert_allclose(dX, [[0.330238, -0.017441], [0.982559, -1.295356]], atol=1e-6)
@@ -327,7 +327,7 @@ def test_attention_backward_matches_central_differences():
 
 
 def test_cross_entropy_worked_example():
-    logits = np.array([[0., 0., np.log(2.)], [1., 1., 1.]])  # T = 2 positions, V = 3
+    logits = np.array([[0.0, 0.0, np.log(2.0)], [1.0, 1.0, 1.0]])  # T = 2 positions, V = 3
     targets = np.array([2, 0])
     loss, cache = cross_entropy_forward(logits, targets)
     # P_0 = [1, 1, 2] / 4, P_1 = [1, 1, 1] / 3; loss = (-ln 0.5 - ln(1/3)) / 2 = (0.693147 + 1.098612) / 2
@@ -348,7 +348,7 @@ def test_cross_entropy_backward_matches_central_differences():
 
 
 def test_cross_entropy_is_stable_for_large_logits():
-    logits = np.array([[1000., 0.], [0., -1000.]])
+    logits = np.array([[1000.0, 0.0], [0.0, -1000.0]])
     loss, _ = cross_entropy_forward(logits, np.array([1, 1]))
     # row 0: -log softmax = 1000 (up to e^-1000); row 1: 1000 as well
     np.testing.assert_allclose(loss, 1000.0)

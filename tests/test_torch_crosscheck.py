@@ -26,7 +26,7 @@ def torch_loss(ids, targets, tparams, cfg):
     ids = torch.as_tensor(ids)
     X = tparams["tok_emb"][ids] + tparams["pos_emb"][:T]
     for l in range(cfg.n_layers):
-        w = {name[len(f"b{l}."):]: value for name, value in tparams.items() if name.startswith(f"b{l}.")}
+        w = {name[len(f"b{l}.") :]: value for name, value in tparams.items() if name.startswith(f"b{l}.")}
         Xn = F.layer_norm(X, (d,), w["ln1_g"], w["ln1_b"], cfg.ln_eps)
         Q = (Xn @ w["attn_wq"] + w["attn_bq"]).view(T, H, d // H).transpose(0, 1)
         K = (Xn @ w["attn_wk"] + w["attn_bk"]).view(T, H, d // H).transpose(0, 1)

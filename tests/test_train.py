@@ -9,8 +9,8 @@ import pytest
 import train
 from config import TrainConfig
 from train import (
-    AdamW,
     EQUALS,
+    AdamW,
     batch_loss_and_grads,
     clip_grad_norm,
     decays,
@@ -172,8 +172,11 @@ def test_checkpoint_from_another_config_names_the_fields(small, tmp_path):
     path = tmp_path / "model.npz"
     save_checkpoint(str(path), params, cfg)
     other = ModelConfig(vocab_size=11, seq_len=6, emb_dim=8, n_heads=2, n_layers=2, ff_dim=32)
-    with pytest.raises(ValueError, match=r"another config; differing fields: emb_dim \(checkpoint 16, expected 8\), "
-                                         r"n_layers \(checkpoint 1, expected 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"another config; differing fields: emb_dim \(checkpoint 16, expected 8\), "
+        r"n_layers \(checkpoint 1, expected 2\)",
+    ):
         load_checkpoint(str(path), other)
 
 
@@ -200,8 +203,28 @@ def test_an_interrupted_save_keeps_the_old_checkpoint(small, tmp_path, monkeypat
 
 def test_main_runs_and_writes_checkpoint_and_history(tmp_path, capsys):
     out = tmp_path / "run" / "sort.npz"
-    argv = ["--steps", "4", "--n-digits", "3", "--batch-size", "2", "--eval-every", "2", "--log-every", "2",
-            "--n-eval", "5", "--n-samples", "1", "--emb-dim", "8", "--ff-dim", "16", "--out", str(out)]
+    argv = [
+        "--steps",
+        "4",
+        "--n-digits",
+        "3",
+        "--batch-size",
+        "2",
+        "--eval-every",
+        "2",
+        "--log-every",
+        "2",
+        "--n-eval",
+        "5",
+        "--n-samples",
+        "1",
+        "--emb-dim",
+        "8",
+        "--ff-dim",
+        "16",
+        "--out",
+        str(out),
+    ]
     history = train.main(argv)
     printed = capsys.readouterr().out
     assert "step      4 | loss" in printed and "tokens/s" in printed and "exact match" in printed

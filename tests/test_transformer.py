@@ -39,13 +39,28 @@ def test_init_params_names_shapes_and_values():
     cfg = ModelConfig(vocab_size=5, seq_len=4, emb_dim=8, n_heads=2, n_layers=1, ff_dim=12)
     params = init_params(cfg, np.random.default_rng(0))
     expected = {
-        "tok_emb": (5, 8), "pos_emb": (4, 8),
-        "b0.ln1_g": (8,), "b0.ln1_b": (8,),
-        "b0.attn_wq": (8, 8), "b0.attn_bq": (8,), "b0.attn_wk": (8, 8), "b0.attn_bk": (8,),
-        "b0.attn_wv": (8, 8), "b0.attn_bv": (8,), "b0.attn_wo": (8, 8), "b0.attn_bo": (8,),
-        "b0.ln2_g": (8,), "b0.ln2_b": (8,),
-        "b0.ff_w1": (8, 12), "b0.ff_b1": (12,), "b0.ff_w2": (12, 8), "b0.ff_b2": (8,),
-        "lnf_g": (8,), "lnf_b": (8,), "head_w": (8, 5), "head_b": (5,),
+        "tok_emb": (5, 8),
+        "pos_emb": (4, 8),
+        "b0.ln1_g": (8,),
+        "b0.ln1_b": (8,),
+        "b0.attn_wq": (8, 8),
+        "b0.attn_bq": (8,),
+        "b0.attn_wk": (8, 8),
+        "b0.attn_bk": (8,),
+        "b0.attn_wv": (8, 8),
+        "b0.attn_bv": (8,),
+        "b0.attn_wo": (8, 8),
+        "b0.attn_bo": (8,),
+        "b0.ln2_g": (8,),
+        "b0.ln2_b": (8,),
+        "b0.ff_w1": (8, 12),
+        "b0.ff_b1": (12,),
+        "b0.ff_w2": (12, 8),
+        "b0.ff_b2": (8,),
+        "lnf_g": (8,),
+        "lnf_b": (8,),
+        "head_w": (8, 5),
+        "head_b": (5,),
     }
     assert {name: value.shape for name, value in params.items()} == expected
     assert list(params) == list(expected)
@@ -130,7 +145,7 @@ def test_greedy_generation_picks_the_argmax(model):
 def test_generate_reads_only_the_last_seq_len_ids(model):
     cfg, params = model
     prompt = np.arange(cfg.seq_len + 5) % cfg.vocab_size  # longer than the model's window
-    tail = prompt[-cfg.seq_len:]
+    tail = prompt[-cfg.seq_len :]
     out = generate(prompt, params, cfg, 6, temperature=0)
     np.testing.assert_array_equal(generate(tail, params, cfg, 6, temperature=0), out)
     other_start = prompt.copy()

@@ -1,7 +1,6 @@
 """A two-layer perceptron with a normalised input, built from the layers and the config dict."""
 
 import numpy as np
-
 from layers import Layer, LayerNorm, Linear, ReLU
 
 

@@ -3,11 +3,11 @@
 import unittest
 
 import numpy as np
+from layers import LayerNorm, Linear, ReLU
+from model import MLP, mse_loss
 
 from config import CONFIG
 from gradcheck import numerical_grad
-from layers import LayerNorm, Linear, ReLU
-from model import MLP, mse_loss
 
 
 class TestLayerNorm(unittest.TestCase):

@@ -187,8 +187,7 @@ def open_page(browser, site):
     contexts = []
 
     def _open(path: str, viewport: dict | None = None, color_scheme: str = "light"):
-        context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme,
-                                      service_workers="block")
+        context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme, service_workers="block")
         contexts.append(context)
         watch = Watch(site.base)
         context.route("**/*", watch.route)

@@ -22,31 +22,81 @@ URL = "_widget-fixture/"
 
 # (function, test, show rows as (label, code[, name]), check line or None)
 EXAMPLES = [
-    ("ops.layer_norm_forward", "test_layer_norm_worked_example",
-     [("Mean", "mu"), ("Squares", "(X - mu) ** 2"), ("Variance", "var"), ("Under the root", "var + epsilon"),
-      ("s", "s"), ("Xhat", "Xhat"), ("Output", "gamma * Xhat + beta")],
-     "Xhat[0, 3] = (X[0, 3] - mu[0, 0]) * s[0, 0]"),
-    ("ops.layer_norm_backward", "test_layer_norm_worked_example",
-     [("Gradient on the output", "dY"), ("Cache", "Xhat"), ("Cache", "s"), ("dXhat", "dXhat = dY * gamma"),
-      ("First mean", "dXhat.mean(axis=-1, keepdims=True)", "m1"),
-      ("Second mean", "(dXhat * Xhat).mean(axis=-1, keepdims=True)", "m2"),
-      ("dX", "dX"), ("dgamma", "dgamma = (dY * Xhat).sum(axis=0)"), ("dbeta", "dbeta = dY.sum(axis=0)")],
-     "dX[0, 0] = s[0, 0] * (dXhat[0, 0] - m1[0, 0] - Xhat[0, 0] * m2[0, 0])"),
+    (
+        "ops.layer_norm_forward",
+        "test_layer_norm_worked_example",
+        [
+            ("Mean", "mu"),
+            ("Squares", "(X - mu) ** 2"),
+            ("Variance", "var"),
+            ("Under the root", "var + epsilon"),
+            ("s", "s"),
+            ("Xhat", "Xhat"),
+            ("Output", "gamma * Xhat + beta"),
+        ],
+        "Xhat[0, 3] = (X[0, 3] - mu[0, 0]) * s[0, 0]",
+    ),
+    (
+        "ops.layer_norm_backward",
+        "test_layer_norm_worked_example",
+        [
+            ("Gradient on the output", "dY"),
+            ("Cache", "Xhat"),
+            ("Cache", "s"),
+            ("dXhat", "dXhat = dY * gamma"),
+            ("First mean", "dXhat.mean(axis=-1, keepdims=True)", "m1"),
+            ("Second mean", "(dXhat * Xhat).mean(axis=-1, keepdims=True)", "m2"),
+            ("dX", "dX"),
+            ("dgamma", "dgamma = (dY * Xhat).sum(axis=0)"),
+            ("dbeta", "dbeta = dY.sum(axis=0)"),
+        ],
+        "dX[0, 0] = s[0, 0] * (dXhat[0, 0] - m1[0, 0] - Xhat[0, 0] * m2[0, 0])",
+    ),
     ("ops.linear_forward", "test_linear_worked_example", [("X W", "X @ W"), ("Y", "Y")], None),
-    ("ops.linear_backward", "test_linear_worked_example",
-     [("dX", "dX"), ("dW", "dW"), ("X.T dY", "X.T @ dY"), ("db", "db")], None),
-    ("ops.gelu_forward", "test_gelu_worked_example", [("u", "u"), ("t", "t"), ("Half of X", "0.5 * X"), ("Y", "Y")],
-     "Y[0, 2] = 0.5 * X[0, 2] * (1 + t[0, 2])"),
+    (
+        "ops.linear_backward",
+        "test_linear_worked_example",
+        [("dX", "dX"), ("dW", "dW"), ("X.T dY", "X.T @ dY"), ("db", "db")],
+        None,
+    ),
+    (
+        "ops.gelu_forward",
+        "test_gelu_worked_example",
+        [("u", "u"), ("t", "t"), ("Half of X", "0.5 * X"), ("Y", "Y")],
+        "Y[0, 2] = 0.5 * X[0, 2] * (1 + t[0, 2])",
+    ),
     ("ops.gelu_backward", "test_gelu_worked_example", [("du/dX", "du_dX"), ("dY/dX", "dY_dX"), ("dX", "dX")], None),
-    ("ops.softmax_forward", "test_softmax_worked_example",
-     [("Shifted", "Z"), ("Exponentials", "E"), ("Row sums", "E.sum(axis=-1, keepdims=True)"), ("P", "P")], None),
-    ("ops.softmax_backward", "test_softmax_worked_example",
-     [("Row sums", "(dP * P).sum(axis=-1, keepdims=True)"), ("dX", "dX")], None),
-    ("ops.cross_entropy_forward", "test_cross_entropy_worked_example",
-     [("T", "T"), ("Shifted", "Z"), ("log P", "log_P"), ("Picked", "log_P[np.arange(T), targets]"),
-      ("Loss", "loss"), ("P", "P")], None),
-    ("ops.cross_entropy_backward", "test_cross_entropy_worked_example",
-     [("T", "T"), ("One-hot", "onehot"), ("P - onehot", "P - onehot"), ("dlogits", "dlogits")], None),
+    (
+        "ops.softmax_forward",
+        "test_softmax_worked_example",
+        [("Shifted", "Z"), ("Exponentials", "E"), ("Row sums", "E.sum(axis=-1, keepdims=True)"), ("P", "P")],
+        None,
+    ),
+    (
+        "ops.softmax_backward",
+        "test_softmax_worked_example",
+        [("Row sums", "(dP * P).sum(axis=-1, keepdims=True)"), ("dX", "dX")],
+        None,
+    ),
+    (
+        "ops.cross_entropy_forward",
+        "test_cross_entropy_worked_example",
+        [
+            ("T", "T"),
+            ("Shifted", "Z"),
+            ("log P", "log_P"),
+            ("Picked", "log_P[np.arange(T), targets]"),
+            ("Loss", "loss"),
+            ("P", "P"),
+        ],
+        None,
+    ),
+    (
+        "ops.cross_entropy_backward",
+        "test_cross_entropy_worked_example",
+        [("T", "T"), ("One-hot", "onehot"), ("P - onehot", "P - onehot"), ("dlogits", "dlogits")],
+        None,
+    ),
 ]
 
 
@@ -73,7 +123,9 @@ def example_html() -> str:
     result = builder.expand("docs/_widget-fixture.md", page_text())
     if result.problems:
         raise AssertionError("the widget fixture page does not expand:\n" + "\n".join(map(str, result.problems)))
-    blocks = [chunk for chunk in result.markdown.split("\n\n") if chunk.lstrip().startswith('<div class="trace-example"')]
+    blocks = [
+        chunk for chunk in result.markdown.split("\n\n") if chunk.lstrip().startswith('<div class="trace-example"')
+    ]
     assert len(blocks) == len(EXAMPLES), f"expected {len(EXAMPLES)} example blocks, found {len(blocks)}"
     return "\n".join(blocks)
 

@@ -88,13 +88,16 @@ def test_a_header_sorts_its_column_both_ways(open_page):
     header.click()
     down = page.evaluate(counts)
     assert down == sorted(down, reverse=True) and down != up
-    sorts = "() => Array.from(document.querySelectorAll('table.trace-matrix thead th'), th => th.getAttribute('aria-sort'))"
+    sorts = (
+        "() => Array.from(document.querySelectorAll('table.trace-matrix thead th'), th => th.getAttribute('aria-sort'))"
+    )
     assert page.evaluate(sorts)[6] == "descending"
     page.locator("table.trace-matrix thead th").nth(0).locator("button").click()
     assert page.evaluate(sorts)[0] == "ascending" and page.evaluate(sorts)[6] is None
     assert page.evaluate(titles) == page.evaluate(
         "() => " + ROWS + ".map(r => r.cells[0].textContent.trim())"
-        ".sort((a, b) => a.localeCompare(b, undefined, {numeric: true}))")
+        ".sort((a, b) => a.localeCompare(b, undefined, {numeric: true}))"
+    )
     assert not watch.problems, "\n".join(watch.problems)
 
 

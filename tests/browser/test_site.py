@@ -13,7 +13,7 @@ from __future__ import annotations
 import html.parser
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -29,7 +29,9 @@ LAYER_NORM = "layer-norm.md"
 WEIGHT_BUDGET = 2_000_000  # bytes the LayerNorm page may transfer (HTML, CSS, JS, fonts, data)
 
 # TeX a reader should never see as text: a command, $$, or $...$ left over.
-RAW_TEX = re.compile(r"\$\$|\\(?:frac|sum|left|right|hat|sqrt|mu|sigma|gamma|beta|epsilon|partial|operatorname|mathrm|cdot)\b")
+RAW_TEX = re.compile(
+    r"\$\$|\\(?:frac|sum|left|right|hat|sqrt|mu|sigma|gamma|beta|epsilon|partial|operatorname|mathrm|cdot)\b"
+)
 
 
 def test_the_site_has_pages(chromium):
@@ -70,7 +72,7 @@ def test_page_loads_cleanly_and_shows_rendered_math(open_page, site, md):
     problems += [f"an error box on the page: {t}" for t in found["traceErrors"]]
     problems += [f"heading #{h} has no permalink" for h in found["noPermalink"]]
     for m in RAW_TEX.finditer(found["text"]):
-        problems.append(f"raw TeX visible: ...{found['text'][max(0, m.start() - 40):m.end() + 40]!r}...")
+        problems.append(f"raw TeX visible: ...{found['text'][max(0, m.start() - 40) : m.end() + 40]!r}...")
     for m in INLINE_MATH.finditer(found["text"]):
         problems.append(f"unrendered $...$ visible: {m.group(0)!r}")
     assert not problems, f"{path}:\n" + "\n".join(problems)
@@ -108,7 +110,7 @@ class _Ids(html.parser.HTMLParser):
                 self.ids.add(v)
 
 
-@lru_cache(maxsize=None)
+@cache
 def ids_in(file: Path) -> frozenset[str]:
     parser = _Ids()
     parser.feed(file.read_text(encoding="utf-8"))
@@ -120,7 +122,9 @@ def test_every_link_inside_the_site_reaches_a_page_and_an_id(open_page, site):
     for md in PAGES:
         path = page_url(md)
         page, watch = open_page(path)
-        hrefs = page.evaluate("() => Array.from(document.querySelectorAll('a[href]'), a => [a.getAttribute('href'), a.href])")
+        hrefs = page.evaluate(
+            "() => Array.from(document.querySelectorAll('a[href]'), a => [a.getAttribute('href'), a.href])"
+        )
         for raw, url in hrefs:
             if not url.startswith(site.base):
                 continue  # another site (GitHub): not fetched, the tests make no request outside
@@ -148,14 +152,17 @@ def test_search_finds_a_function_by_its_name(open_page, site):
     # the search worker builds its index in the background: wait until it says it is ready
     page.wait_for_function(
         "() => { const m = document.querySelector('.md-search-result__meta');"
-        " return m && m.textContent.trim() && !/initiali/i.test(m.textContent); }", timeout=60_000)
+        " return m && m.textContent.trim() && !/initiali/i.test(m.textContent); }",
+        timeout=60_000,
+    )
     box.press_sequentially("layer_norm_backward")  # Material searches on key events, as a reader types
     try:
         page.wait_for_selector(".md-search-result__item", timeout=30_000)
     except Exception:
         meta = page.locator(".md-search-result__meta").inner_text()
-        raise AssertionError(f"no search result after 30 s; the search box says {meta!r}; "
-                             f"page problems: {watch.problems}") from None
+        raise AssertionError(
+            f"no search result after 30 s; the search box says {meta!r}; page problems: {watch.problems}"
+        ) from None
     hrefs = page.evaluate("() => Array.from(document.querySelectorAll('.md-search-result__item a'), a => a.href)")
     assert any(urlsplit(h).path.rstrip("/").endswith(page_url(LAYER_NORM).rstrip("/")) for h in hrefs), hrefs
     assert not watch.problems, "\n".join(watch.problems)
@@ -189,7 +196,8 @@ def test_screenshots_of_the_layer_norm_page(open_page, scheme):
     for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         page, watch = open_page(page_url(LAYER_NORM), viewport=viewport, color_scheme=scheme)
         assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == (
-            "slate" if scheme == "dark" else "default"), "the palette does not follow the reader's preference"
+            "slate" if scheme == "dark" else "default"
+        ), "the palette does not follow the reader's preference"
         out = SCREENSHOTS / f"layer-norm-{name}-{scheme}.png"
         page.screenshot(path=str(out), full_page=True)
         assert out.stat().st_size > 10_000
@@ -246,7 +254,7 @@ def test_weight_of_the_layer_norm_page(open_page, site):
         size = len(response.body())
         kind = response.request.resource_type
         by_kind[kind] = by_kind.get(kind, 0) + size
-        files.append({"url": response.url[len(site.base):], "kind": kind, "bytes": size})
+        files.append({"url": response.url[len(site.base) :], "kind": kind, "bytes": size})
     total = sum(by_kind.values())
     SCREENSHOTS.mkdir(exist_ok=True)
     report = {"total": total, "by_kind": by_kind, "files": sorted(files, key=lambda f: -f["bytes"])}

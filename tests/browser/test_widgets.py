@@ -131,8 +131,11 @@ def row_value(code: str, local_values: dict):
     except SyntaxError:
         tree = ast.parse(code, mode="exec")
         return local_values[tree.body[0].targets[0].id]
-    return eval(compile(tree, "<row>", "eval"), {"np": np, "__builtins__": __builtins__},
-                {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in local_values.items()})
+    return eval(
+        compile(tree, "<row>", "eval"),
+        {"np": np, "__builtins__": __builtins__},
+        {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in local_values.items()},
+    )
 
 
 def python_truth(function: str, inputs: dict, rows: list[dict], check: str | None):
@@ -208,14 +211,19 @@ def test_every_kernel_computes_what_its_python_function_computes(open_page, site
             local_values = run_with_locals(fn, inputs)
             missing = [k for k in got if k.isidentifier() and k not in local_values]
             problems += [f"{name}: kernel key '{k}' is not a local of {name}" for k in missing]
-            problems += [f"{name}: kernel key '{k}' is not an expression in {name}'s source"
-                         for k in kernel_keys_in_source(fn, got)]
+            problems += [
+                f"{name}: kernel key '{k}' is not an expression in {name}'s source"
+                for k in kernel_keys_in_source(fn, got)
+            ]
             for key, value in got.items():
                 if key in missing:
                     continue
                 try:
-                    want = local_values[key] if key.isidentifier() else eval(
-                        key, {**vars(module), "__builtins__": __builtins__}, dict(local_values))
+                    want = (
+                        local_values[key]
+                        if key.isidentifier()
+                        else eval(key, {**vars(module), "__builtins__": __builtins__}, dict(local_values))
+                    )
                 except Exception as exc:
                     problems.append(f"{name}: '{key}' cannot be evaluated in Python: {exc}")
                     continue
@@ -266,7 +274,9 @@ def check_widgets(open_page, path: str) -> tuple[int, list[str]]:
     if len(snaps) != scripts.count():
         problems.append(f"{path}: {scripts.count()} examples carry data, but {len(snaps)} became widgets")
     for i, snap in enumerate(snaps):
-        data = json.loads(page.evaluate("i => traceWidgets.widgets[i].root.querySelector('script.trace-example-data').textContent", i))
+        data = json.loads(
+            page.evaluate("i => traceWidgets.widgets[i].root.querySelector('script.trace-example-data').textContent", i)
+        )
         where = f"{path} example '{snap['id']}' ({snap['function']})"
         problems += check_widget(page, i, snap, data, where)
     if page.locator(".trace-not-recomputed").count():
@@ -285,7 +295,9 @@ def check_widget(page, i: int, snap: dict, data: dict, where: str) -> list[str]:
         return [f"{where}: the widget data has no 'rows' (docs_hooks.examples emits them)"]
     # 1. the recorded inputs: the browser shows what Python recorded at build time
     for row, recorded in zip(snap["rows"], data["rows"]):
-        problems += compare(row["value"], _as_python(recorded["value"]), f"{where}: row '{row['code']}'", 0, RECORDED_ATOL)
+        problems += compare(
+            row["value"], _as_python(recorded["value"]), f"{where}: row '{row['code']}'", 0, RECORDED_ATOL
+        )
         if row["shown"]:
             problems += compare_text(row["text"], row["recordedText"], f"{where}: row '{row['code']}' as shown")
     if snap["check"] is not None:
@@ -356,7 +368,11 @@ def _equal_row_shows_epsilon(state: dict, where: str) -> list[str]:
 def _as_python(recorded):
     """A value as docs_hooks.examples.jsonable wrote it, back to NumPy."""
     if isinstance(recorded, dict) and "shape" in recorded:
-        return np.array(recorded["values"], dtype=float).reshape(recorded["shape"]) if recorded["values"] != [] else np.zeros(recorded["shape"])
+        return (
+            np.array(recorded["values"], dtype=float).reshape(recorded["shape"])
+            if recorded["values"] != []
+            else np.zeros(recorded["shape"])
+        )
     if isinstance(recorded, list):
         return tuple(_as_python(v) for v in recorded)
     if isinstance(recorded, str):
@@ -367,8 +383,10 @@ def _as_python(recorded):
 def test_the_widgets_on_the_site_recompute_like_the_python(open_page, site):
     pages = widget_pages(site)
     if not pages:
-        pytest.skip("no page of the site has an editable example yet (a trace-example with 'widget: true'); "
-                    "the fixture page's widgets are tested below")
+        pytest.skip(
+            "no page of the site has an editable example yet (a trace-example with 'widget: true'); "
+            "the fixture page's widgets are tested below"
+        )
     total, problems = 0, []
     for path in pages:
         n, found = check_widgets(open_page, path)
@@ -393,21 +411,34 @@ def test_a_widget_with_inputs_over_its_limit_is_refused_with_a_note_and_the_reco
     small = {"shape": [2], "dtype": "float64", "values": [0.5, 1.5]}
 
     def example(name: str, inputs: dict) -> str:
-        data = json.dumps({"test": "t", "function": "ops.layer_norm_forward", "inputs": inputs,
-                           "outputs": None, "rows": [], "check": None})
-        return (f'<div class="trace-example" id="example-{name}"><h4>{name}</h4>'
-                f'<div class="trace-example-inputs"><table><tr><td>recorded</td></tr></table></div>'
-                f'<script type="application/json" class="trace-example-data">{data}</script></div>')
+        data = json.dumps(
+            {
+                "test": "t",
+                "function": "ops.layer_norm_forward",
+                "inputs": inputs,
+                "outputs": None,
+                "rows": [],
+                "check": None,
+            }
+        )
+        return (
+            f'<div class="trace-example" id="example-{name}"><h4>{name}</h4>'
+            f'<div class="trace-example-inputs"><table><tr><td>recorded</td></tr></table></div>'
+            f'<script type="application/json" class="trace-example-data">{data}</script></div>'
+        )
 
     long = example("long", {"X": {"shape": [1], "dtype": "float64", "values": ["x" * 400001]}})
     chars = len(long.split('class="trace-example-data">')[1].split("</script>")[0])
     page = browser.new_page()
     try:
-        page.set_content("<html><body>" + example("big", {"X": big}) + example("small", {"X": small}) + long
-                         + "</body></html>")
+        page.set_content(
+            "<html><body>" + example("big", {"X": big}) + example("small", {"X": small}) + long + "</body></html>"
+        )
         page.add_script_tag(content=script)
         notes = page.locator(".trace-widget-status--too-large").all_text_contents()
-        states = page.evaluate("[...document.querySelectorAll('.trace-example')].map(e => e.getAttribute('data-trace-widget'))")
+        states = page.evaluate(
+            "[...document.querySelectorAll('.trace-example')].map(e => e.getAttribute('data-trace-widget'))"
+        )
         recorded = page.locator("#example-big .trace-example-inputs td").all_text_contents()
     finally:
         page.close()

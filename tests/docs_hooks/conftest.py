@@ -107,7 +107,7 @@ def backward_all(dY, cache, gamma):
     return grads
 '''
 
-TESTS_OPS = '''\
+TESTS_OPS = """\
 import numpy as np
 
 from ops import layer_norm_backward, layer_norm_forward
@@ -123,16 +123,16 @@ def test_backward_returns_three_gradients():
     _, cache = layer_norm_forward(np.eye(4), np.ones(4), np.zeros(4))
     grads = layer_norm_backward(np.ones((4, 4)), cache, np.ones(4))
     assert len(grads) == 3
-'''
+"""
 
-TESTS_MODEL = '''\
+TESTS_MODEL = """\
 import model
 
 
 def test_backward_through_model():
     grads = model.backward_all(None, None, None)
     assert grads is not None
-'''
+"""
 
 BASE_FILES = {
     "pyproject.toml": PYPROJECT,
@@ -273,8 +273,6 @@ __all__ = [
     "run_cli",
     "expand_page",
     "make_recorder",
-
-
     "FWD_ENTRY",
     "BWD_ENTRY",
     "LOCK",
@@ -282,4 +280,3 @@ __all__ = [
     "page_problems",
     "connection_rows",
 ]
-

@@ -55,15 +55,22 @@ def test_reference_resolves_to_its_statement_span(make_project, ref, label):
     assert resolved_label(make_project(), ref) == label
 
 
-@pytest.mark.parametrize(("ref", "label"), [("extra.total: t += x", "extra.py:3"), ("extra.total: b = 2", "extra.py:4")])
+@pytest.mark.parametrize(
+    ("ref", "label"), [("extra.total: t += x", "extra.py:3"), ("extra.total: b = 2", "extra.py:4")]
+)
 def test_reference_into_a_line_holding_two_statements(make_project, ref, label):
-    root = make_project({"src/extra.py": "def total(xs):\n    t = 0\n    for x in xs: t += x\n    a = 1; b = 2\n    return t\n"})
+    root = make_project(
+        {"src/extra.py": "def total(xs):\n    t = 0\n    for x in xs: t += x\n    a = 1; b = 2\n    return t\n"}
+    )
 
     assert resolved_label(root, ref) == label
 
 
 def test_the_def_line_can_be_referenced_for_a_default_value(make_project):
-    assert resolved_label(make_project(), "ops.layer_norm_forward: def layer_norm_forward(X, gamma, beta, epsilon=1e-5):") == "ops.py:6"
+    assert (
+        resolved_label(make_project(), "ops.layer_norm_forward: def layer_norm_forward(X, gamma, beta, epsilon=1e-5):")
+        == "ops.py:6"
+    )
 
 
 def test_the_docstring_is_not_a_statement(make_project):
@@ -72,16 +79,18 @@ def test_the_docstring_is_not_a_statement(make_project):
 
     assert str(caught.value) == (
         "no statement of ops.layer_norm_forward (ops.py:6-15) matches "
-        "'\"\"\"Normalise each row of X, then scale and shift.\"\"\"'. Copy the statement's text from the code."
+        '\'"""Normalise each row of X, then scale and shift."""\'. Copy the statement\'s text from the code.'
     )
 
 
 def test_a_statement_text_equal_to_one_statement_wins_over_longer_ones(make_project):
     # `b = a` is all of line 2 and a part of line 3: the whole statement wins.
-    root = make_project({
-        "src/extra.py": "def f(a):\n    b = a\n    c = b = a\n    return c\n",
-        "docs/page.md": "See [[extra.f: b = a]].\n",
-    })
+    root = make_project(
+        {
+            "src/extra.py": "def f(a):\n    b = a\n    c = b = a\n    return c\n",
+            "docs/page.md": "See [[extra.f: b = a]].\n",
+        }
+    )
 
     expanded = expand_page(root)
 
@@ -127,7 +136,9 @@ def test_reference_with_only_a_comment_after_the_colon(make_project):
 
 
 def test_bare_statement_inside_an_entry_is_looked_up_in_its_functions(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-entry
         title: Layer norm
         function: [ops.layer_norm_forward, ops.layer_norm_backward]
@@ -135,7 +146,9 @@ def test_bare_statement_inside_an_entry_is_looked_up_in_its_functions(make_proje
         ```
 
         Forward [[Xhat = (X - mu) * s]], backward [[dgamma = (dY * Xhat).sum(axis=0)]].
-        """)})
+        """)
+        }
+    )
 
     expanded = expand_page(root)
 

@@ -39,14 +39,14 @@ def small_site(root: Path, hook: str | None = None) -> Path:
 
 
 # A hook that keeps a child process busy for a while and waits for it: its CPU time is the child's.
-BUSY_CHILD = '''\
+BUSY_CHILD = """\
 import subprocess, sys
 
 
 def on_post_build(config, **kwargs):
     subprocess.run([sys.executable, "-c", "import time\\nt = time.process_time()\\n"
                     "while time.process_time() - t < 0.6: pass"], check=True)
-'''
+"""
 
 
 def test_the_build_runs_and_its_own_cpu_time_is_read_back(bench, tmp_path):
@@ -69,11 +69,13 @@ def test_the_floor_holds_the_pages_the_hooks_build_renders(bench, make_project, 
     from .conftest import run_cli
     from .test_cli import MKDOCS_YML
 
-    page = ("# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
-            "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
-            "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
-            "code: mu = X.mean(axis=-1, keepdims=True)\n```\n\n"
-            "```trace-inventory\nof: pages\n```\n")
+    page = (
+        "# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
+        "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
+        "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
+        "code: mu = X.mean(axis=-1, keepdims=True)\n```\n\n"
+        "```trace-inventory\nof: pages\n```\n"
+    )
     project = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": page})
     assert run_cli(project, "relock") == 0
     bench.mkdocs_build(project, tmp_path / "site", env_project=project)
@@ -84,8 +86,10 @@ def test_the_floor_holds_the_pages_the_hooks_build_renders(bench, make_project, 
     markdown = (floor / "docs" / "page.md").read_text(encoding="utf-8")
     assert '<span class="katex">' in markdown and "Forward</a>" in markdown  # the formulas, the table of entries
     assert "trace-html" not in markdown and "trace-late" not in markdown
-    built, floor_built = ((root / "page" / "index.html").read_text(encoding="utf-8")
-                          for root in (tmp_path / "site", tmp_path / "site-floor"))
+    built, floor_built = (
+        (root / "page" / "index.html").read_text(encoding="utf-8")
+        for root in (tmp_path / "site", tmp_path / "site-floor")
+    )
     assert floor_built == built
 
 

@@ -48,7 +48,8 @@ def test_a_yaml_alias_bomb_is_refused_before_it_is_expanded():
 
 
 def test_an_alias_is_refused_at_its_own_line():
-    found = problems(page("""
+    found = problems(
+        page("""
         # Page
 
         ```trace-entry
@@ -56,7 +57,8 @@ def test_an_alias_is_refused_at_its_own_line():
         function: [ops.layer_norm_forward, *other]
         status: implemented
         ```
-        """))
+        """)
+    )
 
     assert found == [
         "docs/page.md:5: block 'trace-entry' uses the alias '*other'; YAML anchors and aliases are not accepted: "
@@ -65,14 +67,16 @@ def test_an_alias_is_refused_at_its_own_line():
 
 
 def test_a_merge_key_is_refused_as_an_alias():
-    found = problems(page("""
+    found = problems(
+        page("""
         ```trace-symbols
         rows:
           - &row {symbol: x, meaning: input, code: X}
           - <<: *row
             symbol: y
         ```
-        """))
+        """)
+    )
 
     assert found == [
         "docs/page.md:3: block 'trace-symbols' uses the anchor '&row'; YAML anchors and aliases are not accepted: "
@@ -81,7 +85,8 @@ def test_a_merge_key_is_refused_as_an_alias():
 
 
 def test_a_field_written_twice_is_an_error_at_the_second_one():
-    found = problems(page("""
+    found = problems(
+        page("""
         # Page
 
         ```trace-entry
@@ -90,7 +95,8 @@ def test_a_field_written_twice_is_an_error_at_the_second_one():
         title: Layer norm forward
         status: implemented
         ```
-        """))
+        """)
+    )
 
     assert found == [
         "docs/page.md:6: block 'trace-entry' has the key 'title' twice in one mapping (first on line 4); "
@@ -99,12 +105,14 @@ def test_a_field_written_twice_is_an_error_at_the_second_one():
 
 
 def test_a_key_written_twice_inside_a_field_is_an_error_too():
-    found = problems(page("""
+    found = problems(
+        page("""
         ```trace-params
         match: ln1_
         roles: {ln1_gamma: scale, ln1_gamma: shift}
         ```
-        """))
+        """)
+    )
 
     assert found == [
         "docs/page.md:3: block 'trace-params' has the key 'ln1_gamma' twice in one mapping (first on line 3); "
@@ -113,13 +121,16 @@ def test_a_key_written_twice_inside_a_field_is_an_error_too():
 
 
 def test_a_block_without_anchors_or_repeated_keys_is_read_as_written():
-    [block] = parse_page(page("""
+    [block] = parse_page(
+        page("""
         ```trace-entry
         title: "Layer norm & friends *"
         function: [ops.layer_norm_forward]
         status: implemented
         ```
-        """), "docs/page.md").blocks
+        """),
+        "docs/page.md",
+    ).blocks
 
     assert block.data["title"] == "Layer norm & friends *"
     assert block.data["function"] == ["ops.layer_norm_forward"]
@@ -169,8 +180,10 @@ CACHED_PAGE = page("""
 
 def summary(pages) -> dict:
     """What a parse gives, as plain values (problems as the messages the author sees)."""
-    return {path: ([(type(s).__name__, vars(s)) for s in p.segments], [str(e) for e in p.problems])
-            for path, p in pages.items()}
+    return {
+        path: ([(type(s).__name__, vars(s)) for s in p.segments], [str(e) for e in p.problems])
+        for path, p in pages.items()
+    }
 
 
 @pytest.fixture
@@ -212,8 +225,9 @@ def test_an_edited_page_is_parsed_again(tmp_path, parsed):
     parse_pages({"docs/page.md": CACHED_PAGE, "docs/other.md": "# Other\n"}, store)
     parsed.clear()
 
-    again = parse_pages({"docs/page.md": CACHED_PAGE.replace("Layer norm", "Layer normalisation"),
-                         "docs/other.md": "# Other\n"}, store)
+    again = parse_pages(
+        {"docs/page.md": CACHED_PAGE.replace("Layer norm", "Layer normalisation"), "docs/other.md": "# Other\n"}, store
+    )
 
     assert parsed == ["docs/page.md"]
     assert again["docs/page.md"].blocks[0].data["title"] == "Layer normalisation"
@@ -233,8 +247,17 @@ def _damage(entry: dict, how: str) -> None:
         entry["problems"][0] = ["no line"]
 
 
-@pytest.mark.parametrize("how", ["not json", "field of the wrong type", "unknown kind", "required field missing",
-                                 "line of the wrong type", "problem of the wrong shape"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "not json",
+        "field of the wrong type",
+        "unknown kind",
+        "required field missing",
+        "line of the wrong type",
+        "problem of the wrong shape",
+    ],
+)
 def test_a_damaged_entry_is_a_miss_and_the_page_is_parsed_again(tmp_path, parsed, how):
     store = tmp_path / "pages.sqlite3"
     pages = {"docs/page.md": CACHED_PAGE}
@@ -273,12 +296,16 @@ def test_a_block_whose_values_json_cannot_keep_is_parsed_every_time(tmp_path, pa
 
 
 def test_literal_line_reference_in_prose(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         # Layer norm
 
         The mean is computed at `ops.py:43`, the variance in src/ops.py:9-12.
         Tests are named like tests/test_ops.py::test_rows_have_zero_mean, which is fine.
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:3: literal line reference 'ops.py:43'; line numbers are computed by the build. "
@@ -289,7 +316,9 @@ def test_literal_line_reference_in_prose(make_project):
 
 
 def test_literal_line_reference_in_a_block_field(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY.replace("status: implemented", "status: implemented\nnote: see ops.py:8")})
+    root = make_project(
+        {"docs/page.md": FWD_ENTRY.replace("status: implemented", "status: implemented\nnote: see ops.py:8")}
+    )
 
     assert page_problems(root) == [
         "docs/page.md:5: literal line reference 'ops.py:8'; line numbers are computed by the build. "
@@ -298,28 +327,41 @@ def test_literal_line_reference_in_a_block_field(make_project):
 
 
 def test_unknown_block_suggests_the_close_kind(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equasion
         id: ln-mean
         ```
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:7: unknown block 'trace-equasion'; did you mean 'trace-equation'? Known blocks: "
-        + ", ".join(f"trace-{kind}" for kind in BLOCK_KINDS) + "."
+        + ", ".join(f"trace-{kind}" for kind in BLOCK_KINDS)
+        + "."
     ]
     assert {"entry", "equation", "excerpt"} <= set(BLOCK_KINDS)
 
 
 def test_unknown_field_is_reported_on_its_own_line(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean of a row
         tex: \\mu = \\frac{1}{d} \\sum_i X_i
         cod: mu = X.mean(axis=-1, keepdims=True)
         ```
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:11: unknown field 'cod' in block 'trace-equation'; did you mean 'code'? "
@@ -328,13 +370,19 @@ def test_unknown_field_is_reported_on_its_own_line(make_project):
 
 
 def test_missing_field_is_reported_at_the_fence(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean of a row
         code: mu = X.mean(axis=-1, keepdims=True)
         ```
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:7: block 'trace-equation' is missing the field 'tex' (the equation in TeX)."
@@ -342,14 +390,20 @@ def test_missing_field_is_reported_at_the_fence(make_project):
 
 
 def test_malformed_yaml_points_at_the_bad_line_inside_the_block(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean of a row
         tex: \\mu = \\frac{1}{d} \\sum_i X_i
         code: ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)
         ```
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:11: block 'trace-equation' is not valid YAML: mapping values are not allowed in this context. "
@@ -360,17 +414,24 @@ def test_malformed_yaml_points_at_the_bad_line_inside_the_block(make_project):
 @pytest.mark.parametrize(
     ("field", "message"),
     [
-        ("status: [implemented]",
-         "docs/page.md:4: field 'status' of block 'trace-entry' must be one of implemented, derived, "
-         "illustrative, not list ['implemented']"),
-        ("status: done",
-         "docs/page.md:4: field 'status' of block 'trace-entry' must be one of implemented, derived, "
-         "illustrative, not str 'done'"),
-        ("status: implemented\nspec: {eq: 1}",
-         "docs/page.md:5: field 'spec' of block 'trace-entry' must be a text or a list of texts, "
-         "not dict {'eq': 1}"),
-        ("status: implemented\nnote: [a, [b]]",
-         "docs/page.md:5: field 'note' of block 'trace-entry' must be text, not list ['a', ['b']]"),
+        (
+            "status: [implemented]",
+            "docs/page.md:4: field 'status' of block 'trace-entry' must be one of implemented, derived, "
+            "illustrative, not list ['implemented']",
+        ),
+        (
+            "status: done",
+            "docs/page.md:4: field 'status' of block 'trace-entry' must be one of implemented, derived, "
+            "illustrative, not str 'done'",
+        ),
+        (
+            "status: implemented\nspec: {eq: 1}",
+            "docs/page.md:5: field 'spec' of block 'trace-entry' must be a text or a list of texts, not dict {'eq': 1}",
+        ),
+        (
+            "status: implemented\nnote: [a, [b]]",
+            "docs/page.md:5: field 'note' of block 'trace-entry' must be text, not list ['a', ['b']]",
+        ),
     ],
 )
 def test_wrong_field_type_names_field_expected_and_found(make_project, field, message):
@@ -380,7 +441,11 @@ def test_wrong_field_type_names_field_expected_and_found(make_project, field, me
 
 
 def test_an_unknown_role_is_named_with_the_choices(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean
@@ -388,19 +453,23 @@ def test_an_unknown_role_is_named_with_the_choices(make_project):
         tex: \\mu
         code: mu = X.mean(axis=-1, keepdims=True)
         ```
-        """)})
+        """)
+        }
+    )
 
     messages = page_problems(root)
 
-    assert len(messages) == 1 and messages[0].startswith("docs/page.md:10: ") and "computes, derived, contrast" in messages[0], messages
+    assert (
+        len(messages) == 1
+        and messages[0].startswith("docs/page.md:10: ")
+        and "computes, derived, contrast" in messages[0]
+    ), messages
 
 
 def test_unclosed_block_is_reported(make_project):
     root = make_project({"docs/page.md": FWD_ENTRY.rstrip("`\n") + "\n"})
 
-    assert page_problems(root) == [
-        "docs/page.md:1: block 'trace-entry' is never closed; end it with ```"
-    ]
+    assert page_problems(root) == ["docs/page.md:1: block 'trace-entry' is never closed; end it with ```"]
 
 
 def test_inline_reference_to_a_statement_with_indexing(make_project):

@@ -64,8 +64,9 @@ def test_nothing_is_pruned_within_the_month_and_a_missing_folder_is_fine(make_pr
 def test_a_mkdocs_build_prunes_what_no_build_used_for_a_month(make_project):
     from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
 
-    root = make_project({"mkdocs.yml": MKDOCS_YML,
-                         "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
+    root = make_project(
+        {"mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")}
+    )
     stale = root / ".cache/docs_hooks/recordings/0123456789abcdef01234567.pickle"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"a recording of code that no longer exists")
@@ -106,8 +107,9 @@ def test_a_mkdocs_build_with_a_damaged_index_store_makes_it_again_and_says_so(ma
     from .conftest import run_cli
     from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
 
-    root = make_project({"mkdocs.yml": MKDOCS_YML,
-                         "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
+    root = make_project(
+        {"mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")}
+    )
     store = root / ".cache/docs_hooks/index.sqlite3"
     assert run_cli(root, "relock") == 0  # indexes the code into the store
     data = store.read_bytes()
@@ -117,8 +119,10 @@ def test_a_mkdocs_build_with_a_damaged_index_store_makes_it_again_and_says_so(ma
 
     assert result.returncode == 0, result.stderr
     assert result.stderr.count(".cache/docs_hooks/index.sqlite3") == 1, result.stderr
-    assert ("INFO    -  .cache/docs_hooks/index.sqlite3: the cache file was damaged (database disk image is "
-            "malformed); it is made again\n") in result.stderr
+    assert (
+        "INFO    -  .cache/docs_hooks/index.sqlite3: the cache file was damaged (database disk image is "
+        "malformed); it is made again\n"
+    ) in result.stderr
     assert index_for(load_settings(root)).functions  # made again, whole
 
 
@@ -241,8 +245,9 @@ def test_a_store_damaged_inside_is_made_again_and_says_so(tmp_path, notes):
     assert store.get_many(["k1"]) == {}  # a miss, not an error
     store.put_many({"k1": b"new"})
     assert store.get_many(["k1"]) == {"k1": b"new"}
-    assert notes.messages == [f"{path}: the cache file was damaged (database disk image is malformed); "
-                              "it is made again"]
+    assert notes.messages == [
+        f"{path}: the cache file was damaged (database disk image is malformed); it is made again"
+    ]
 
 
 def test_pruning_a_damaged_store_makes_it_again(tmp_path, notes):
@@ -253,8 +258,9 @@ def test_pruning_a_damaged_store_makes_it_again(tmp_path, notes):
     assert prune(tmp_path / "cache") == 0
 
     assert Store(path).get_many(["k1"]) == {}
-    assert notes.messages == [f"{path}: the cache file was damaged (database disk image is malformed); "
-                              "it is made again"]
+    assert notes.messages == [
+        f"{path}: the cache file was damaged (database disk image is malformed); it is made again"
+    ]
 
 
 def test_a_file_that_is_not_a_database_is_made_again(tmp_path, notes):
@@ -285,8 +291,10 @@ def test_a_store_that_cannot_be_opened_gives_misses_and_names_its_file(tmp_path,
     store.put_many({"a": b"new"})  # nothing is kept, and nothing fails
     assert store.get_many(["a"]) == {}
     assert store.prune(2e9) == 0
-    assert notes.messages == [f"{path}: cannot use this cache file (unable to open database file); everything "
-                              "it would hold is made anew. Delete it to cache again"]
+    assert notes.messages == [
+        f"{path}: cannot use this cache file (unable to open database file); everything "
+        "it would hold is made anew. Delete it to cache again"
+    ]
 
 
 def test_a_rendered_formula_is_read_back_by_the_next_build_without_katex(tmp_path):

@@ -10,14 +10,14 @@ from docs_hooks.settings import load_settings
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page
 
-HUB = '''\
+HUB = """\
 def hub(x):
     return x + 1
 
 
 def wrapper(x):
     return hub(x) * 2
-'''
+"""
 
 
 def reaching_tests(n: int) -> str:
@@ -32,7 +32,7 @@ PAGE = "# Hub\n\n```trace-entry\ntitle: The hub\nfunction: hub.hub\nstatus: impl
 
 def facts_row(markdown: str) -> str:
     start = markdown.index("<td>Reached by tests through other functions</td><td>")
-    return markdown[start:markdown.index("</tr>", start)]
+    return markdown[start : markdown.index("</tr>", start)]
 
 
 def test_a_long_list_of_reaching_tests_stops_after_the_first_hundred(make_project):
@@ -93,13 +93,17 @@ def test_calls_and_tests_rows_for_both_import_styles(make_project):
 
 
 def test_method_called_through_self_is_a_call_site(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-entry
         title: Norm of a block
         function: model.Block.norm
         status: illustrative
         ```
-        """)})
+        """)
+        }
+    )
 
     expanded = expand_page(root)
 
@@ -114,13 +118,17 @@ def test_method_called_through_self_is_a_call_site(make_project):
 
 
 def test_class_called_like_a_function_is_a_call_of_its_constructor(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-entry
         title: Config
         function: model.Config.__init__
         status: illustrative
         ```
-        """)})
+        """)
+        }
+    )
 
     assert connection_rows(expand_page(root).markdown) == [
         "Config | Calls it | model.py:26 | cfg = Config(",
@@ -130,7 +138,7 @@ def test_class_called_like_a_function_is_a_call_of_its_constructor(make_project)
     ]
 
 
-CHAIN = '''\
+CHAIN = """\
 def a(x):
     return x + 1
 
@@ -143,9 +151,9 @@ def c(x):
     if x > 10:
         return c(x - 1)  # calls itself
     return b(x)
-'''
+"""
 
-CHAIN_TESTS = '''\
+CHAIN_TESTS = """\
 from chain import b, c
 
 
@@ -155,7 +163,7 @@ def test_b():
 
 def test_c():
     assert c(1) == 4
-'''
+"""
 
 
 def chain_graph(make_project) -> tuple[CallGraph, dict]:

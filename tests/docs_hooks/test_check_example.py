@@ -16,12 +16,20 @@ from .conftest import REPO
 
 
 def test_the_example_project_builds_and_checks_with_the_installed_wheel():
-    done = subprocess.run(["bash", str(REPO / "examples" / "check_example.sh")], cwd=REPO, capture_output=True,
-                          text=True, env={**os.environ, "PYTHON": sys.executable})
+    done = subprocess.run(
+        ["bash", str(REPO / "examples" / "check_example.sh")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    steps = [re.sub(r"docs_hooks-[^ ]+\.whl", "docs_hooks-VERSION.whl", line)
-             for line in done.stdout.splitlines() if line.startswith("check_example: ")]
+    steps = [
+        re.sub(r"docs_hooks-[^ ]+\.whl", "docs_hooks-VERSION.whl", line)
+        for line in done.stdout.splitlines()
+        if line.startswith("check_example: ")
+    ]
     assert steps == [
         "check_example: building the wheel",
         "check_example: installing docs_hooks-VERSION.whl in a fresh virtual environment",
@@ -31,5 +39,7 @@ def test_the_example_project_builds_and_checks_with_the_installed_wheel():
         "check_example: changing a referenced statement; check must fail with 'changed since reviewed'",
         "check_example: passed",
     ]
-    assert "docs/layer-norm.md:21: equation ln-mean | mu = X.mean(axis=-1, keepdims=True): changed since reviewed." \
+    assert (
+        "docs/layer-norm.md:21: equation ln-mean | mu = X.mean(axis=-1, keepdims=True): changed since reviewed."
         in done.stdout
+    )

@@ -15,14 +15,17 @@ from .conftest import BASE_FILES
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table in /proc")
 
-HANGS = BASE_FILES["tests/test_ops.py"] + '''
+HANGS = (
+    BASE_FILES["tests/test_ops.py"]
+    + """
 
 def test_hangs():
     import subprocess, time
     layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))
     subprocess.Popen(["sleep", "10000"])
     time.sleep(10000)
-'''
+"""
+)
 
 PAGE = """# Page
 
@@ -62,7 +65,7 @@ def _processes() -> dict[int, tuple[int, str, str]]:
             cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         out[int(entry)] = (int(fields[1]), fields[0], cmd)
     return out
 
@@ -85,11 +88,14 @@ def _alive(pids) -> dict[int, str]:
 
 
 def test_kill_9_of_a_build_ends_the_recording_and_coverage_processes_and_what_they_started(make_project):
-    pyproject = BASE_FILES["pyproject.toml"] + 'coverage_tests = ["tests/test_ops.py::test_hangs"]\ntest_timeout = 600\n'
+    pyproject = (
+        BASE_FILES["pyproject.toml"] + 'coverage_tests = ["tests/test_ops.py::test_hangs"]\ntest_timeout = 600\n'
+    )
     root = make_project({"tests/test_ops.py": HANGS, "docs/page.md": PAGE, "pyproject.toml": pyproject})
     started: dict[int, str] = {}
-    build = subprocess.Popen([sys.executable, "-c", BUILD, str(root)], cwd=root,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    build = subprocess.Popen(
+        [sys.executable, "-c", BUILD, str(root)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         for _ in range(1200):  # both hanging tests have started their `sleep`
             started = _descendants(build.pid)

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from .conftest import LOCK, MEAN_PAGE, OPS, REPO, expand_page, run_cli
+from .conftest import LOCK, MEAN_PAGE, OPS, expand_page, run_cli
 
 GIT_ENV = {
     **os.environ,
@@ -54,9 +54,11 @@ def impact(root, capsys, rev: str = "HEAD") -> tuple[int, str, str]:
 
 
 def test_impact_lists_changed_and_gone_references_only(committed, capsys):
-    edited = (OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) + 0.0")
-              .replace("    dbeta = dY.sum(axis=0)\n", "")
-              .replace("\n\ndef layer_norm_forward", "\n\nEPS = 1e-5\n\n\ndef layer_norm_forward"))  # moves it all
+    edited = (
+        OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) + 0.0")
+        .replace("    dbeta = dY.sum(axis=0)\n", "")
+        .replace("\n\ndef layer_norm_forward", "\n\nEPS = 1e-5\n\n\ndef layer_norm_forward")
+    )  # moves it all
     (committed / "src/ops.py").write_text(edited)
 
     code, out, err = impact(committed, capsys)
@@ -73,7 +75,9 @@ def test_impact_lists_changed_and_gone_references_only(committed, capsys):
 
 
 def test_impact_lists_references_new_since_the_revision(committed, capsys):
-    (committed / "src/ops.py").write_text(OPS.replace("    return dX, dgamma, dbeta", "    dX = dX + 0\n    return dX, dgamma, dbeta"))
+    (committed / "src/ops.py").write_text(
+        OPS.replace("    return dX, dgamma, dbeta", "    dX = dX + 0\n    return dX, dgamma, dbeta")
+    )
     (committed / "docs/page.md").write_text(IMPACT_PAGE + "And [[ops.layer_norm_backward: dX = dX + 0]].\n")
 
     code, out, _ = impact(committed, capsys)
@@ -107,8 +111,9 @@ def test_impact_refuses_a_revision_that_starts_with_a_dash(committed, capsys, tm
     out, err = capsys.readouterr()
 
     assert (code, out) == (2, "")
-    assert err == (f"error: '{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, "
-                   "e.g. origin/main\n")
+    assert err == (
+        f"error: '{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, e.g. origin/main\n"
+    )
     assert not out_file.exists()
 
 
@@ -137,8 +142,9 @@ def test_links_point_at_the_current_commit(make_project):
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "start")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, env=GIT_ENV, capture_output=True,
-                          text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, env=GIT_ENV, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
     markdown = expand_page(root).markdown
 
@@ -155,7 +161,9 @@ def test_links_fall_back_to_main_outside_git(make_project):
 
 
 def test_a_line_reference_links_to_its_source_page_and_the_source_page_links_back(make_project):
-    text = SITE_PAGE.format(mean="mu = X.mean(") + "\n" + ENTRY_PAGE.replace("title: Forward", "title: Layer norm forward")
+    text = (
+        SITE_PAGE.format(mean="mu = X.mean(") + "\n" + ENTRY_PAGE.replace("title: Forward", "title: Layer norm forward")
+    )
     root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": text})
     assert run_cli(root, "relock") == 0
 
@@ -167,14 +175,16 @@ def test_a_line_reference_links_to_its_source_page_and_the_source_page_links_bac
     source = (root / "site/source/src/ops.py/index.html").read_text(encoding="utf-8")
     assert '<tr id="L8"' in source and '<a href="#L8">8</a>' in source
     cited = source.split('<tr id="L6"', 1)[1].split("</tr>", 1)[0]  # the function's first line: cited by its entry
-    assert 'class="trace-src-cited"' in cited and '<a href="../../../page/#layer-norm-forward">Layer norm forward</a>' \
-        in cited
+    assert (
+        'class="trace-src-cited"' in cited
+        and '<a href="../../../page/#layer-norm-forward">Layer norm forward</a>' in cited
+    )
     assert "docs-hooks-source:" not in page + source
 
 
 # ------------------------------------------------------------------ the MkDocs adapter
 
-MKDOCS_YML = f"""\
+MKDOCS_YML = """\
 site_name: Tiny
 docs_dir: docs
 theme:
@@ -206,7 +216,11 @@ def mkdocs_build(root) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"), "-d", str(root / "site")],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -227,8 +241,9 @@ def test_strict_build_fails_on_a_broken_reference_and_names_page_and_line(make_p
 
 
 def test_strict_build_of_a_reviewed_site_succeeds_then_fails_when_the_code_changes(make_project, capsys):
-    root = make_project({"mkdocs.yml": MKDOCS_YML,
-                         "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
+    root = make_project(
+        {"mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")}
+    )
     assert run_cli(root, "relock") == 0
 
     clean = mkdocs_build(root)
@@ -236,10 +251,11 @@ def test_strict_build_of_a_reviewed_site_succeeds_then_fails_when_the_code_chang
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "WARNING" not in clean.stderr
     html = (root / "site/page/index.html").read_text(encoding="utf-8")
-    assert ('<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward">'
-            "<code>ops.py:8</code></a>") in html
+    assert ('<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward"><code>ops.py:8</code></a>') in html
 
-    (root / "src/ops.py").write_text(OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) * 2"))
+    (root / "src/ops.py").write_text(
+        OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) * 2")
+    )
     changed = mkdocs_build(root)
 
     assert changed.returncode == 1
@@ -287,17 +303,26 @@ The shift is [[ops.layer_norm_backward: dbeta = dY.sum(axis=0)]].
 
 OTHER_PAGE = "# Backward\n\nThe shift is [[ops.layer_norm_backward: dbeta = dY.sum(axis=0)]].\n"
 
-RICH_PYPROJECT = ('[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
-                  'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\n')
+RICH_PYPROJECT = (
+    '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+    'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\n'
+)
 
-RICH_SPEC = "#set math.equation(numbering: \"(1)\")\n\n= Normalisation\n\n$ mu_t = 1/d sum_i X_(t i) $ <eq:ln-mean>\n"
+RICH_SPEC = '#set math.equation(numbering: "(1)")\n\n= Normalisation\n\n$ mu_t = 1/d sum_i X_(t i) $ <eq:ln-mean>\n'
 
 
 @pytest.fixture
 def rich(make_project, capsys):
     """A committed and reviewed project whose page cites the spec and shows an example and shapes."""
-    root = make_project({"pyproject.toml": RICH_PYPROJECT, "spec/model.typ": RICH_SPEC, "docs/page.md": RICH_PAGE,
-                         "docs/other.md": OTHER_PAGE, ".gitignore": "node_modules\n.cache\n"})
+    root = make_project(
+        {
+            "pyproject.toml": RICH_PYPROJECT,
+            "spec/model.typ": RICH_SPEC,
+            "docs/page.md": RICH_PAGE,
+            "docs/other.md": OTHER_PAGE,
+            ".gitignore": "node_modules\n.cache\n",
+        }
+    )
     assert run_cli(root, "relock") == 0
     git(root, "init", "-q")
     git(root, "add", "-A")
@@ -325,8 +350,9 @@ def test_impact_of_a_one_statement_change_lists_exactly_the_references_to_that_s
 
 
 def test_impact_of_a_change_inside_a_shown_expression_names_the_example(rich, capsys):
-    (rich / "src/ops.py").write_text(OPS.replace("mu = X.mean(axis=-1, keepdims=True)",
-                                                 "mu = X.mean(axis=-1, keepdims=True) + 0.0"))
+    (rich / "src/ops.py").write_text(
+        OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) + 0.0")
+    )
 
     code, out, _ = impact(rich, capsys)
 
@@ -356,8 +382,9 @@ def test_check_and_relock_on_a_cold_cache_start_no_process_but_git(rich, command
 
     shutil.rmtree(rich / ".cache", ignore_errors=True)
 
-    result = subprocess.run([sys.executable, "-c", PROCESS_WATCH, str(rich), command], cwd=rich,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", PROCESS_WATCH, str(rich), command], cwd=rich, capture_output=True, text=True, timeout=300
+    )
 
     assert result.returncode == 0, result.stdout + result.stderr
     started = result.stdout.split("STARTED ", 1)[1].strip()
@@ -368,11 +395,14 @@ def test_check_and_relock_on_a_cold_cache_start_no_process_but_git(rich, command
 
 def test_a_full_build_of_the_same_project_does_start_workers(rich):
     """The other direction: the same watch sees the recorder and KaTeX of a real build (so the test above can fail)."""
-    code = PROCESS_WATCH.replace('from docs_hooks import cli\ncode = cli.main(["--root", sys.argv[1], sys.argv[2]])',
-                                 "from docs_hooks.project import expand_site\nfrom docs_hooks.settings import "
-                                 "load_settings\nexpand_site(load_settings(sys.argv[1]))\ncode = 0")
-    result = subprocess.run([sys.executable, "-c", code, str(rich), "build"], cwd=rich, capture_output=True,
-                            text=True, timeout=300)
+    code = PROCESS_WATCH.replace(
+        'from docs_hooks import cli\ncode = cli.main(["--root", sys.argv[1], sys.argv[2]])',
+        "from docs_hooks.project import expand_site\nfrom docs_hooks.settings import "
+        "load_settings\nexpand_site(load_settings(sys.argv[1]))\ncode = 0",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(rich), "build"], cwd=rich, capture_output=True, text=True, timeout=300
+    )
 
     assert result.returncode == 0, result.stdout + result.stderr
     started = eval(result.stdout.split("STARTED ", 1)[1].strip())
@@ -413,7 +443,9 @@ def test_relock_refuses_a_page_with_a_problem_and_keeps_the_lock_byte_for_byte(m
     before = (root / LOCK).read_bytes()
 
     (root / "docs/page.md").write_text(MEAN_PAGE + "\nAnd [[ops.layer_norm_forward: keepdims=True]].\n")
-    (root / "src/ops.py").write_text(OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) + 0"))
+    (root / "src/ops.py").write_text(
+        OPS.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) + 0")
+    )
     _, out, err = relock(root, expect=1)
 
     assert out == ""

@@ -74,7 +74,7 @@ def run(X):
     return layer.backward(Y)
 '''
 
-TESTS_BESIDE = '''\
+TESTS_BESIDE = """\
 import unittest
 
 import numpy as np
@@ -108,26 +108,29 @@ class Helpers:
 def test_function():
     layer = LayerNorm(4)
     assert layer.forward(np.ones((1, 4))).shape == (1, 4)
-'''
+"""
 
 
 def flat_project(root: Path, extra: dict[str, str] | None = None) -> Path:
     """Code and tests side by side in the project's root, plus the folders a real project has around them."""
-    return write_tree(root, {
-        "pyproject.toml": PYPROJECT_FLAT,
-        "layers.py": LAYERS,
-        "test_layers.py": TESTS_BESIDE,
-        "docs/index.md": "# Home\n",
-        "docs/examples/model_run.py": "def run(cfg):\n    return cfg\n",
-        "node_modules/katex/build/make.py": "def make():\n    pass\n",
-        ".venv/lib/site.py": "def site():\n    pass\n",
-        "env/pyvenv.cfg": "home = /usr/bin\n",
-        "env/lib/thing.py": "def thing():\n    pass\n",
-        "site/search.py": "def search():\n    pass\n",
-        "build/lib/layers.py": LAYERS,
-        "pkg.egg-info/x.py": "def x():\n    pass\n",
-        **(extra or {}),
-    })
+    return write_tree(
+        root,
+        {
+            "pyproject.toml": PYPROJECT_FLAT,
+            "layers.py": LAYERS,
+            "test_layers.py": TESTS_BESIDE,
+            "docs/index.md": "# Home\n",
+            "docs/examples/model_run.py": "def run(cfg):\n    return cfg\n",
+            "node_modules/katex/build/make.py": "def make():\n    pass\n",
+            ".venv/lib/site.py": "def site():\n    pass\n",
+            "env/pyvenv.cfg": "home = /usr/bin\n",
+            "env/lib/thing.py": "def thing():\n    pass\n",
+            "site/search.py": "def search():\n    pass\n",
+            "build/lib/layers.py": LAYERS,
+            "pkg.egg-info/x.py": "def x():\n    pass\n",
+            **(extra or {}),
+        },
+    )
 
 
 def test_tests_beside_the_code_are_tests_and_the_other_folders_are_left_out(tmp_path):
@@ -142,29 +145,40 @@ def test_tests_beside_the_code_are_tests_and_the_other_folders_are_left_out(tmp_
 
 
 def test_a_test_file_inside_the_source_root_is_a_test_named_from_the_project_root(tmp_path):
-    root = write_tree(tmp_path / "proj", {
-        "pyproject.toml": '[tool.docs_hooks]\nsource_root = "src"\ntests_root = "tests"\n',
-        "src/layers.py": LAYERS,
-        "src/test_layers.py": TESTS_BESIDE,
-        "tests/test_more.py": "from layers import run\n\n\ndef test_run():\n    run(None)\n",
-    })
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[tool.docs_hooks]\nsource_root = "src"\ntests_root = "tests"\n',
+            "src/layers.py": LAYERS,
+            "src/test_layers.py": TESTS_BESIDE,
+            "tests/test_more.py": "from layers import run\n\n\ndef test_run():\n    run(None)\n",
+        },
+    )
     index = index_for(load_settings(root))
 
     assert index.functions["src.test_layers.test_function"].is_test
     assert "test_layers.test_function" not in index.functions
     callers = {site.caller: index.functions[site.caller].is_test for site in index.calls_to("layers.LayerNorm.forward")}
-    assert callers == {"layers.Model.forward": False, "layers.run": False, "src.test_layers.TestLayerNorm.helper": True,
-                       "src.test_layers.TestLayerNorm.test_forward": True, "src.test_layers.test_function": True}
+    assert callers == {
+        "layers.Model.forward": False,
+        "layers.run": False,
+        "src.test_layers.TestLayerNorm.helper": True,
+        "src.test_layers.TestLayerNorm.test_forward": True,
+        "src.test_layers.test_function": True,
+    }
 
 
 def test_a_tests_root_inside_the_source_root_indexes_each_test_once(tmp_path):
-    root = write_tree(tmp_path / "proj", {
-        "pyproject.toml": '[tool.docs_hooks]\nsource_root = "."\ntests_root = "tests"\n',
-        "layers.py": LAYERS,
-        "tests/__init__.py": "",
-        "tests/helpers.py": "from layers import run\n\n\ndef make():\n    return run(None)\n",
-        "tests/test_layers.py": TESTS_BESIDE,
-    })
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[tool.docs_hooks]\nsource_root = "."\ntests_root = "tests"\n',
+            "layers.py": LAYERS,
+            "tests/__init__.py": "",
+            "tests/helpers.py": "from layers import run\n\n\ndef make():\n    return run(None)\n",
+            "tests/test_layers.py": TESTS_BESIDE,
+        },
+    )
     index = index_for(load_settings(root))
 
     sites = [s for s in index.calls_to("layers.LayerNorm.forward") if s.caller == "tests.test_layers.test_function"]
@@ -174,20 +188,25 @@ def test_a_tests_root_inside_the_source_root_indexes_each_test_once(tmp_path):
 
 
 def test_an_exclude_setting_leaves_out_more_and_the_defaults_stay(tmp_path):
-    root = flat_project(tmp_path / "proj", {
-        "pyproject.toml": PYPROJECT_FLAT + 'exclude = ["scripts", "tools/gen_*.py"]\n',
-        "scripts/plot.py": "def plot():\n    pass\n",
-        "tools/gen_data.py": "def gen():\n    pass\n",
-        "tools/keep.py": "def keep():\n    pass\n",
-    })
+    root = flat_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": PYPROJECT_FLAT + 'exclude = ["scripts", "tools/gen_*.py"]\n',
+            "scripts/plot.py": "def plot():\n    pass\n",
+            "tools/gen_data.py": "def gen():\n    pass\n",
+            "tools/keep.py": "def keep():\n    pass\n",
+        },
+    )
     index = index_for(load_settings(root))
 
     assert sorted({fn.repo_path for fn in index.functions.values()}) == ["layers.py", "test_layers.py", "tools/keep.py"]
 
 
 def test_without_src_and_tests_folders_the_roots_default_to_the_project_root(tmp_path):
-    root = write_tree(tmp_path / "proj", {"pyproject.toml": "[tool.docs_hooks]\n", "layers.py": LAYERS,
-                                          "test_layers.py": TESTS_BESIDE})
+    root = write_tree(
+        tmp_path / "proj",
+        {"pyproject.toml": "[tool.docs_hooks]\n", "layers.py": LAYERS, "test_layers.py": TESTS_BESIDE},
+    )
     settings = load_settings(root)
 
     assert (settings.source_root, settings.tests_root) == (root.resolve(), root.resolve())
@@ -208,10 +227,15 @@ def test_calling_a_layer_reaches_its_forward_through_call(tmp_path):
         ("test_layers.test_function", 33, "", ""),  # layer.forward(...)
     ]
     # a __call__ of the class itself, and the call of the instance as a call of that __call__
-    assert sites("layers.Scale.forward") == [("layers.Model.forward", 37, "layers.Scale.__call__", "scale"),
-                                             ("layers.Scale.__call__", 24, "", "")]
-    assert sites("layers.Layer.__call__") == [("layers.Model.forward", 36, "", ""), ("layers.run", 45, "", ""),
-                                              ("test_layers.TestLayerNorm.test_forward", 13, "", "")]
+    assert sites("layers.Scale.forward") == [
+        ("layers.Model.forward", 37, "layers.Scale.__call__", "scale"),
+        ("layers.Scale.__call__", 24, "", ""),
+    ]
+    assert sites("layers.Layer.__call__") == [
+        ("layers.Model.forward", 36, "", ""),
+        ("layers.run", 45, "", ""),
+        ("test_layers.TestLayerNorm.test_forward", 13, "", ""),
+    ]
     assert sites("layers.LayerNorm.backward") == [
         ("layers.Model.backward", 40, "", ""),  # self.norm.backward(dY)
         ("layers.run", 46, "", ""),  # layer.backward(Y)
@@ -234,8 +258,10 @@ def test_a_test_method_of_a_test_class_or_a_testcase_runs_as_a_test_and_a_helper
 
 
 def test_an_entry_of_a_layer_with_tests_beside_the_code_lists_each_test_once(tmp_path):
-    page = ("# LayerNorm\n\n```trace-entry\ntitle: LayerNorm forward\nfunction: layers.LayerNorm.forward\n"
-            "status: implemented\n```\n")
+    page = (
+        "# LayerNorm\n\n```trace-entry\ntitle: LayerNorm forward\nfunction: layers.LayerNorm.forward\n"
+        "status: implemented\n```\n"
+    )
     root = flat_project(tmp_path / "proj", {"docs/page.md": page})
     settings = load_settings(root)
     result = expand_site(settings, make_builder(settings, coverage=False)).pages["docs/page.md"]
@@ -243,8 +269,10 @@ def test_an_entry_of_a_layer_with_tests_beside_the_code_lists_each_test_once(tmp
     assert [str(p) for p in result.problems] == []
     used = re.search(r"<td>Called by</td><td>(.*?)</td>.*?<td>Tested by</td><td>(.*?)</td>", result.markdown, re.S)
     assert re.findall(r"<code>(.*?)</code>", used.group(1)) == ["layers.Model.forward", "layers.run"]
-    assert re.findall(r"<code>(.*?)</code>", used.group(2)) == ["test_layers.TestLayerNorm.test_forward",
-                                                                "test_layers.test_function"]
+    assert re.findall(r"<code>(.*?)</code>", used.group(2)) == [
+        "test_layers.TestLayerNorm.test_forward",
+        "test_layers.test_function",
+    ]
     tests_it = re.findall(r"<td>Tests it</td><td>(?:<a [^>]*>)?<code>(.*?)</code>", result.markdown)
     assert tests_it == ["test_layers.py:13", "test_layers.py:17", "test_layers.py:33"]  # each call once
 
@@ -270,8 +298,10 @@ def test_an_index_read_back_from_the_cache_reaches_forward_through_an_inherited_
 def summary(index):
     """Everything the index answers, as plain values (for comparing two indexes)."""
     return (
-        {n: (f.repo_path, f.start, f.end, f.params, [s.tokens for s in f.statements], f.local_names)
-         for n, f in index.functions.items()},
+        {
+            n: (f.repo_path, f.start, f.end, f.params, [s.tokens for s in f.statements], f.local_names)
+            for n, f in index.functions.items()
+        },
         sorted((c.caller, c.callee, c.line) for c in index.calls),
         sorted((r.reader, r.base, r.attr, r.line) for r in index.attribute_reads),
         dict(index.classes),
@@ -330,12 +360,15 @@ def set_rows(store, value) -> None:
         db.execute("UPDATE entries SET value = ?", (value,))
 
 
-@pytest.mark.parametrize("damaged", [
-    b"not json",
-    b'{"digest": "x"}',  # JSON, but not an entry
-    b"[" * 100_000,  # nested deeper than a reader can follow
-    "text, not bytes",
-])
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        b"not json",
+        b'{"digest": "x"}',  # JSON, but not an entry
+        b"[" * 100_000,  # nested deeper than a reader can follow
+        "text, not bytes",
+    ],
+)
 def test_a_damaged_cache_entry_is_indexed_again(make_project, counted, damaged):
     settings = load_settings(make_project())
     first = index_for(settings)
@@ -447,7 +480,9 @@ def test_a_file_that_is_not_utf8_is_an_error_naming_it(make_project):
 
 
 def test_missing_function_names_the_entry_and_suggests_close_names(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         # Layer norm
 
         ```trace-entry
@@ -455,7 +490,9 @@ def test_missing_function_names_the_entry_and_suggests_close_names(make_project)
         function: ops.layer_norm_forwrd
         status: implemented
         ```
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:3: entry 'Layer norm forward': no function 'ops.layer_norm_forwrd' in the code index; "
@@ -483,7 +520,11 @@ def test_syntax_error_in_the_source_names_file_and_line(make_project, check):
 
 
 def test_call_through_an_import_inside_the_function_is_a_call_site(make_project):
-    root = make_project({"src/user.py": "def b(X):\n    from ops import layer_norm_backward\n    return layer_norm_backward(X, None, 1)\n"})
+    root = make_project(
+        {
+            "src/user.py": "def b(X):\n    from ops import layer_norm_backward\n    return layer_norm_backward(X, None, 1)\n"
+        }
+    )
 
     callers = [(s.caller, s.line) for s in index_for(load_settings(root)).calls_to("ops.layer_norm_backward")]
 
@@ -491,10 +532,12 @@ def test_call_through_an_import_inside_the_function_is_a_call_site(make_project)
 
 
 def test_tests_in_a_nested_tests_root_are_named_from_the_project_root(make_project):
-    root = make_project({
-        "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\ntests_root = "tests/unit"\n',
-        "tests/unit/test_x.py": "from ops import layer_norm_forward\n\n\ndef test_x():\n    layer_norm_forward(1, 1, 0)\n",
-    })
+    root = make_project(
+        {
+            "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\ntests_root = "tests/unit"\n',
+            "tests/unit/test_x.py": "from ops import layer_norm_forward\n\n\ndef test_x():\n    layer_norm_forward(1, 1, 0)\n",
+        }
+    )
 
     tests = {f.name: f.display_path for f in index_for(load_settings(root)).functions.values() if f.is_test}
 
@@ -502,19 +545,23 @@ def test_tests_in_a_nested_tests_root_are_named_from_the_project_root(make_proje
 
 
 def test_method_called_through_an_instance_is_a_call_site(make_project):
-    root = make_project({"src/opt.py": (
-        "class Stepper:\n"
-        "    def __init__(self, lr):\n"
-        "        self.lr = lr\n"
-        "\n"
-        "    def step(self, x):\n"
-        "        return x - self.lr\n"
-        "\n"
-        "\n"
-        "def train(x):\n"
-        "    stepper = Stepper(0.1)\n"
-        "    return stepper.step(x)  # one update\n"
-    )})
+    root = make_project(
+        {
+            "src/opt.py": (
+                "class Stepper:\n"
+                "    def __init__(self, lr):\n"
+                "        self.lr = lr\n"
+                "\n"
+                "    def step(self, x):\n"
+                "        return x - self.lr\n"
+                "\n"
+                "\n"
+                "def train(x):\n"
+                "    stepper = Stepper(0.1)\n"
+                "    return stepper.step(x)  # one update\n"
+            )
+        }
+    )
 
     index = index_for(load_settings(root))
 

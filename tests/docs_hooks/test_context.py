@@ -38,7 +38,11 @@ def test_inline_math_that_does_not_close_on_its_line_is_an_error(make_project):
 
 
 def test_a_formula_katex_cannot_render_fails_with_page_and_line(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean
@@ -47,7 +51,9 @@ def test_a_formula_katex_cannot_render_fails_with_page_and_line(make_project):
         ```
 
         Inline math that is fine, $\\mu_t$, and some that is not, $\\sqrt{$.
-        """)})
+        """)
+        }
+    )
 
     messages = page_problems(root)
 
@@ -66,7 +72,10 @@ def test_math_is_rendered_to_html_at_build_time(make_project):
 
 
 def test_page_formulas_finds_every_formula_of_a_page_before_it_is_expanded():
-    text = FWD_ENTRY + "\n" + page("""
+    text = (
+        FWD_ENTRY
+        + "\n"
+        + page("""
         The mean $\\mu_t$ of a row, and `$not math$` in code.
 
         ```python
@@ -80,6 +89,7 @@ def test_page_formulas_finds_every_formula_of_a_page_before_it_is_expanded():
         code: mu = X.mean(axis=-1, keepdims=True)
         ```
         """)
+    )
 
     formulas = page_formulas(parse_page(text, "docs/page.md"))
 

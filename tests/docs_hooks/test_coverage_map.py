@@ -12,14 +12,14 @@ from docs_hooks.errors import TraceError
 from docs_hooks.project import check_site, expand_site, index_for, make_builder
 from docs_hooks.settings import load_settings
 
-BRANCHY = '''\
+BRANCHY = """\
 def clip(x, limit):
     if x > limit:
         return limit
     return x
-'''
+"""
 
-TESTS = '''\
+TESTS = """\
 from branchy import clip
 
 
@@ -29,16 +29,18 @@ def test_small_values_pass_through():
 
 def test_large_values_are_clipped():
     assert clip(9, 5) == 5
-'''
+"""
 
 
 def project(make_project) -> Path:
-    return make_project({
-        "src/branchy.py": BRANCHY,
-        "tests/test_branchy.py": TESTS,
-        "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
-        'coverage_tests = ["tests/test_branchy.py"]\n',
-    })
+    return make_project(
+        {
+            "src/branchy.py": BRANCHY,
+            "tests/test_branchy.py": TESTS,
+            "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+            'coverage_tests = ["tests/test_branchy.py"]\n',
+        }
+    )
 
 
 def test_each_line_knows_the_tests_that_ran_it(make_project, tmp_path):
@@ -56,7 +58,9 @@ def test_each_line_knows_the_tests_that_ran_it(make_project, tmp_path):
 
 def test_a_test_that_hypothesis_runs_is_counted_under_its_own_name(make_project, tmp_path):
     root = project(make_project)
-    (root / "tests/test_branchy.py").write_text(TESTS + '''
+    (root / "tests/test_branchy.py").write_text(
+        TESTS
+        + """
 
 from hypothesis import given, settings, strategies as st
 
@@ -65,14 +69,18 @@ from hypothesis import given, settings, strategies as st
 @given(st.integers(6, 100))
 def test_every_large_value_is_clipped(x):
     assert clip(x, 5) == 5
-''', encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     settings_ = load_settings(root)
     index = index_for(settings_)
 
     cov = measure(root, settings_.source_root, settings_.coverage_tests, index.file_digests, tmp_path / "cache")
 
     assert cov.tests_running("src/branchy.py", 3, 3) == [
-        "tests.test_branchy.test_every_large_value_is_clipped", "tests.test_branchy.test_large_values_are_clipped"]
+        "tests.test_branchy.test_every_large_value_is_clipped",
+        "tests.test_branchy.test_large_values_are_clipped",
+    ]
 
 
 def test_the_result_is_cached_until_the_code_changes(make_project, tmp_path):
@@ -117,7 +125,8 @@ def test_failing_tests_are_a_clear_error_every_time_it_is_asked_and_nothing_is_c
         assert str(err.value).startswith(
             "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
             "tests/test_branchy.py::test_large_values_are_clipped failed; fix the test (or leave it out of "
-            "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n")
+            "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n"
+        )
     assert not (cache / "coverage").exists()
 
 
@@ -128,7 +137,8 @@ def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
     run = builder.workers._coverage_run
     assert run is not None and run._proc is not None  # running in the background already
     assert builder.workers.coverage.tests_running("src/branchy.py", 3, 3) == [
-        "tests.test_branchy.test_large_values_are_clipped"]
+        "tests.test_branchy.test_large_values_are_clipped"
+    ]
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "getpriority"), reason="process priorities are POSIX only")
@@ -142,7 +152,7 @@ def test_the_coverage_run_has_the_lowest_priority_and_the_build_keeps_its_own(ma
     builder = make_builder(load_settings(root))
     proc = builder.workers._coverage_run._proc
     niceness = os.getpriority(os.PRIO_PROCESS, proc.pid) if proc.poll() is None else None
-    builder.workers.coverage  # the run still ends and is read as usual
+    assert builder.workers.coverage is not None  # the run still ends and is read as usual
     assert niceness in (COVERAGE_NICENESS, None)  # None: it had ended before it could be asked
     assert os.getpriority(os.PRIO_PROCESS, 0) == before
 
@@ -206,7 +216,8 @@ def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failur
     assert str(problem).startswith(
         "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
         "tests/test_branchy.py::test_large_values_are_clipped failed; fix the test (or leave it out of "
-        "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n")
+        "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n"
+    )
     for name in ("docs/clip.md", "docs/again.md"):
         markdown = site.pages[name].markdown
         assert '<code class="trace-error">coverage_tests: while measuring' in markdown
@@ -222,12 +233,15 @@ def test_a_builder_kept_for_the_next_build_reports_the_failed_coverage_run_again
     expanded = {name: builder.expand(name, text).markdown for name, text in pages.items()}
 
     for _ in range(2):  # two builds
-        reported = {name: [str(p)[:40] for p in builder.finish(name, markdown)[1]]
-                    for name, markdown in expanded.items()}
+        reported = {
+            name: [str(p)[:40] for p in builder.finish(name, markdown)[1]] for name, markdown in expanded.items()
+        }
         assert reported == {"docs/clip.md": ["pyproject.toml: coverage_tests: while me"], "docs/again.md": []}
 
 
-COVERAGE_MISBEHAVES = TESTS + '''
+COVERAGE_MISBEHAVES = (
+    TESTS
+    + """
 
 def test_hangs():
     import time
@@ -237,15 +251,17 @@ def test_hangs():
 def test_leaves():
     import os
     os._exit(0)
-'''
+"""
+)
 
 
 def misbehaving_run(make_project, test: str, timeout: float = 120.0) -> Measurement:
     root = project(make_project)
     (root / "tests/test_branchy.py").write_text(COVERAGE_MISBEHAVES, encoding="utf-8")
     settings = load_settings(root)
-    return Measurement(root, settings.source_root, [f"tests/test_branchy.py::{test}"],
-                       index_for(settings).file_digests, None, timeout)
+    return Measurement(
+        root, settings.source_root, [f"tests/test_branchy.py::{test}"], index_for(settings).file_digests, None, timeout
+    )
 
 
 def test_a_coverage_test_that_hangs_is_stopped_at_test_timeout(make_project):
@@ -257,7 +273,8 @@ def test_a_coverage_test_that_hangs_is_stopped_at_test_timeout(make_project):
         "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
         "tests/test_branchy.py::test_hangs did not finish within test_timeout = 2 s, so the run was stopped; "
         "make the test finish sooner, or raise test_timeout (or leave it out of coverage_tests in "
-        "[tool.docs_hooks]). It printed nothing.")
+        "[tool.docs_hooks]). It printed nothing."
+    )
     assert run._proc.poll() is not None
 
 
@@ -270,7 +287,8 @@ def test_a_coverage_test_that_ends_the_run_is_named(make_project):
         "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
         "tests/test_branchy.py::test_leaves ended the run (exit code 0) before the line map was written "
         "(os._exit, say); fix the test (or leave it out of coverage_tests in [tool.docs_hooks]). "
-        "It printed nothing.")
+        "It printed nothing."
+    )
 
 
 def test_a_cached_line_map_cut_short_is_measured_again(make_project, tmp_path):
@@ -302,7 +320,9 @@ def test_a_page_expanded_again_while_serving_reuses_its_placeholders(make_projec
 
 # ------------------------------------------------------------------ no page is written before the run has ended
 
-SLOW_TESTS = TESTS + '''
+SLOW_TESTS = (
+    TESTS
+    + '''
 
 def test_slowly():
     """Outlasts the build's pages; then leaves a mark, so the build can tell when the run had ended."""
@@ -312,9 +332,10 @@ def test_slowly():
     time.sleep(3)
     Path("run-ended").write_text("")
 '''
+)
 
 # Listed after docs_hooks, so it sees each page as docs_hooks hands it on (and as MkDocs writes it).
-WATCHER = '''\
+WATCHER = """\
 from pathlib import Path
 
 
@@ -325,7 +346,7 @@ def on_post_page(output, page, config, **kwargs):
     Path(config.config_file_path).parent.joinpath("seen.txt").write_text(
         f"run ended: {ended}; placeholder: {'trace-late' in output}\\n")
     return output
-'''
+"""
 
 
 def slow_site(make_project, watcher: str = WATCHER) -> Path:
@@ -338,7 +359,9 @@ def slow_site(make_project, watcher: str = WATCHER) -> Path:
     (root / "watcher.py").write_text(watcher, encoding="utf-8")
     plugins = "plugins:\n  - search\n  - docs_hooks\n"
     assert plugins in MKDOCS_YML
-    (root / "mkdocs.yml").write_text(MKDOCS_YML.replace(plugins, plugins + "hooks:\n  - watcher.py\n"), encoding="utf-8")
+    (root / "mkdocs.yml").write_text(
+        MKDOCS_YML.replace(plugins, plugins + "hooks:\n  - watcher.py\n"), encoding="utf-8"
+    )
     return root
 
 

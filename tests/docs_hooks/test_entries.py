@@ -13,14 +13,20 @@ from .conftest import FWD_ENTRY, expand_page, page, page_problems
 
 
 def test_missing_statement_in_an_equation_points_at_its_code_field(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-var
         title: Variance of a row
         tex: \\sigma^2 = \\frac{1}{d} \\sum_i (X_i - \\mu)^2
         code: var = X.var(axis=-1)
         ```
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:11: reference 'var = X.var(axis=-1)': no statement of ops.layer_norm_forward (ops.py:6-15) "
@@ -30,22 +36,28 @@ def test_missing_statement_in_an_equation_points_at_its_code_field(make_project)
 
 
 def test_equation_outside_an_entry(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-equation
         id: ln-mean
         title: Mean of a row
         tex: \\mu
         code: mu = X.mean(axis=-1, keepdims=True)
         ```
-        """)})
+        """)
+        }
+    )
 
-    assert page_problems(root) == [
-        "docs/page.md:1: trace-equation outside an entry; put a trace-entry block above it"
-    ]
+    assert page_problems(root) == ["docs/page.md:1: trace-equation outside an entry; put a trace-entry block above it"]
 
 
 def test_duplicate_equation_id_is_an_error(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean
@@ -59,7 +71,9 @@ def test_duplicate_equation_id_is_an_error(make_project):
         tex: \\hat{x}
         code: Xhat = (X - mu) * s
         ```
-        """)})
+        """)
+        }
+    )
 
     messages = page_problems(root)
 
@@ -68,15 +82,21 @@ def test_duplicate_equation_id_is_an_error(make_project):
 
 def test_an_entry_is_read_as_data_and_each_function_is_a_use_for_the_lock(make_project):
     index = index_for(load_settings(make_project()))
-    text = "# Layer norm\n\n" + FWD_ENTRY.replace("function: ops.layer_norm_forward",
-                                                 "function: [ops.layer_norm_forward, ops.layer_norm_backward]")
+    text = "# Layer norm\n\n" + FWD_ENTRY.replace(
+        "function: ops.layer_norm_forward", "function: [ops.layer_norm_forward, ops.layer_norm_backward]"
+    )
     block = [seg for seg in parse_page(text, "docs/page.md").segments if not isinstance(seg, Markdown)][0]
     uses: list = []
 
     entry = read_entry(block, "docs/page.md", index, None, uses)
 
     assert (entry.page, entry.id, entry.title, entry.status, entry.line) == (
-        "docs/page.md", "layer-norm-forward", "Layer norm forward", "implemented", 3)
+        "docs/page.md",
+        "layer-norm-forward",
+        "Layer norm forward",
+        "implemented",
+        3,
+    )
     assert [f.name for f in entry.functions] == ["ops.layer_norm_forward", "ops.layer_norm_backward"]
     assert [(u.page, u.key, u.line) for u in uses] == [
         ("docs/page.md", "entry layer-norm-forward | ops.layer_norm_forward", 3),
@@ -85,7 +105,9 @@ def test_an_entry_is_read_as_data_and_each_function_is_a_use_for_the_lock(make_p
 
 
 def test_an_entry_that_cites_the_spec_without_one_configured_says_which_setting_to_set(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY.replace("status: implemented", "status: implemented\nspec: [eq:ln-mean]")})
+    root = make_project(
+        {"docs/page.md": FWD_ENTRY.replace("status: implemented", "status: implemented\nspec: [eq:ln-mean]")}
+    )
 
     assert page_problems(root) == [
         "docs/page.md:1: entry 'Layer norm forward' cites eq:ln-mean, but no specification is configured; "
@@ -94,7 +116,11 @@ def test_an_entry_that_cites_the_spec_without_one_configured_says_which_setting_
 
 
 def test_equations_are_numbered_through_the_page_and_belong_to_the_entry_above_them(make_project):
-    root = make_project({"docs/page.md": FWD_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": FWD_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean
@@ -109,7 +135,9 @@ def test_equations_are_numbered_through_the_page_and_belong_to_the_entry_above_t
         tex: \\sigma^2
         code: var = ((X - mu) ** 2).mean(
         ```
-        """)})
+        """)
+        }
+    )
 
     (entry,) = expand_page(root).entries
 

@@ -86,7 +86,7 @@ def centre(X):
     return Xc
 '''
 
-GRADCHECK = '''\
+GRADCHECK = """\
 import numpy as np
 
 
@@ -101,9 +101,9 @@ def numerical_grad(f, x, h=1e-5):
         x[index] = saved
         grad[index] = (f_plus - f_minus) / (2.0 * h)
     return grad
-'''
+"""
 
-TESTS = '''\
+TESTS = """\
 import numpy as np
 
 from ops import centre, clip_rows, layer_norm_backward, layer_norm_backward_wrong, layer_norm_forward
@@ -140,7 +140,7 @@ def test_raises():
 def test_fails():
     y, _ = layer_norm_forward(X, GAMMA, BETA)
     assert y.sum() == 123.0
-'''
+"""
 
 BASE = {
     "pyproject.toml": PYPROJECT,
@@ -271,8 +271,9 @@ def test_worked_example_shows_the_recorded_values(project):
     # ... and the same numbers computed here, unrounded, from NumPy alone.
     independent = [DY, XHAT, S, DXHAT, M1, M2, DX, DGAMMA, DBETA]
     for shown, expected in zip(rows, independent):
-        assert shown[2] == np.array2string(np.round(expected, 4) + 0.0, separator=", ",
-                                           formatter={"float_kind": lambda v: f"{v:.4f}"}), shown
+        assert shown[2] == np.array2string(
+            np.round(expected, 4) + 0.0, separator=", ", formatter={"float_kind": lambda v: f"{v:.4f}"}
+        ), shown
 
 
 def test_the_data_behind_the_table_is_the_recorded_call(project):
@@ -302,16 +303,20 @@ def test_the_data_behind_the_table_is_the_recorded_call(project):
 
 def test_heading_badge_and_source_of_the_numbers(project):
     md = expand(project, page(BACKWARD_EXAMPLE)).markdown
-    assert ('<p class="trace-example-head"><strong class="trace-example-title">A worked backward</strong> '
-            '<span class="trace-badge trace-badge--illustrative" title="recorded from '
-            'tests/test_ops.py::test_worked_example: the first call of ops.layer_norm_backward">'
-            "Illustrative Example</span></p>") in md
-    assert ('<p class="trace-example-source">Recorded while '
-            '<a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L11-L14" '
-            'title="tests/test_ops.py::test_worked_example"><code>test_worked_example</code></a> runs. '
-            "dY is chosen by hand, not computed from a loss.</p>") in md
+    assert (
+        '<p class="trace-example-head"><strong class="trace-example-title">A worked backward</strong> '
+        '<span class="trace-badge trace-badge--illustrative" title="recorded from '
+        'tests/test_ops.py::test_worked_example: the first call of ops.layer_norm_backward">'
+        "Illustrative Example</span></p>"
+    ) in md
+    assert (
+        '<p class="trace-example-source">Recorded while '
+        '<a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L11-L14" '
+        'title="tests/test_ops.py::test_worked_example"><code>test_worked_example</code></a> runs. '
+        "dY is chosen by hand, not computed from a loss.</p>"
+    ) in md
     # one raw HTML block: no blank line inside it
-    block = md[md.index('<div class="trace-example"'):]
+    block = md[md.index('<div class="trace-example"') :]
     assert "\n\n" not in block[: block.index("</div>")]
 
 
@@ -420,8 +425,10 @@ def test_value_changed_after_its_line_is_an_error(project):
 def test_check_line_is_filled_from_the_recorded_values(project):
     result = expand(project, page(BACKWARD_EXAMPLE + CHECK))
     assert messages(result) == []
-    assert ('<p class="trace-example-check">One entry: <code>dX[0, 0]</code> = '
-            "0.5345 × (1 - 0.75 - (-1.069) × 0.5345) = 0.4391</p>") in result.markdown
+    assert (
+        '<p class="trace-example-check">One entry: <code>dX[0, 0]</code> = '
+        "0.5345 × (1 - 0.75 - (-1.069) × 0.5345) = 0.4391</p>"
+    ) in result.markdown
     # the same line from NumPy alone
     filled = f"{S[0, 0]:.4f} × ({DXHAT[0, 0]:g} - {M1[0, 0]:g} - ({XHAT[0, 0]:.3f}) × {M2[0, 0]:.4f}) = {DX[0, 0]:.4f}"
     assert filled in result.markdown
@@ -465,9 +472,15 @@ def test_gradcheck_table_for_a_correct_backward(project):
     assert messages(result) == []
     md = result.markdown
     table = re.search(r'<table class="trace-table trace-gradcheck-table">.*?</table>', md).group(0)
-    assert "<th>Gradient</th><th>From the backward formula</th><th>From central differences</th><th>Largest gap</th>" in table
-    rows = re.findall(r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td>"
-                      r"<td><code>(.*?)</code></td><td><code>(.*?)</code></td></tr>", table)
+    assert (
+        "<th>Gradient</th><th>From the backward formula</th><th>From central differences</th><th>Largest gap</th>"
+        in table
+    )
+    rows = re.findall(
+        r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td>"
+        r"<td><code>(.*?)</code></td><td><code>(.*?)</code></td></tr>",
+        table,
+    )
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("dX", "[[0.4391, -0.2482, -0.4009, 0.2100]]", "[[0.4391, -0.2482, -0.4009, 0.2100]]"),
         ("dgamma", "[-1.0690, 0.0000, 0.0000, 1.6036]", "[-1.0690, 0.0000, 0.0000, 1.6036]"),
@@ -476,8 +489,10 @@ def test_gradcheck_table_for_a_correct_backward(project):
     for name, _, _, gap in rows:
         assert re.fullmatch(r"\d\.\de-\d\d|0", gap), gap
         assert float(gap) < 1e-8, (name, gap)
-    assert ("Central differences from <a href=\"https://example.com/repo/blob/abc123/src/gradcheck.py#L4-L14\" "
-            "title=\"gradcheck.numerical_grad\"><code>gradcheck.numerical_grad</code></a> (called with h=1e-05)") in md
+    assert (
+        'Central differences from <a href="https://example.com/repo/blob/abc123/src/gradcheck.py#L4-L14" '
+        'title="gradcheck.numerical_grad"><code>gradcheck.numerical_grad</code></a> (called with h=1e-05)'
+    ) in md
     assert "Checking the whole backward numerically" in md
 
 
@@ -548,17 +563,23 @@ def test_widget_data_and_input_tables(project):
     np.testing.assert_allclose(data["outputs"][0]["values"], DX, rtol=1e-12)
     # what the browser recomputes (docs_hooks/assets/trace-widgets.js): each shown row in table order, the check line
     assert [(r["code"], r["name"]) for r in data["rows"]][3:6] == [
-        ("dXhat = dY * gamma", None), ("dXhat.mean(axis=-1, keepdims=True)", "m1"),
-        ("(dXhat * Xhat).mean(axis=-1, keepdims=True)", "m2")]
+        ("dXhat = dY * gamma", None),
+        ("dXhat.mean(axis=-1, keepdims=True)", "m1"),
+        ("(dXhat * Xhat).mean(axis=-1, keepdims=True)", "m2"),
+    ]
     np.testing.assert_allclose(data["rows"][6]["value"]["values"], DX, rtol=1e-12)
     assert data["check"] is None
-    assert ('<table class="trace-table trace-example-input"><caption><code>gamma</code>, shape (4,)</caption>'
-            "<thead><tr><th></th><th>0</th><th>1</th><th>2</th><th>3</th></tr></thead><tbody><tr><th>gamma</th>"
-            '<td data-name="gamma" data-index="0">1</td><td data-name="gamma" data-index="1">1</td>'
-            '<td data-name="gamma" data-index="2">1</td><td data-name="gamma" data-index="3">2</td>'
-            "</tr></tbody></table>") in md
-    assert ('<caption><code>cache[1]</code>, shape (1, 1)</caption><thead><tr><th></th><th>0</th></tr></thead>'
-            '<tbody><tr><th>0</th><td data-name="cache[1]" data-index="0,0">0.5345</td></tr></tbody>') in md
+    assert (
+        '<table class="trace-table trace-example-input"><caption><code>gamma</code>, shape (4,)</caption>'
+        "<thead><tr><th></th><th>0</th><th>1</th><th>2</th><th>3</th></tr></thead><tbody><tr><th>gamma</th>"
+        '<td data-name="gamma" data-index="0">1</td><td data-name="gamma" data-index="1">1</td>'
+        '<td data-name="gamma" data-index="2">1</td><td data-name="gamma" data-index="3">2</td>'
+        "</tr></tbody></table>"
+    ) in md
+    assert (
+        "<caption><code>cache[1]</code>, shape (1, 1)</caption><thead><tr><th></th><th>0</th></tr></thead>"
+        '<tbody><tr><th>0</th><td data-name="cache[1]" data-index="0,0">0.5345</td></tr></tbody>'
+    ) in md
     assert expand(project, page(BACKWARD_EXAMPLE + "widget: true\n")).markdown == md  # deterministic
 
 
@@ -566,7 +587,7 @@ def test_check_line_keeps_the_grouping_of_the_formula():
     from docs_hooks.recording import Call
 
     a, b, c = 2.0, -0.5, 3.0
-    call = Call("m.f", None, 0, {}, {"a": a, "b": b, "c": c, "y": (a - (b - c)) * -(a + b) / c ** -b}, None)
+    call = Call("m.f", None, 0, {}, {"a": a, "b": b, "c": c, "y": (a - (b - c)) * -(a + b) / c**-b}, None)
     line = examples._check_line("y = (a - (b - c)) * -(a + b) / c ** -b", call, [], "the call", AssertionError)
     assert line.filled == "(2 - ((-0.5) - 3)) × -(2 + (-0.5)) / 3 ** (-(-0.5))"
     assert eval(line.filled.replace("×", "*")) == pytest.approx(line.lhs_value)
@@ -649,8 +670,14 @@ def test_unknown_function_and_unknown_test(project):
     ]
 
 
-@pytest.mark.parametrize("test", ["/etc/test_passwd.py::test_x", "../outside/test_ops.py::test_worked_example",
-                                  "tests/../../test_ops.py::test_worked_example"])
+@pytest.mark.parametrize(
+    "test",
+    [
+        "/etc/test_passwd.py::test_x",
+        "../outside/test_ops.py::test_worked_example",
+        "tests/../../test_ops.py::test_worked_example",
+    ],
+)
 def test_a_test_file_outside_the_project_root_is_refused_at_its_line(project, test):
     example = f"""\
     test: {test}
@@ -672,8 +699,7 @@ def test_a_test_file_outside_the_project_root_is_refused_at_its_line(project, te
 def test_example_outside_an_entry(project):
     text = "# Page\n\n```trace-example\n" + BACKWARD_EXAMPLE + "```\n"
     assert messages(expand(project, text)) == [
-        "docs/page.md:3: example 'A worked backward': trace-example outside an entry; "
-        "put a trace-entry block above it"
+        "docs/page.md:3: example 'A worked backward': trace-example outside an entry; put a trace-entry block above it"
     ]
 
 
@@ -694,8 +720,9 @@ REAL_TEST = REPO / "tests" / "test_ops.py"
     reason="tests/test_ops.py::test_layer_norm_worked_example is not written yet",
 )
 def test_the_real_layer_norm_backward_example(tmp_path):
-    example = BACKWARD_EXAMPLE.replace("tests/test_ops.py::test_worked_example",
-                                       "tests/test_ops.py::test_layer_norm_worked_example")
+    example = BACKWARD_EXAMPLE.replace(
+        "tests/test_ops.py::test_worked_example", "tests/test_ops.py::test_layer_norm_worked_example"
+    )
     result = expand(REPO, page(example + CHECK + "gradcheck: ops.layer_norm_forward\n"), cache_dir=tmp_path)
     assert messages(result) == []
     assert [r[2] for r in steps(result.markdown)] == [
@@ -712,7 +739,7 @@ def test_the_real_layer_norm_backward_example(tmp_path):
     assert "0.5345 × (1 - 0.75 - (-1.069) × 0.5345) = 0.4391" in result.markdown
 
 
-SCALE_OPS = '''\
+SCALE_OPS = """\
 import numpy as np
 
 
@@ -727,9 +754,9 @@ def scale_backward(dY, cache, W):
     dW = (dY * X).sum(axis=0)
     db = dY.sum(axis=0)
     return dX, (dW, db)
-'''
+"""
 
-SCALE_TEST = '''\
+SCALE_TEST = """\
 import numpy as np
 from scale import scale_backward, scale_forward
 
@@ -740,7 +767,7 @@ def test_scale():
     b = np.array([0.1, 0.2])
     Y, cache = scale_forward(X, W, b)
     dX, (dW, db) = scale_backward(np.array([[1., 0.], [0., 1.]]), cache, W)
-'''
+"""
 
 
 def test_gradcheck_follows_a_nested_tuple_of_returned_gradients(tmp_path):
@@ -807,7 +834,9 @@ def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_ex
     builder.workers.math.project_root = REPO  # the project's node_modules, for the formula in the prose
     batches = []
     run_child = builder.workers.recorder.child.run
-    builder.workers.recorder.child.run = lambda requests: batches.append([r.name for r in requests]) or run_child(requests)
+    builder.workers.recorder.child.run = lambda requests: (
+        batches.append([r.name for r in requests]) or run_child(requests)
+    )
 
     builder.prefetch({"docs/page.md": TWO_EXAMPLES})
     builder.await_background()
@@ -888,7 +917,7 @@ def test_a_recording_already_made_is_answered_without_waiting_for_the_recorder(t
 
 # ----------------------------------------------------------------------------- gradients in a dictionary
 
-AFFINE = '''\
+AFFINE = """\
 from dataclasses import dataclass
 
 import numpy as np
@@ -916,9 +945,9 @@ def affine_backward_wrong(dY, cache, params, cfg):
     grads = {"g": (dY * X).sum(axis=0), "b": dY.sum(axis=0)}  # forgets the factor k
     dX = dY * params["g"]
     return dX, grads
-'''
+"""
 
-AFFINE_TESTS = '''\
+AFFINE_TESTS = """\
 import numpy as np
 
 from affine import Cfg, affine_backward, affine_backward_wrong, affine_forward
@@ -937,27 +966,35 @@ def test_affine_wrong():
     params = {"g": np.array([2.0, -1.0]), "b": np.array([0.5, 0.25])}
     Y, cache = affine_forward(X, params, Cfg(k=3.0))
     affine_backward_wrong(DY, cache, params, Cfg(k=3.0))
-'''
+"""
 
 
 def affine_gradcheck(tmp_path, test: str, backward: str):
     """The expanded page of one gradcheck example of an affine backward, on the affine project."""
     root = write_project(tmp_path / "proj", {"src/affine.py": AFFINE, "tests/test_affine.py": AFFINE_TESTS})
-    return expand(root, page(f"""
+    return expand(
+        root,
+        page(
+            f"""
         test: tests/test_affine.py::{test}
         title: Affine
         show:
           - {{label: Gradient on the input, code: dX}}
         gradcheck: affine.affine_forward
-        """, function=f"affine.{backward}"))
+        """,
+            function=f"affine.{backward}",
+        ),
+    )
 
 
 def test_gradcheck_of_gradients_returned_in_a_dictionary_nudges_the_entries_of_the_forwards_dictionary(tmp_path):
     result = affine_gradcheck(tmp_path, "test_affine", "affine_backward")
 
     assert messages(result) == []
-    rows = re.findall(r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td><td><code>(.*?)</code></td>",
-                      result.markdown.split("trace-gradcheck-table", 1)[1])
+    rows = re.findall(
+        r"<tr><td><code>(.*?)</code></td><td><code>(.*?)</code></td><td><code>(.*?)</code></td>",
+        result.markdown.split("trace-gradcheck-table", 1)[1],
+    )
     # dX, then the dictionary's entries by key; 'unused' has no gradient and is not nudged
     assert [html.unescape(r[0]) for r in rows] == ["dX", "grads['g']", "grads['b']"]
     k, dy, x = 3.0, np.array([[1.0, 0.5], [-1.0, 2.0]]), np.array([[1.0, -2.0], [0.5, 3.0]])
@@ -972,7 +1009,8 @@ def test_gradcheck_of_a_dictionary_finds_a_wrong_entry(tmp_path):
     assert message.startswith(
         "docs/page.md:14: example 'Affine': gradcheck: grads['b'] from affine.affine_backward_wrong differs from the "
         "central differences of affine.affine_forward by 5 (more than 1e-06): backward [0.0000, 2.5000], "
-        "central differences [0.0000, 7.5000]")
+        "central differences [0.0000, 7.5000]"
+    )
 
 
 def test_an_example_of_the_test_itself_records_only_the_test_and_the_prefetch_asks_for_the_same(tmp_path):
@@ -1017,7 +1055,7 @@ def test_an_example_with_central_differences_or_of_another_function_records_ever
 # ----------------------------------------------------------------- other layouts and test shapes --
 
 
-LAYERS = '''\
+LAYERS = """\
 import numpy as np
 
 
@@ -1043,9 +1081,9 @@ class LayerNorm(Layer):
         dXhat = dY * self.gamma
         dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True) - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))
         return dX
-'''
+"""
 
-UNITTEST_TESTS = '''\
+UNITTEST_TESTS = """\
 import unittest
 
 import numpy as np
@@ -1068,7 +1106,7 @@ class TestPytestStyle:
     def test_worked_example(self):
         norm = LayerNorm(4)
         norm.forward(np.array([[1.0, 2.0, 3.0, 6.0]]))
-'''
+"""
 
 FLAT = {
     "pyproject.toml": PYPROJECT + 'source_root = "."\ntests_root = "."\n',
@@ -1091,10 +1129,12 @@ def test_a_worked_example_from_a_testcase_method_with_tests_beside_the_code(tmp_
     result = expand(root, page(LAYER_EXAMPLE, "layers.LayerNorm.forward"))
 
     assert messages(result) == []
-    assert [r[1:] for r in steps(result.markdown)] == [("mu", "[[3.0000]]"),
-                                                       ("Xhat", "[[-1.0690, -0.5345, 0.0000, 1.6036]]")]
+    assert [r[1:] for r in steps(result.markdown)] == [
+        ("mu", "[[3.0000]]"),
+        ("Xhat", "[[-1.0690, -0.5345, 0.0000, 1.6036]]"),
+    ]
     np.testing.assert_allclose(XHAT, [[-1.0690, -0.5345, 0.0, 1.6036]], atol=1e-4)
-    assert "Recorded while <a href=\"https://example.com/repo/blob/abc123/test_layers.py#L12-L16\"" in result.markdown
+    assert 'Recorded while <a href="https://example.com/repo/blob/abc123/test_layers.py#L12-L16"' in result.markdown
 
 
 def test_a_worked_example_from_a_pytest_class_method(tmp_path):

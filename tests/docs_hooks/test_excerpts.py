@@ -8,14 +8,18 @@ from .conftest import expand_page, page, page_problems
 
 
 def test_excerpt_shows_the_statement_with_real_numbers_and_a_link(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-excerpt
         code:
           - "ops.layer_norm_forward: var = ((X - mu) ** 2).mean("
           - "model.build: cfg = Config("
         context: 1
         ```
-        """)})
+        """)
+        }
+    )
 
     expanded = expand_page(root)
 
@@ -49,13 +53,19 @@ def test_excerpt_shows_the_statement_with_real_numbers_and_a_link(make_project):
 
 
 def test_excerpt_context_must_be_a_number(make_project):
-    root = make_project({"docs/page.md": "# T\n\n```trace-excerpt\ncode: 'ops.layer_norm_forward: mu = X'\ncontext: one\n```\n"})
+    root = make_project(
+        {"docs/page.md": "# T\n\n```trace-excerpt\ncode: 'ops.layer_norm_forward: mu = X'\ncontext: one\n```\n"}
+    )
 
-    assert page_problems(root) == ["docs/page.md:3: field 'context' of trace-excerpt must be a whole number of lines, 0 or more, not 'one'"]
+    assert page_problems(root) == [
+        "docs/page.md:3: field 'context' of trace-excerpt must be a whole number of lines, 0 or more, not 'one'"
+    ]
 
 
 def test_negative_excerpt_context_is_an_error(make_project):
-    root = make_project({"docs/page.md": "```trace-excerpt\ncode: 'ops.layer_norm_forward: mu = X'\ncontext: -1\n```\n"})
+    root = make_project(
+        {"docs/page.md": "```trace-excerpt\ncode: 'ops.layer_norm_forward: mu = X'\ncontext: -1\n```\n"}
+    )
 
     messages = page_problems(root)
 

@@ -1,5 +1,4 @@
-"""Tests of docs_hooks.expand: the Builder walks a page through the stages, once per text of the page.
-"""
+"""Tests of docs_hooks.expand: the Builder walks a page through the stages, once per text of the page."""
 
 from __future__ import annotations
 
@@ -10,7 +9,9 @@ from .conftest import expand_page, page, page_problems
 
 
 def test_a_broken_entry_is_reported_once(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-entry
         title: Layer norm forward
         function: ops.layer_norm_forwrd
@@ -23,7 +24,9 @@ def test_a_broken_entry_is_reported_once(make_project):
         tex: \\mu
         code: mu = X.mean(axis=-1, keepdims=True)
         ```
-        """)})
+        """)
+        }
+    )
 
     messages = page_problems(root)
 
@@ -31,10 +34,12 @@ def test_a_broken_entry_is_reported_once(make_project):
 
 
 def test_an_unchanged_page_is_expanded_once_and_a_site_wide_table_follows_the_other_pages(make_project):
-    root = make_project({
-        "docs/page.md": "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n",
-        "docs/pages.md": "```trace-inventory\nof: pages\n```\n",
-    })
+    root = make_project(
+        {
+            "docs/page.md": "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n",
+            "docs/pages.md": "```trace-inventory\nof: pages\n```\n",
+        }
+    )
     builder = make_builder(load_settings(root))
     page, table = (root / "docs/page.md").read_text(), (root / "docs/pages.md").read_text()
 
@@ -51,7 +56,9 @@ def test_an_unchanged_page_is_expanded_once_and_a_site_wide_table_follows_the_ot
 
 
 def test_a_heading_of_level_one_or_two_closes_the_entry_above_it(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-entry
         title: Layer norm forward
         function: ops.layer_norm_forward
@@ -68,7 +75,9 @@ def test_a_heading_of_level_one_or_two_closes_the_entry_above_it(make_project):
         tex: \\mu
         code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
         ```
-        """)})
+        """)
+        }
+    )
 
     expanded = expand_page(root)
 

@@ -67,8 +67,9 @@ def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_proc
     plugin = TracePlugin()
     plugin.load_config({})
     root = make_project()
-    config = SimpleNamespace(config_file_path=str(root / "mkdocs.yml"), docs_dir=str(root / "docs"), extra_css=[],
-                             extra_javascript=[])
+    config = SimpleNamespace(
+        config_file_path=str(root / "mkdocs.yml"), docs_dir=str(root / "docs"), extra_css=[], extra_javascript=[]
+    )
     plugin.on_config(config)
     plugin.on_post_build(config=config)
     frozen = gc.get_freeze_count()

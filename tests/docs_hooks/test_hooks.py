@@ -11,8 +11,11 @@ from docs_hooks.plugin import TracePlugin
 
 def plugin_events() -> set[str]:
     """The events TracePlugin handles: the ``on_*`` methods it defines over BasePlugin's."""
-    return {name for name in dir(TracePlugin)
-            if name.startswith("on_") and getattr(TracePlugin, name) is not getattr(BasePlugin, name, None)}
+    return {
+        name
+        for name in dir(TracePlugin)
+        if name.startswith("on_") and getattr(TracePlugin, name) is not getattr(BasePlugin, name, None)
+    }
 
 
 def test_the_shim_has_every_event_of_the_plugin_and_no_other():

@@ -37,13 +37,13 @@ def shift(x):
     return out
 '''
 
-TEST_CORE = '''\
+TEST_CORE = """\
 from {module} import shift
 
 
 def test_shift_adds_one():
     assert shift(1) == 2
-'''
+"""
 
 PYPROJECT = '[project]\nname = "tiny"\nversion = "0.1"\n'
 
@@ -86,8 +86,11 @@ def init(root: Path, capsys) -> tuple[int, str, str]:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file of the project except what builds make again (the cache, the built site)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not {".cache", "site"} & set(p.relative_to(root).parts)}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not {".cache", "site"} & set(p.relative_to(root).parts)
+    }
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
@@ -101,12 +104,14 @@ def test_init_then_a_strict_build_passes_in_each_layout(tmp_path, capsys, layout
     assert (root / "pyproject.toml").read_text() == PYPROJECT + "\n[tool.docs_hooks]\n" + section
     assert "init: mkdocs.yml: wrote a minimal one (Material theme, plugins: search and docs_hooks)\n" in out
     assert "relock: 2 reference(s) recorded in docs/trace.lock (2 new or changed, 0 dropped)\n" in out
-    assert out.endswith("Next:\n"
-                        "  mkdocs serve                 the site at http://127.0.0.1:8000/, rebuilt on every edit\n"
-                        "  mkdocs build --strict        the site in site/, failing on any warning\n"
-                        "  python -m docs_hooks check   what CI runs: fails on a broken reference or code changed "
-                        "since reviewed\n"
-                        "After reviewing a page against changed code: python -m docs_hooks relock\n")
+    assert out.endswith(
+        "Next:\n"
+        "  mkdocs serve                 the site at http://127.0.0.1:8000/, rebuilt on every edit\n"
+        "  mkdocs build --strict        the site in site/, failing on any warning\n"
+        "  python -m docs_hooks check   what CI runs: fails on a broken reference or code changed "
+        "since reviewed\n"
+        "After reviewing a page against changed code: python -m docs_hooks relock\n"
+    )
     assert "make " not in out + err
     page = (root / "docs/index.md").read_text()
     if function is not None:  # the first public function a test calls, not the untested one above it
@@ -135,9 +140,12 @@ def test_the_starter_page_of_the_src_layout(tmp_path, capsys):
         "Its status is implemented: a test calls it.\n\n"
         "```trace-entry\nid: shift\ntitle: tinypkg.core.shift\nfunction: tinypkg.core.shift\nstatus: implemented\n```\n"
         "\nIts first statement, as the code has it now:\n\n"
-        "```trace-excerpt\ncode: 'tinypkg.core.shift: out = np.asarray(x) + 1'\n```\n")
-    assert ("init: docs/index.md: a starter page with an entry for tinypkg.core.shift (implemented: called by "
-            "tests.test_core.test_shift_adds_one) and an excerpt of its first statement\n") in out
+        "```trace-excerpt\ncode: 'tinypkg.core.shift: out = np.asarray(x) + 1'\n```\n"
+    )
+    assert (
+        "init: docs/index.md: a starter page with an entry for tinypkg.core.shift (implemented: called by "
+        "tests.test_core.test_shift_adds_one) and an excerpt of its first statement\n"
+    ) in out
     assert (root / "mkdocs.yml").read_text().startswith("site_name: tiny\ndocs_dir: docs\n\ntheme:\n  name: material\n")
 
 
@@ -151,7 +159,10 @@ def test_with_no_test_calling_any_function_the_first_public_one_is_illustrative(
     page = (root / "docs/index.md").read_text()
     assert "function: tinypkg.core.scale\nstatus: illustrative\n" in page  # _helper comes first, but is private
     assert "code: 'tinypkg.core.scale: y = np.asarray(x) * k'\n" in page
-    assert "init: docs/index.md: a starter page with an entry for tinypkg.core.scale (illustrative: no test calls it)" in out
+    assert (
+        "init: docs/index.md: a starter page with an entry for tinypkg.core.scale (illustrative: no test calls it)"
+        in out
+    )
     assert (root / "pyproject.toml").read_text().endswith('source_root = "src"\ndocs_dir = "docs"\n')  # no tests_root
 
 
@@ -184,9 +195,11 @@ def test_an_existing_mkdocs_yml_gets_one_plugin_line_and_nothing_else(tmp_path, 
     assert code == 0, out + err
     assert (root / "mkdocs.yml").read_text() == USER_MKDOCS.replace("  - tags\n", "  - tags\n  - docs_hooks\n")
     assert "init: mkdocs.yml: added docs_hooks to plugins:, the rest of the file as it was\n" in out
-    assert ("init: mkdocs.yml: the generated pages also use these Markdown extensions, which it does not name: "
-            "attr_list, md_in_html, admonition, tables, toc, pymdownx.superfences, pymdownx.highlight; "
-            "add them under markdown_extensions:\n") in out
+    assert (
+        "init: mkdocs.yml: the generated pages also use these Markdown extensions, which it does not name: "
+        "attr_list, md_in_html, admonition, tables, toc, pymdownx.superfences, pymdownx.highlight; "
+        "add them under markdown_extensions:\n"
+    ) in out
 
 
 def test_an_existing_mkdocs_yml_with_no_plugins_list_keeps_search(tmp_path, capsys):
@@ -201,31 +214,45 @@ def test_an_existing_mkdocs_yml_with_no_plugins_list_keeps_search(tmp_path, caps
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("before, after", [
-    ("plugins:\n- search\nnav:\n- index.md\n", "plugins:\n- search\n- docs_hooks\nnav:\n- index.md\n"),
-    ("plugins:\n    search: {}\n\n# end\n", "plugins:\n    search: {}\n    docs_hooks: {}\n\n# end\n"),
-    ("plugins:\n  - search\r\n", "plugins:\n  - search\r\n  - docs_hooks\r\n"),
-    ("plugins:\n\nsite_name: x", "plugins:\n  - search\n  - docs_hooks\n\nsite_name: x"),
-    ("site_name: x", "site_name: x\nplugins:\n  - search\n  - docs_hooks\n"),
-    ("plugins:\n  - search\n  - docs_hooks:\n      root: .\n", None),
-])
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("plugins:\n- search\nnav:\n- index.md\n", "plugins:\n- search\n- docs_hooks\nnav:\n- index.md\n"),
+        ("plugins:\n    search: {}\n\n# end\n", "plugins:\n    search: {}\n    docs_hooks: {}\n\n# end\n"),
+        ("plugins:\n  - search\r\n", "plugins:\n  - search\r\n  - docs_hooks\r\n"),
+        ("plugins:\n\nsite_name: x", "plugins:\n  - search\n  - docs_hooks\n\nsite_name: x"),
+        ("site_name: x", "site_name: x\nplugins:\n  - search\n  - docs_hooks\n"),
+        ("plugins:\n  - search\n  - docs_hooks:\n      root: .\n", None),
+    ],
+)
 def test_add_plugin_edits_the_text_in_each_block_form(before, after):
     assert add_plugin(before) == after
 
 
-@pytest.mark.parametrize("text, message", [
-    ("site_name: x\nplugins: [search]\n",
-     "error: mkdocs.yml:2: plugins: is written on one line ('plugins: [search]'); write it as one plugin a line, "
-     "or add docs_hooks to it by hand\n"),
-    ("site_name: {{ name }}\nplugins:\n  - search\n",
-     "error: mkdocs.yml:1: the file looks like a template ('site_name: {{ name }}'); "
-     "add '- docs_hooks' under plugins: by hand\n"),
-    ("INHERIT: ../base.yml\nsite_name: x\n",
-     "error: mkdocs.yml:1: inherits its settings from '../base.yml' (INHERIT); add '- docs_hooks' to the plugins: "
-     "of the file that lists them\n"),
-    ("site_name: x\nplugins:\n  - search\n  bad: [\n",
-     "error: mkdocs.yml:4: cannot read it as YAML (expected <block end>, but found '?'); fix it, then run init again\n"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "site_name: x\nplugins: [search]\n",
+            "error: mkdocs.yml:2: plugins: is written on one line ('plugins: [search]'); write it as one plugin a line, "
+            "or add docs_hooks to it by hand\n",
+        ),
+        (
+            "site_name: {{ name }}\nplugins:\n  - search\n",
+            "error: mkdocs.yml:1: the file looks like a template ('site_name: {{ name }}'); "
+            "add '- docs_hooks' under plugins: by hand\n",
+        ),
+        (
+            "INHERIT: ../base.yml\nsite_name: x\n",
+            "error: mkdocs.yml:1: inherits its settings from '../base.yml' (INHERIT); add '- docs_hooks' to the plugins: "
+            "of the file that lists them\n",
+        ),
+        (
+            "site_name: x\nplugins:\n  - search\n  bad: [\n",
+            "error: mkdocs.yml:4: cannot read it as YAML (expected <block end>, but found '?'); fix it, then run init again\n",
+        ),
+    ],
+)
 def test_a_mkdocs_yml_it_cannot_edit_safely_is_refused_and_nothing_is_written(tmp_path, capsys, text, message):
     root = write_tree(tmp_path / "p", {**LAYOUTS["src"], "mkdocs.yml": text})
     before = snapshot(root)
@@ -246,11 +273,13 @@ def test_an_existing_tool_docs_hooks_section_is_not_touched(tmp_path, capsys):
 
     assert code == 0, out + err
     assert (root / "pyproject.toml").read_text() == pyproject
-    assert ("init: pyproject.toml: [tool.docs_hooks] exists and was left as it is; init would have written:\n"
-            "    [tool.docs_hooks]\n"
-            '    source_root = "src"\n'
-            '    tests_root = "tests"\n'
-            '    docs_dir = "docs"\n') in out
+    assert (
+        "init: pyproject.toml: [tool.docs_hooks] exists and was left as it is; init would have written:\n"
+        "    [tool.docs_hooks]\n"
+        '    source_root = "src"\n'
+        '    tests_root = "tests"\n'
+        '    docs_dir = "docs"\n'
+    ) in out
     assert "function: tinypkg.core.shift\n" in (root / "docs/index.md").read_text()  # read with the project's settings
 
 
@@ -260,8 +289,10 @@ def test_an_unreadable_pyproject_is_named_at_its_line(tmp_path, capsys):
     code, out, err = init(root, capsys)
 
     assert code == 2
-    assert err == ("error: pyproject.toml:2: cannot read it as TOML (Invalid value (at line 2, column 8)); "
-                   "fix it, then run init again\n")
+    assert err == (
+        "error: pyproject.toml:2: cannot read it as TOML (Invalid value (at line 2, column 8)); "
+        "fix it, then run init again\n"
+    )
     assert not (root / "mkdocs.yml").exists()
 
 
@@ -279,7 +310,8 @@ def test_running_init_twice_changes_nothing_the_second_time(tmp_path, capsys):
         "init: pyproject.toml: [tool.docs_hooks] exists and was left as it is\n"
         "init: docs/index.md: kept as it is\n"
         "init: docs/trace.lock: kept as it is\n"
-        "Next:\n")
+        "Next:\n"
+    )
 
 
 def test_the_docs_folder_named_in_mkdocs_yml_is_the_one_written_to_the_settings(tmp_path, capsys):
@@ -290,7 +322,10 @@ def test_the_docs_folder_named_in_mkdocs_yml_is_the_one_written_to_the_settings(
     code, out, err = init(root, capsys)
 
     assert code == 0, out + err
-    assert (root / "pyproject.toml").read_text().endswith(
-        'source_root = "src"\ntests_root = "tests"\ndocs_dir = "pages"\nlock_path = "pages/trace.lock"\n')
+    assert (
+        (root / "pyproject.toml")
+        .read_text()
+        .endswith('source_root = "src"\ntests_root = "tests"\ndocs_dir = "pages"\nlock_path = "pages/trace.lock"\n')
+    )
     assert (root / "pages/index.md").is_file() and (root / "pages/trace.lock").is_file()
     assert not (root / "docs").exists()

@@ -31,24 +31,47 @@ def test_params_of_a_page(tmp_path):
     w1 = line_of(MODEL, 'block[p + "w1"] =')
     per_block = "per block, × n_layers = 2"
     assert table_rows(markdown, "trace-params") == [
-        [f"<code>b{{l}}.ln_g</code><br>{link('src/model.py', ln, 'model.init_block')}", "<code>(d,)</code>",
-         "<code>(4,)</code>", f"<code>d</code> 4 {per_block}: 8", "ones", "no", "LayerNorm scale"],
-        [f"<code>b{{l}}.ln_b</code><br>{link('src/model.py', ln, 'model.init_block')}", "<code>(d,)</code>",
-         "<code>(4,)</code>", f"<code>d</code> 4 {per_block}: 8", "zeros", "no", ""],
-        [f"<code>b{{l}}.w1</code><br>{link('src/model.py', w1, 'model.init_block')}", "<code>(d, F)</code>",
-         "<code>(4, 6)</code>", f"<code>d·F</code> 24 {per_block}: 48",
-         "normal, mean 0, std init_std = 0.5", "yes", "Hidden layer"],
+        [
+            f"<code>b{{l}}.ln_g</code><br>{link('src/model.py', ln, 'model.init_block')}",
+            "<code>(d,)</code>",
+            "<code>(4,)</code>",
+            f"<code>d</code> 4 {per_block}: 8",
+            "ones",
+            "no",
+            "LayerNorm scale",
+        ],
+        [
+            f"<code>b{{l}}.ln_b</code><br>{link('src/model.py', ln, 'model.init_block')}",
+            "<code>(d,)</code>",
+            "<code>(4,)</code>",
+            f"<code>d</code> 4 {per_block}: 8",
+            "zeros",
+            "no",
+            "",
+        ],
+        [
+            f"<code>b{{l}}.w1</code><br>{link('src/model.py', w1, 'model.init_block')}",
+            "<code>(d, F)</code>",
+            "<code>(4, 6)</code>",
+            f"<code>d·F</code> 24 {per_block}: 48",
+            "normal, mean 0, std init_std = 0.5",
+            "yes",
+            "Hidden layer",
+        ],
     ]
     assert "<th>Weight decay (optim.decays)</th>" in markdown
     assert '<p class="trace-shapes-legend">d = width = 4. F = hidden = 6.</p>' in markdown
 
 
 def test_every_parameter_and_the_total(tmp_path):
-    root = tiny_project(tmp_path, """
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-inventory
         of: parameters
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     rows = table_rows(markdown, "trace-params")
@@ -56,28 +79,41 @@ def test_every_parameter_and_the_total(tmp_path):
     assert names == ["emb", "b{l}.ln_g", "b{l}.ln_b", "b{l}.w1", "b{l}.b1", "head_w"]
     # The rule, not the shape: emb is a matrix without a 'w', head_w a vector with one.
     assert {n: r[5] for n, r in zip(names, rows)} == {
-        "emb": "no", "b{l}.ln_g": "no", "b{l}.ln_b": "no", "b{l}.w1": "yes", "b{l}.b1": "no", "head_w": "yes",
+        "emb": "no",
+        "b{l}.ln_g": "no",
+        "b{l}.ln_b": "no",
+        "b{l}.w1": "yes",
+        "b{l}.b1": "no",
+        "head_w": "yes",
     }
     assert {n: r[4] for n, r in zip(names, rows)} == {
         "emb": "normal, mean 0, std init_std = 0.5",  # std read through `d, std = cfg.width, cfg.init_std`
-        "b{l}.ln_g": "ones", "b{l}.ln_b": "zeros",
+        "b{l}.ln_g": "ones",
+        "b{l}.ln_b": "zeros",
         "b{l}.w1": "normal, mean 0, std init_std = 0.5",
-        "b{l}.b1": "zeros", "head_w": "ones",
+        "b{l}.b1": "zeros",
+        "head_w": "ones",
     }
     assert rows[0][1:4] == ["<code>(T, d)</code>", "<code>(4, 4)</code>", "<code>T·d</code> 16"]
     assert rows[4][1:4] == ["<code>(F,)</code>", "<code>(6,)</code>", "<code>F</code> 6 per block, × n_layers = 2: 12"]
     # 16 + 2 * (4 + 4 + 24 + 6) + 4
-    assert ('<p class="trace-params-total">One block: 38 scalars; n_layers = 2 blocks. '
-            "The whole model: 96 scalars in 10 arrays.</p>") in markdown
+    assert (
+        '<p class="trace-params-total">One block: 38 scalars; n_layers = 2 blocks. '
+        "The whole model: 96 scalars in 10 arrays.</p>"
+    ) in markdown
 
 
 def test_the_decay_column_follows_the_rule_when_the_rule_changes(tmp_path):
-    rule = 'def decays(name, array):\n    return array.ndim >= 2\n'
-    root = tiny_project(tmp_path, """
+    rule = "def decays(name, array):\n    return array.ndim >= 2\n"
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-inventory
         of: parameters
         ```
-        """, src__optim_py=rule)
+        """,
+        src__optim_py=rule,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     assert [r[5] for r in table_rows(markdown, "trace-params")] == ["yes", "no", "no", "yes", "no", "no"]
@@ -85,8 +121,10 @@ def test_the_decay_column_follows_the_rule_when_the_rule_changes(tmp_path):
 
 def test_an_init_the_values_contradict_fails(tmp_path):
     # The code reads as ones, but a later statement changes the values: the cross-check catches it.
-    model = MODEL.replace('    params["head_w"] = np.ones(d)\n',
-                          '    params["head_w"] = np.ones(d)\n    params.update(head_w=np.full(d, 2.0))\n')
+    model = MODEL.replace(
+        '    params["head_w"] = np.ones(d)\n',
+        '    params["head_w"] = np.ones(d)\n    params.update(head_w=np.full(d, 2.0))\n',
+    )
     root = tiny_project(tmp_path, params_page("[head_w]"), src__model_py=model)
     _, problems, _ = build(root)
     head = line_of(model, 'params["head_w"] = np.ones(d)')
@@ -121,11 +159,14 @@ def config_rows(markdown: str) -> dict[str, list[str]]:
 
 
 def test_config_fields_of_a_page(tmp_path):
-    root = tiny_project(tmp_path, """
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-config
         fields: [eps, width, unused]
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     rows = config_rows(markdown)
@@ -133,8 +174,10 @@ def test_config_fields_of_a_page(tmp_path):
     block_ln = line_of(MODEL, "Xn, c_ln = layer_norm_forward(")
     final_ln = line_of(MODEL, "Xf, _ = layer_norm_forward(")
     ctor = (line_of(TRAIN, "cfg = Config("), line_of(TRAIN, "    )"))
-    ctor_link = (f'<a href="docs-hooks-source:src/train.py#L{ctor[0]}-L{ctor[1]}" '
-                 f'title="train.build_config"><code>train.py:{ctor[0]}-{ctor[1]}</code></a>')
+    ctor_link = (
+        f'<a href="docs-hooks-source:src/train.py#L{ctor[0]}-L{ctor[1]}" '
+        f'title="train.build_config"><code>train.py:{ctor[0]}-{ctor[1]}</code></a>'
+    )
     assert rows["Config.eps"] == [
         "<code>Config.eps</code><br>LayerNorm epsilon",
         link("src/model.py", line_of(MODEL, "eps: float"), "model.Config.eps"),
@@ -158,33 +201,56 @@ def test_config_fields_of_a_page(tmp_path):
 
 
 def test_config_inventory_lists_every_field_and_flags_the_unread(tmp_path):
-    root = tiny_project(tmp_path, """
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-inventory
         of: config
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     owners = re.findall(r'<p class="trace-config-owner"><code>(.*?)</code>', markdown)
     assert owners == ["model.Config", "settings.TrainSettings"]
     names = [re.match(r"<code>(.*?)</code>", r[0]).group(1) for r in table_rows(markdown, "trace-config")]
-    assert names == ["seq_len", "width", "hidden", "heads", "n_layers", "eps", "init_std", "unused",
-                     "seq_len", "width", "lr", "ghost"]
+    assert names == [
+        "seq_len",
+        "width",
+        "hidden",
+        "heads",
+        "n_layers",
+        "eps",
+        "init_std",
+        "unused",
+        "seq_len",
+        "width",
+        "lr",
+        "ghost",
+    ]
     unread = [n for n, r in zip(names, table_rows(markdown, "trace-config")) if "nothing reads it" in r[5]]
     assert unread == ["unused", "ghost"]
     rows = table_rows(markdown, "trace-config")
     assert rows[6][4] == "<code>0.5</code>"  # init_std in effect, from config() of the model run
-    assert rows[10][5] == f"<code>train.step_size</code> {link('src/train.py', line_of(TRAIN, 'return s.lr'), 'train.step_size')}"
+    assert (
+        rows[10][5]
+        == f"<code>train.step_size</code> {link('src/train.py', line_of(TRAIN, 'return s.lr'), 'train.step_size')}"
+    )
     assert rows[8][2] == "<code>4</code>"  # a default as written in settings.py
-    assert rows[8][1] == link("src/settings.py", line_of(SETTINGS, "seq_len: int = 4"), "settings.TrainSettings.seq_len")
+    assert rows[8][1] == link(
+        "src/settings.py", line_of(SETTINGS, "seq_len: int = 4"), "settings.TrainSettings.seq_len"
+    )
 
 
 def test_an_unknown_config_field_fails_with_a_suggestion(tmp_path):
-    root = tiny_project(tmp_path, """
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-config
         fields: [epss]
         ```
-        """)
+        """,
+    )
     _, problems, _ = build(root)
     assert problems == [
         "docs/page.md:1: no config field 'epss'; did you mean 'eps'?; the fields are: seq_len, width, hidden, "
@@ -193,11 +259,14 @@ def test_an_unknown_config_field_fails_with_a_suggestion(tmp_path):
 
 
 def test_an_inventory_nobody_generates_fails(tmp_path):
-    root = tiny_project(tmp_path, """
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-inventory
         of: spec
         ```
-        """)
+        """,
+    )
     builder = make_builder(load_settings(root))
     builder.inventory_kinds.pop("spec", None)  # in case another module provides it
     _, problems, _ = build(root, builder)
@@ -226,7 +295,13 @@ def test_smoke_on_the_real_project(tmp_path):
     assert [str(p) for p in result.problems] == []
     rows = table_rows(result.markdown, "trace-params")
     assert [re.match(r"<code>(.*?)</code>", r[0]).group(1) for r in rows] == [
-        "b{l}.ln1_g", "b{l}.ln1_b", "b{l}.ln2_g", "b{l}.ln2_b", "lnf_g", "lnf_b"]
+        "b{l}.ln1_g",
+        "b{l}.ln1_b",
+        "b{l}.ln2_g",
+        "b{l}.ln2_b",
+        "lnf_g",
+        "lnf_b",
+    ]
     assert {r[1] for r in rows} == {"<code>(d,)</code>"}
     assert [r[4] for r in rows] == ["ones", "zeros"] * 3
     assert {r[5] for r in rows} == {"no"}
@@ -239,13 +314,18 @@ def test_settings_the_model_run_never_made_are_not_recorded(tmp_path):
     from .test_shapes import MODEL_RUN
 
     helper = MODEL_RUN.replace("import train\n", "import train\nfrom model import Config\n").replace(
-        "    return train.build_config()", "    return Config(seq_len=4, width=4)")
+        "    return train.build_config()", "    return Config(seq_len=4, width=4)"
+    )
     assert helper != MODEL_RUN
-    root = tiny_project(tmp_path, """
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-config
         fields: [width]
         ```
-        """, docs__examples__model_run_py=helper)
+        """,
+        docs__examples__model_run_py=helper,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     rows = config_rows(markdown)
@@ -267,15 +347,15 @@ tests_root = "."
 model_run = "docs/examples/model_run.py"
 """
 
-DICT_CONFIG = '''\
+DICT_CONFIG = """\
 CONFIG = {
     "width": 4,  # width of a row
     "eps": 1e-5,  # added to the variance
     "unused": 1,  # nothing reads this
 }
-'''
+"""
 
-DICT_MODEL = '''\
+DICT_MODEL = """\
 def scale(X, cfg):
     return X * cfg["width"]
 
@@ -286,9 +366,9 @@ def norm(X, cfg):
 
 def weights(params):
     return params["width"], params["W"]  # another dict, that has a key of the same name
-'''
+"""
 
-DICT_RUN = '''\
+DICT_RUN = """\
 from config import CONFIG
 from model import norm, scale
 
@@ -303,7 +383,7 @@ def probe(cfg):
 
 def run(cfg):
     return norm(scale(1.0, cfg), cfg)
-'''
+"""
 
 CONFIG_PAGE = "```trace-inventory\nof: config\n```\n"
 FLAT_URL = "docs-hooks-source:"  # a line reference, before its page makes it relative
@@ -314,14 +394,17 @@ def flat_link(path: str, line: int, title: str) -> str:
 
 
 def dict_project(tmp_path, settings: str, files: dict[str, str] | None = None, page: str = CONFIG_PAGE):
-    return write_tree(tmp_path / "proj", {
-        "pyproject.toml": DICT_PYPROJECT + settings,
-        "config.py": DICT_CONFIG,
-        "model.py": DICT_MODEL,
-        "docs/examples/model_run.py": DICT_RUN,
-        "docs/page.md": page,
-        **(files or {}),
-    })
+    return write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": DICT_PYPROJECT + settings,
+            "config.py": DICT_CONFIG,
+            "model.py": DICT_MODEL,
+            "docs/examples/model_run.py": DICT_RUN,
+            "docs/page.md": page,
+            **(files or {}),
+        },
+    )
 
 
 def test_a_config_kept_in_a_module_level_dict(tmp_path):
@@ -330,45 +413,84 @@ def test_a_config_kept_in_a_module_level_dict(tmp_path):
 
     assert problems == []
     assert re.findall(r'<p class="trace-config-owner">(.*?)</p>', markdown) == [
-        f"<code>config.CONFIG</code> {flat_link('config.py', 1, 'config.CONFIG')}"]
+        f"<code>config.CONFIG</code> {flat_link('config.py', 1, 'config.CONFIG')}"
+    ]
     literal = "the literal <code>config.CONFIG</code>"
     assert table_rows(markdown, "trace-config") == [
-        ["<code>width</code><br>width of a row", flat_link("config.py", 2, "config.CONFIG.width"), "<code>4</code>",
-         literal, "<code>8</code>", f"<code>model.scale</code> {flat_link('model.py', 2, 'model.scale')}"],
-        ["<code>eps</code><br>added to the variance", flat_link("config.py", 3, "config.CONFIG.eps"),
-         "<code>1e-5</code>", literal, "<code>1e-05</code>",
-         f"<code>model.norm</code> {flat_link('model.py', 6, 'model.norm')}"],
-        ["<code>unused</code><br>nothing reads this", flat_link("config.py", 4, "config.CONFIG.unused"),
-         "<code>1</code>", literal, "<code>1</code>",
-         '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>'],
+        [
+            "<code>width</code><br>width of a row",
+            flat_link("config.py", 2, "config.CONFIG.width"),
+            "<code>4</code>",
+            literal,
+            "<code>8</code>",
+            f"<code>model.scale</code> {flat_link('model.py', 2, 'model.scale')}",
+        ],
+        [
+            "<code>eps</code><br>added to the variance",
+            flat_link("config.py", 3, "config.CONFIG.eps"),
+            "<code>1e-5</code>",
+            literal,
+            "<code>1e-05</code>",
+            f"<code>model.norm</code> {flat_link('model.py', 6, 'model.norm')}",
+        ],
+        [
+            "<code>unused</code><br>nothing reads this",
+            flat_link("config.py", 4, "config.CONFIG.unused"),
+            "<code>1</code>",
+            literal,
+            "<code>1</code>",
+            '<strong class="trace-unread">nothing reads it; editing it changes nothing</strong>',
+        ],
     ]
 
 
 def test_a_config_loaded_from_yaml_by_a_function(tmp_path):
-    loader = ('from pathlib import Path\n\nimport yaml\n\n\ndef load():\n'
-              '    return yaml.safe_load((Path(__file__).parent / "config.yaml").read_text())\n')
-    root = dict_project(tmp_path, 'model_config = "loader.load"\n', {
-        "loader.py": loader,
-        "config.yaml": "width: 4  # width of a row\neps: 0.00001\n",
-    })
+    loader = (
+        "from pathlib import Path\n\nimport yaml\n\n\ndef load():\n"
+        '    return yaml.safe_load((Path(__file__).parent / "config.yaml").read_text())\n'
+    )
+    root = dict_project(
+        tmp_path,
+        'model_config = "loader.load"\n',
+        {
+            "loader.py": loader,
+            "config.yaml": "width: 4  # width of a row\neps: 0.00001\n",
+        },
+    )
     markdown, problems, _ = build(root)
 
     assert problems == []
     rows = table_rows(markdown, "trace-config")
-    loads = (f'<code>loader.load()</code> <a href="{FLAT_URL}loader.py#L6-L7" title="loader.load">'
-             '<code>loader.py:6-7</code></a> loads it')
+    loads = (
+        f'<code>loader.load()</code> <a href="{FLAT_URL}loader.py#L6-L7" title="loader.load">'
+        "<code>loader.py:6-7</code></a> loads it"
+    )
     assert rows == [
-        ["<code>width</code><br>width of a row", flat_link("config.yaml", 1, "loader.load.width"), "<code>4</code>",
-         loads, "<code>4</code>", f"<code>model.scale</code> {flat_link('model.py', 2, 'model.scale')}"],
-        ["<code>eps</code>", flat_link("config.yaml", 2, "loader.load.eps"), "<code>1e-05</code>", loads,
-         "<code>1e-05</code>", f"<code>model.norm</code> {flat_link('model.py', 6, 'model.norm')}"],
+        [
+            "<code>width</code><br>width of a row",
+            flat_link("config.yaml", 1, "loader.load.width"),
+            "<code>4</code>",
+            loads,
+            "<code>4</code>",
+            f"<code>model.scale</code> {flat_link('model.py', 2, 'model.scale')}",
+        ],
+        [
+            "<code>eps</code>",
+            flat_link("config.yaml", 2, "loader.load.eps"),
+            "<code>1e-05</code>",
+            loads,
+            "<code>1e-05</code>",
+            f"<code>model.norm</code> {flat_link('model.py', 6, 'model.norm')}",
+        ],
     ]
 
 
 def test_module_constants_read_through_the_module_or_imported_by_name(tmp_path):
     consts = "LR = 0.1  # learning rate\nSTEPS = 10  # how many steps\nSPARE = 3\n"
-    train = ("import consts\nfrom consts import LR\n\n\ndef step(w, g):\n    return w - LR * g\n\n\n"
-             "def loop(w):\n    for _ in range(consts.STEPS):\n        w = step(w, 1.0)\n    return w\n")
+    train = (
+        "import consts\nfrom consts import LR\n\n\ndef step(w, g):\n    return w - LR * g\n\n\n"
+        "def loop(w):\n    for _ in range(consts.STEPS):\n        w = step(w, 1.0)\n    return w\n"
+    )
     root = dict_project(tmp_path, 'config_module = "consts"\n', {"consts.py": consts, "train.py": train})
     markdown, problems, _ = build(root)
 

@@ -21,8 +21,7 @@ def test_inline_reference_renders_as_a_permanent_link(make_project):
 
     assert expanded.problems == []
     assert expanded.markdown == (
-        'Built by <a href="../source/src/model.py/#L26" title="model.build">'
-        "<code>model.py:26-29</code></a> here.\n"
+        'Built by <a href="../source/src/model.py/#L26" title="model.build"><code>model.py:26-29</code></a> here.\n'
     )
 
 
@@ -35,14 +34,18 @@ def links_for(root) -> tuple[Links, CodeIndex]:
 NO_REPO = '[project]\nname = "tiny"\nversion = "0.0.0"\n'
 
 
-@pytest.mark.parametrize(("page", "url", "to_source", "to_guide"), [
-    ("docs/index.md", "", "source/src/ops.py/", "guide/"),
-    ("docs/page.md", "page/", "../source/src/ops.py/", "../guide/"),
-    ("docs/guide/index.md", "guide/", "../source/src/ops.py/", "./"),
-    ("docs/guide/layer-norm.md", "guide/layer-norm/", "../../source/src/ops.py/", "../"),
-])
+@pytest.mark.parametrize(
+    ("page", "url", "to_source", "to_guide"),
+    [
+        ("docs/index.md", "", "source/src/ops.py/", "guide/"),
+        ("docs/page.md", "page/", "../source/src/ops.py/", "../guide/"),
+        ("docs/guide/index.md", "guide/", "../source/src/ops.py/", "./"),
+        ("docs/guide/layer-norm.md", "guide/layer-norm/", "../../source/src/ops.py/", "../"),
+    ],
+)
 def test_without_the_adapter_pages_have_directory_urls_and_links_are_relative_to_them(
-        make_project, page, url, to_source, to_guide):
+    make_project, page, url, to_source, to_guide
+):
     links, _ = links_for(make_project())
 
     assert links.page_url(page) == url
@@ -74,10 +77,12 @@ def test_with_repo_url_code_links_to_its_source_page_and_to_the_repository_at_th
 
     assert links.code_links(fn, 9, 12) == (
         '<a href="docs-hooks-source:src/ops.py#L9-L12">Source</a> '
-        '<a href="https://example.com/repo/blob/abc123/src/ops.py#L9-L12">GitHub</a>')
+        '<a href="https://example.com/repo/blob/abc123/src/ops.py#L9-L12">GitHub</a>'
+    )
     assert links.url(fn, 9, 12) == "https://example.com/repo/blob/abc123/src/ops.py#L9-L12"
-    assert links.function_link(fn) == ('<a href="https://example.com/repo/blob/abc123/src/ops.py#L6-L15">'
-                                       "<code>ops.layer_norm_forward</code></a>")
+    assert links.function_link(fn) == (
+        '<a href="https://example.com/repo/blob/abc123/src/ops.py#L6-L15"><code>ops.layer_norm_forward</code></a>'
+    )
 
 
 def test_without_repo_url_code_links_only_to_its_source_page(make_project):
@@ -86,24 +91,31 @@ def test_without_repo_url_code_links_only_to_its_source_page(make_project):
 
     assert links.code_links(fn, 9, 12) == '<a href="docs-hooks-source:src/ops.py#L9-L12">Source</a>'
     assert links.url(fn, 9, 12) == "docs-hooks-source:src/ops.py#L9-L12"
-    assert links.function_link(fn) == ('<a href="docs-hooks-source:src/ops.py#L6-L15">'
-                                       "<code>ops.layer_norm_forward</code></a>")
+    assert links.function_link(fn) == (
+        '<a href="docs-hooks-source:src/ops.py#L6-L15"><code>ops.layer_norm_forward</code></a>'
+    )
 
 
 def test_tests_are_listed_by_their_file_linked_once(make_project):
     links, _ = links_for(make_project())
 
-    assert links.test_names(["tests.test_ops.test_rows_have_zero_mean",
-                             "tests.test_ops.test_backward_returns_three_gradients",
-                             "tests.test_model.test_backward_through_model"]) == (
+    assert links.test_names(
+        [
+            "tests.test_ops.test_rows_have_zero_mean",
+            "tests.test_ops.test_backward_returns_three_gradients",
+            "tests.test_model.test_backward_through_model",
+        ]
+    ) == (
         '<a href="https://example.com/repo/blob/abc123/tests/test_ops.py"><code>tests/test_ops.py</code></a>: '
         "<code>test_rows_have_zero_mean</code>, <code>test_backward_returns_three_gradients</code><br>"
         '<a href="https://example.com/repo/blob/abc123/tests/test_model.py"><code>tests/test_model.py</code></a>: '
-        "<code>test_backward_through_model</code>")
+        "<code>test_backward_through_model</code>"
+    )
 
 
 def test_without_repo_url_a_test_file_is_named_without_a_link(make_project):
     links, _ = links_for(make_project({"pyproject.toml": NO_REPO}))
 
     assert links.test_names(["tests.test_ops.test_rows_have_zero_mean"]) == (
-        "<code>tests/test_ops.py</code>: <code>test_rows_have_zero_mean</code>")
+        "<code>tests/test_ops.py</code>: <code>test_rows_have_zero_mean</code>"
+    )

@@ -17,8 +17,8 @@ import pytest
 from docs_hooks.errors import TraceError
 from docs_hooks.lock import LockEntry, compare, conflict_line, read_lock
 
-from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
 from .conftest import BWD_ENTRY, FWD_ENTRY, LOCK, MEAN_PAGE, OPS, expand_page
+from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
 
 CONFLICT = (
     "docs/trace.lock:4: the review lock has an unresolved merge conflict (git's marker is on this line); "
@@ -30,8 +30,9 @@ def conflicted(lock_text: str) -> str:
     """``lock_text`` as git leaves it when two branches changed its first entry differently."""
     lines = lock_text.splitlines(keepends=True)
     ours, theirs = lines[3:6], [line.replace('"hash": "', '"hash": "0') for line in lines[3:6]]
-    return "".join(lines[:3] + ["<<<<<<< HEAD\n"] + ours + ["=======\n"] + theirs + [">>>>>>> other-branch\n"]
-                   + lines[6:])
+    return "".join(
+        lines[:3] + ["<<<<<<< HEAD\n"] + ours + ["=======\n"] + theirs + [">>>>>>> other-branch\n"] + lines[6:]
+    )
 
 
 def reviewed(make_project, relock, files=None):
@@ -62,8 +63,11 @@ def test_check_reports_a_conflicted_lock_at_its_first_marker(make_project, reloc
 
 
 def test_a_build_reports_a_conflicted_lock_at_its_first_marker_without_a_traceback(make_project, relock):
-    root = reviewed(make_project, relock, {
-        "mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")})
+    root = reviewed(
+        make_project,
+        relock,
+        {"mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")},
+    )
     (root / LOCK).write_text(conflicted((root / LOCK).read_text()))
 
     result = mkdocs_build(root)
@@ -109,8 +113,9 @@ def test_relock_keeps_the_file_mode_of_the_lock(make_project, relock):
 def test_the_first_conflict_marker_is_found_and_a_clean_lock_has_none():
     assert conflict_line('{\n<<<<<<< HEAD\n"a"\n=======\n"b"\n>>>>>>> x\n}\n') == 2
     assert conflict_line('{\n"a"\n=======\n"b"\n>>>>>>> x\n}\n') == 3  # its '<<<<<<<' half already removed
-    assert conflict_line(json.dumps({"pages": {"p": {"k <<<<<<< x": {"code": "=======", "hash": "1"}}}},
-                                    indent=2)) is None
+    assert (
+        conflict_line(json.dumps({"pages": {"p": {"k <<<<<<< x": {"code": "=======", "hash": "1"}}}}, indent=2)) is None
+    )
 
 
 def test_a_lock_that_cannot_be_read_is_named(tmp_path):
@@ -120,16 +125,22 @@ def test_a_lock_that_cannot_be_read_is_named(tmp_path):
     with pytest.raises(TraceError) as info:
         read_lock(folder, "docs/trace.lock")
 
-    assert str(info.value) == (f"docs/trace.lock: cannot read the review lock ([Errno 21] Is a directory: "
-                               f"'{folder}'); restore it from git, then run 'python -m docs_hooks relock'")
+    assert str(info.value) == (
+        f"docs/trace.lock: cannot read the review lock ([Errno 21] Is a directory: "
+        f"'{folder}'); restore it from git, then run 'python -m docs_hooks relock'"
+    )
 
 
 def test_every_lock_message_names_the_command_not_a_make_target():
-    locked = {("docs/page.md", "inline | a"): LockEntry("docs/page.md", "inline | a", "x = 1", "1"),
-              ("docs/page.md", "inline | gone"): LockEntry("docs/page.md", "inline | gone", "y = 2", "2"),
-              ("docs/page.md", "inline | dropped"): LockEntry("docs/page.md", "inline | dropped", "z = 3", "3")}
-    current = [LockEntry("docs/page.md", "inline | a", "x = 2", "9", 3),
-               LockEntry("docs/page.md", "inline | new", "w = 4", "4", 5)]
+    locked = {
+        ("docs/page.md", "inline | a"): LockEntry("docs/page.md", "inline | a", "x = 1", "1"),
+        ("docs/page.md", "inline | gone"): LockEntry("docs/page.md", "inline | gone", "y = 2", "2"),
+        ("docs/page.md", "inline | dropped"): LockEntry("docs/page.md", "inline | dropped", "z = 3", "3"),
+    }
+    current = [
+        LockEntry("docs/page.md", "inline | a", "x = 2", "9", 3),
+        LockEntry("docs/page.md", "inline | new", "w = 4", "4", 5),
+    ]
 
     problems = [str(p) for p in compare(locked, current, LOCK, {("docs/page.md", "inline | gone"): 7})]
 
@@ -159,7 +170,8 @@ def test_relock_then_check_passes(make_project, relock, check):
     entries = lock["pages"]["docs/page.md"]
     assert {k: v["code"] for k, v in entries.items()} == {
         "entry layer-norm-forward | ops.layer_norm_forward": "\n".join(
-            line.strip() for line in OPS.split("\n\n\n")[1].splitlines()),
+            line.strip() for line in OPS.split("\n\n\n")[1].splitlines()
+        ),
         "inline | ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)": "mu = X.mean(axis=-1, keepdims=True)",
     }
 
@@ -185,15 +197,13 @@ def test_code_that_moves_shows_new_numbers_and_still_passes(make_project, relock
     root = make_project({"docs/page.md": MEAN_PAGE})
     relock(root)
     before = expand_page(root).markdown
-    assert '<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward">' \
-           "<code>ops.py:8</code></a>" in before
+    assert '<a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward"><code>ops.py:8</code></a>' in before
 
     moved = OPS.replace("\n\ndef layer_norm_forward", "\n\ndef helper():\n    return 1\n\n\ndef layer_norm_forward")
     (root / "src/ops.py").write_text(moved)
     after = expand_page(root).markdown
 
-    assert '<a href="../source/src/ops.py/#L12" title="ops.layer_norm_forward">' \
-           "<code>ops.py:12</code></a>" in after
+    assert '<a href="../source/src/ops.py/#L12" title="ops.layer_norm_forward"><code>ops.py:12</code></a>' in after
     assert "<code>ops.py:8</code>" not in after
     assert "#L10-L19" in after  # the listing's GitHub link follows too
     assert '``` python linenums="10"' in after
@@ -252,7 +262,9 @@ def test_changed_signature_is_a_change_of_the_entry(make_project, relock, check)
 
 
 def test_removed_statement_fails_and_quotes_the_reviewed_text(make_project, relock, check):
-    root = make_project({"docs/page.md": BWD_ENTRY + "\nThe shift: [[ops.layer_norm_backward: dbeta = dY.sum(axis=0)]].\n"})
+    root = make_project(
+        {"docs/page.md": BWD_ENTRY + "\nThe shift: [[ops.layer_norm_backward: dbeta = dY.sum(axis=0)]].\n"}
+    )
     relock(root)
 
     (root / "src/ops.py").write_text(OPS.replace("    dbeta = dY.sum(axis=0)\n", ""))

@@ -31,10 +31,13 @@ REFUSED = "is not allowed: the build trusts no command that makes a link, loads 
 def fake_katex(root: Path, index_js: str) -> Path:
     """A project whose own KaTeX (node_modules/katex/dist/katex.min.js) is ``index_js``: one that breaks in a
     chosen way. The build takes the project's KaTeX when docs-hooks carries none (an editable install)."""
-    write_tree(root, {
-        "node_modules/katex/package.json": '{"name": "katex", "version": "0.0.0-test"}\n',
-        "node_modules/katex/dist/katex.min.js": textwrap.dedent(index_js),
-    })
+    write_tree(
+        root,
+        {
+            "node_modules/katex/package.json": '{"name": "katex", "version": "0.0.0-test"}\n',
+            "node_modules/katex/dist/katex.min.js": textwrap.dedent(index_js),
+        },
+    )
     return root
 
 
@@ -69,8 +72,10 @@ def test_every_refused_command_of_a_formula_is_named(tmp_path):
         renderer.close()
 
     assert html is None
-    assert error == ("\\includegraphics, \\url are not allowed: the build trusts no command that makes a link, "
-                     "loads a file or sets HTML attributes")
+    assert error == (
+        "\\includegraphics, \\url are not allowed: the build trusts no command that makes a link, "
+        "loads a file or sets HTML attributes"
+    )
 
 
 def test_each_formula_is_html_for_the_eye_and_mathml_for_a_screen_reader():
@@ -130,8 +135,9 @@ def test_a_missing_render_script_is_reported_with_what_node_said(tmp_path, monke
         renderer.render_many([("x", False)])
 
     message = str(caught.value)
-    assert message.startswith("KaTeX failed to run (node exited with code 1); if KaTeX is damaged, reinstall "
-                              "docs-hooks. node said:\n")
+    assert message.startswith(
+        "KaTeX failed to run (node exited with code 1); if KaTeX is damaged, reinstall docs-hooks. node said:\n"
+    )
     assert f"Cannot find module '{math.SCRIPT}'" in message
 
 
@@ -169,8 +175,13 @@ renderer.render_many([("loop", False)])
 
 def test_node_does_not_outlive_a_build_killed_while_katex_is_busy(tmp_path):
     root = fake_katex(tmp_path / "proj", LOOPING)
-    build = subprocess.Popen([sys.executable, "-c", CHILD, str(root)], stdout=subprocess.PIPE, text=True,
-                             cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    build = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     node = int(build.stdout.readline())
     exited = os.pidfd_open(node)  # readable once node has exited
     try:
@@ -215,5 +226,7 @@ def test_without_node_the_message_says_to_install_it(make_project, monkeypatch):
     with pytest.raises(TraceError) as caught:
         renderer.render_many([("x", False)])
 
-    assert str(caught.value) == ("the site renders its math at build time with KaTeX, which needs Node.js: install "
-                                 "'node' (version 18 or later) and put it on the PATH")
+    assert str(caught.value) == (
+        "the site renders its math at build time with KaTeX, which needs Node.js: install "
+        "'node' (version 18 or later) and put it on the PATH"
+    )

@@ -72,7 +72,6 @@ MATRIX_PAGE = page("""
     """)
 
 
-
 def site(make_project):
     root = make_project({"docs/ln.md": LN_PAGE, "docs/matrix.md": MATRIX_PAGE})
     settings = load_settings(root)
@@ -84,39 +83,54 @@ def site(make_project):
 
 def body_rows(html: str, table_class: str) -> list[list[str]]:
     table = re.search(rf'<table class="[^"]*{table_class}[^"]*">.*?</table>', html).group(0)
-    return [re.findall(r"<td[^>]*>(.*?)</td>(?=<td|$)", row) for row in re.findall(r"<tbody>(.*)</tbody>", table)[0]
-            .removeprefix("<tr>").removesuffix("</tr>").split("</tr><tr>")]
+    return [
+        re.findall(r"<td[^>]*>(.*?)</td>(?=<td|$)", row)
+        for row in re.findall(r"<tbody>(.*)</tbody>", table)[0]
+        .removeprefix("<tr>")
+        .removesuffix("</tr>")
+        .split("</tr><tr>")
+    ]
 
 
 def test_one_row_per_equation_with_its_page_functions_and_direct_tests(make_project):
     builder, _ = site(make_project)
 
-    rows = [(r.page, r.page_title, r.entry.id, r.eq.id, [f.name for f in r.functions], r.direct)
-            for r in matrix.matrix_rows(builder)]
+    rows = [
+        (r.page, r.page_title, r.entry.id, r.eq.id, [f.name for f in r.functions], r.direct)
+        for r in matrix.matrix_rows(builder)
+    ]
 
     forward_tests = ["tests.test_ops.test_rows_have_zero_mean", "tests.test_ops.test_backward_returns_three_gradients"]
     assert rows == [
         ("docs/ln.md", "Layer norm", "ln-forward", "ln-mean", ["ops.layer_norm_forward"], forward_tests),
         ("docs/ln.md", "Layer norm", "ln-forward", "ln-var", ["ops.layer_norm_forward"], forward_tests),
-        ("docs/ln.md", "Layer norm", "ln-backward", "ln-dx", ["ops.layer_norm_backward"],
-         ["tests.test_ops.test_backward_returns_three_gradients"]),
+        (
+            "docs/ln.md",
+            "Layer norm",
+            "ln-backward",
+            "ln-dx",
+            ["ops.layer_norm_backward"],
+            ["tests.test_ops.test_backward_returns_three_gradients"],
+        ),
     ]
 
 
 def test_the_matrix_row_shows_counts_and_folds_the_test_names(make_project):
     _, html = site(make_project)
 
-    assert ('<th data-sort-type="text">Equation</th><th data-sort-type="text">Page</th>'
-            '<th data-sort-type="text">Status</th><th data-sort-type="text">Role</th>'
-            '<th data-sort-type="text">Code</th><th data-sort-type="number">Direct tests</th>'
-            '<th data-sort-type="number">Tests that reach it</th></tr>') in html  # no spec configured: no column
+    assert (
+        '<th data-sort-type="text">Equation</th><th data-sort-type="text">Page</th>'
+        '<th data-sort-type="text">Status</th><th data-sort-type="text">Role</th>'
+        '<th data-sort-type="text">Code</th><th data-sort-type="number">Direct tests</th>'
+        '<th data-sort-type="number">Tests that reach it</th></tr>'
+    ) in html  # no spec configured: no column
     mean, var, backward = body_rows(html, "trace-matrix")
     assert mean == [
         '<a href="../ln/#eq-ln-mean">Mean of one row</a>',
         '<a href="../ln/#ln-forward" title="Layer norm forward">Layer norm</a>',
         '<span class="trace-badge trace-badge--implemented">Implemented</span>',
         "Computes it",
-        f'<code>layer_norm_forward</code> <a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward">'
+        '<code>layer_norm_forward</code> <a href="../source/src/ops.py/#L8" title="ops.layer_norm_forward">'
         "<code>ops.py:8</code></a>",
         "2",
         '<details class="trace-fold" data-tests="0"><summary>2</summary></details>',
@@ -132,27 +146,29 @@ def test_the_names_of_a_list_several_rows_share_are_written_once(make_project):
 
     mean, var, backward = body_rows(html, "trace-matrix")
     assert var[6] == mean[6]  # every line of the forward runs in the same tests: one list
-    assert ("</tbody></table>"
-            '<template data-tests="0"><p class="trace-matrix-tests">Call <code>layer_norm_forward</code> and reach '
-            "it: test_rows_have_zero_mean, test_backward_returns_three_gradients</p></template>"
-            '<template data-tests="1"><p class="trace-matrix-tests">Call <code>layer_norm_backward</code> and reach '
-            "it: test_backward_returns_three_gradients</p>"
-            '<p class="trace-matrix-tests">Reach it through other functions: test_backward_through_model</p>'
-            "</template></div>") in html
+    assert (
+        "</tbody></table>"
+        '<template data-tests="0"><p class="trace-matrix-tests">Call <code>layer_norm_forward</code> and reach '
+        "it: test_rows_have_zero_mean, test_backward_returns_three_gradients</p></template>"
+        '<template data-tests="1"><p class="trace-matrix-tests">Call <code>layer_norm_backward</code> and reach '
+        "it: test_backward_returns_three_gradients</p>"
+        '<p class="trace-matrix-tests">Reach it through other functions: test_backward_through_model</p>'
+        "</template></div>"
+    ) in html
 
 
 def test_lines_and_functions_nobody_covers_are_folded_by_module(make_project):
     _, html = site(make_project)
 
-    uncovered = html[html.index('data-trace-groups="uncovered"'):]
-    uncovered = uncovered[:uncovered.index("</div>\n") + 6]
+    uncovered = html[html.index('data-trace-groups="uncovered"') :]
+    uncovered = uncovered[: uncovered.index("</div>\n") + 6]
     # one box for ops.py: two functions, their lines no equation references
     assert uncovered.count("<details") == 1
-    assert '<summary><code>ops.py</code>: 2 functions, ' in uncovered
+    assert "<summary><code>ops.py</code>: 2 functions, " in uncovered
     assert [r[0] for r in body_rows(uncovered, "trace-table")] == [
         '<a href="../ln/#ln-backward"><code>ops.layer_norm_backward</code></a>',
         '<a href="../ln/#ln-forward"><code>ops.layer_norm_forward</code></a>',
     ]
-    undocumented = html[html.index('data-trace-groups="undocumented"'):]
+    undocumented = html[html.index('data-trace-groups="undocumented"') :]
     summaries = re.findall(r"<summary>(.*?)</summary>", undocumented)
     assert summaries == ["<code>model.py</code>: 6 functions"]

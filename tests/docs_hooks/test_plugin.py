@@ -62,16 +62,27 @@ print(json.dumps({"after_shutdown": len(tree(os.getpid()))}), flush=True)
 
 
 def serve_like(root, edits: int) -> list[dict]:
-    result = subprocess.run([sys.executable, "-c", SERVE_LIKE, str(root), str(edits)], cwd=root,
-                            capture_output=True, text=True, timeout=900,
-                            env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE_LIKE, str(root), str(edits)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
 
 def rich_site(make_project):
-    root = make_project({"pyproject.toml": RICH_PYPROJECT, "spec/model.typ": RICH_SPEC, "docs/page.md": RICH_PAGE,
-                         "mkdocs.yml": MKDOCS_YML})
+    root = make_project(
+        {
+            "pyproject.toml": RICH_PYPROJECT,
+            "spec/model.typ": RICH_SPEC,
+            "docs/page.md": RICH_PAGE,
+            "mkdocs.yml": MKDOCS_YML,
+        }
+    )
     assert run_cli(root, "relock") == 0
     return root
 
@@ -91,9 +102,15 @@ def test_serve_ends_the_old_workers_on_each_code_change_so_processes_and_memory_
 
 def test_the_plugin_links_its_own_assets_and_keeps_the_lock_and_helpers_out_of_the_site(make_project):
     page = RICH_PAGE.split("```trace-shapes")[0]  # no call-site shapes: the helper below runs no model
-    root = make_project({"pyproject.toml": RICH_PYPROJECT + 'model_run = "docs/examples/model_run.py"\n',
-                         "spec/model.typ": RICH_SPEC, "docs/page.md": page, "mkdocs.yml": MKDOCS_YML,
-                         "docs/examples/model_run.py": "def config():\n    return {}\n"})
+    root = make_project(
+        {
+            "pyproject.toml": RICH_PYPROJECT + 'model_run = "docs/examples/model_run.py"\n',
+            "spec/model.typ": RICH_SPEC,
+            "docs/page.md": page,
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/examples/model_run.py": "def config():\n    return {}\n",
+        }
+    )
     assert run_cli(root, "relock") == 0
 
     result = mkdocs_build(root)
@@ -101,8 +118,11 @@ def test_the_plugin_links_its_own_assets_and_keeps_the_lock_and_helpers_out_of_t
     assert result.returncode == 0, result.stdout + result.stderr
     site = root / "site"
     html = (site / "page/index.html").read_text(encoding="utf-8")
-    for asset in ("assets/docs_hooks/trace.css", "assets/docs_hooks/katex/katex.min.css",
-                  "assets/docs_hooks/trace-widgets.js"):
+    for asset in (
+        "assets/docs_hooks/trace.css",
+        "assets/docs_hooks/katex/katex.min.css",
+        "assets/docs_hooks/trace-widgets.js",
+    ):
         assert (site / asset).is_file(), asset
         assert f'"../{asset}"' in html, asset
     assert not (site / "trace.lock").exists()
@@ -110,8 +130,13 @@ def test_the_plugin_links_its_own_assets_and_keeps_the_lock_and_helpers_out_of_t
 
 
 def test_a_settings_problem_stops_the_build_with_one_message_and_no_traceback(make_project):
-    root = make_project({"pyproject.toml": "[tool.docs_hooks]\nsource_root = 'nowhere'\nsorce = 1\n",
-                         "mkdocs.yml": MKDOCS_YML, "docs/page.md": "# Page\n"})
+    root = make_project(
+        {
+            "pyproject.toml": "[tool.docs_hooks]\nsource_root = 'nowhere'\nsorce = 1\n",
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/page.md": "# Page\n",
+        }
+    )
 
     result = mkdocs_build(root)
 
@@ -135,7 +160,9 @@ def test_a_source_file_that_does_not_parse_stops_the_build_at_its_line_with_no_t
 
 
 # The entry and equation of RICH_PAGE without its spec, example and shapes, then an excerpt and the matrix.
-UNCONFIGURED_PAGE = RICH_PAGE.split("```trace-example")[0].replace("spec: [eq:ln-mean]\n", "") + """\
+UNCONFIGURED_PAGE = (
+    RICH_PAGE.split("```trace-example")[0].replace("spec: [eq:ln-mean]\n", "")
+    + """\
 ```trace-excerpt
 code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
 ```
@@ -144,13 +171,15 @@ code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
 of: matrix
 ```
 """
+)
 
 
 def test_features_left_unconfigured_leave_no_empty_rows_or_columns(make_project):
     """No spec: no PDF row, no Specification column. No repo_url: no GitHub link or column; code links go to the
     site's own source pages."""
-    root = make_project({"pyproject.toml": "[tool.docs_hooks]\n", "mkdocs.yml": MKDOCS_YML,
-                         "docs/page.md": UNCONFIGURED_PAGE})
+    root = make_project(
+        {"pyproject.toml": "[tool.docs_hooks]\n", "mkdocs.yml": MKDOCS_YML, "docs/page.md": UNCONFIGURED_PAGE}
+    )
     assert run_cli(root, "relock") == 0
 
     result = mkdocs_build(root)
@@ -165,9 +194,16 @@ def test_features_left_unconfigured_leave_no_empty_rows_or_columns(make_project)
 
 
 def test_with_a_spec_and_repo_url_the_rows_and_columns_are_there(make_project):
-    root = make_project({"pyproject.toml": RICH_PYPROJECT, "spec/model.typ": RICH_SPEC, "mkdocs.yml": MKDOCS_YML,
-                         "docs/page.md": UNCONFIGURED_PAGE.replace("status: implemented\n",
-                                                                   "status: implemented\nspec: [eq:ln-mean]\n")})
+    root = make_project(
+        {
+            "pyproject.toml": RICH_PYPROJECT,
+            "spec/model.typ": RICH_SPEC,
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/page.md": UNCONFIGURED_PAGE.replace(
+                "status: implemented\n", "status: implemented\nspec: [eq:ln-mean]\n"
+            ),
+        }
+    )
     assert run_cli(root, "relock") == 0
 
     result = mkdocs_build(root)
@@ -205,14 +241,18 @@ def test_a_widget_with_no_browser_kernel_is_a_warning_at_its_line_and_a_register
     missing = mkdocs_build(root)
 
     assert missing.returncode == 1
-    assert ("WARNING -  docs/page.md:12: example 'One matrix': widget: no browser kernel registers "
-            "ops.layer_norm_forward, so its inputs cannot be edited on the page; add one to a script listed in "
-            "mkdocs.yml's extra_javascript (see trace-widgets.js: register(\"ops.layer_norm_forward\", ...)), or "
-            "remove 'widget: true'") in missing.stdout + missing.stderr
+    assert (
+        "WARNING -  docs/page.md:12: example 'One matrix': widget: no browser kernel registers "
+        "ops.layer_norm_forward, so its inputs cannot be edited on the page; add one to a script listed in "
+        'mkdocs.yml\'s extra_javascript (see trace-widgets.js: register("ops.layer_norm_forward", ...)), or '
+        "remove 'widget: true'"
+    ) in missing.stdout + missing.stderr
 
     (root / "docs/kernels.js").write_text(
         "(window.traceWidgetKernels = window.traceWidgetKernels || []).push(({ nd, register }) => {\n"
-        "  register(\"ops.layer_norm_forward\", ({ X }) => ({ mu: X.mean(-1, true) }));\n});\n", encoding="utf-8")
+        '  register("ops.layer_norm_forward", ({ X }) => ({ mu: X.mean(-1, true) }));\n});\n',
+        encoding="utf-8",
+    )
     (root / "mkdocs.yml").write_text(MKDOCS_YML + "extra_javascript:\n  - kernels.js\n", encoding="utf-8")
 
     registered = mkdocs_build(root)
@@ -228,12 +268,20 @@ def test_serve_watches_the_code_beside_everything_but_not_the_site_the_cache_or_
 
     from .conftest import write_tree
 
-    root = write_tree(tmp_path / "proj", {
-        "pyproject.toml": '[tool.docs_hooks]\nsource_root = "."\ntests_root = "."\n',
-        "layers.py": "", "test_layers.py": "", "docs/index.md": "# Hi\n", "site/index.html": "",
-        ".cache/docs_hooks/index.sqlite": "", "env/pyvenv.cfg": "", "node_modules/katex/katex.js": "",
-        "tools/run.py": "",
-    })
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[tool.docs_hooks]\nsource_root = "."\ntests_root = "."\n',
+            "layers.py": "",
+            "test_layers.py": "",
+            "docs/index.md": "# Hi\n",
+            "site/index.html": "",
+            ".cache/docs_hooks/index.sqlite": "",
+            "env/pyvenv.cfg": "",
+            "node_modules/katex/katex.js": "",
+            "tools/run.py": "",
+        },
+    )
 
     class Server:
         watched: list[str] = []
@@ -245,8 +293,9 @@ def test_serve_watches_the_code_beside_everything_but_not_the_site_the_cache_or_
     plugin.settings = load_settings(root)
     server = plugin.on_serve(Server(), config=None, builder=None)
 
-    assert sorted(server.watched) == [str(root / name) for name in ("layers.py", "pyproject.toml", "test_layers.py",
-                                                                    "tools")]
+    assert sorted(server.watched) == [
+        str(root / name) for name in ("layers.py", "pyproject.toml", "test_layers.py", "tools")
+    ]
 
 
 def test_a_site_wide_table_is_filled_before_the_search_index_reads_the_page(make_project, tmp_path):
@@ -255,12 +304,16 @@ def test_a_site_wide_table_is_filled_before_the_search_index_reads_the_page(make
     from .conftest import run_cli
     from .test_cli import MKDOCS_YML, mkdocs_build
 
-    root = make_project({
-        "mkdocs.yml": MKDOCS_YML.replace("  - Layer norm: page.md\n", "  - Layer norm: page.md\n  - Left out: left.md\n"),
-        "docs/page.md": "# Layer norm\n\n```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\n"
-                        "status: implemented\n```\n",
-        "docs/left.md": "# Left out\n\n```trace-inventory\nof: undocumented\n```\n",
-    })
+    root = make_project(
+        {
+            "mkdocs.yml": MKDOCS_YML.replace(
+                "  - Layer norm: page.md\n", "  - Layer norm: page.md\n  - Left out: left.md\n"
+            ),
+            "docs/page.md": "# Layer norm\n\n```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\n"
+            "status: implemented\n```\n",
+            "docs/left.md": "# Left out\n\n```trace-inventory\nof: undocumented\n```\n",
+        }
+    )
     assert run_cli(root, "relock") == 0
 
     result = mkdocs_build(root)

@@ -21,8 +21,7 @@ def test_the_fingerprint_ignores_pages_and_follows_code_and_tests(make_project):
     assert fingerprint(settings) != second
 
 
-def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block_by_the_build_and_by_check(
-        make_project):
+def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block_by_the_build_and_by_check(make_project):
     from docs_hooks.errors import TraceError
     from docs_hooks.project import check_site, expand_site
 
@@ -35,13 +34,14 @@ def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block_by_t
     def with_broken_kind():
         builder = make_builder(settings, coverage=False)
         builder.inventory_kinds["pages"] = lambda ctx, block: ctx.builder.site_table(
-            lambda: broken(ctx.builder, ctx.page), ("broken", ctx.page), block.line)
+            lambda: broken(ctx.builder, ctx.page), ("broken", ctx.page), block.line
+        )
         return builder
 
     site = expand_site(settings, with_broken_kind())
     assert [str(p) for p in site.problems] == ["docs/pages.md:3: no table today"]
-    assert "no table today" in site.pages["docs/pages.md"].markdown and "trace-late" not in site.pages[
-        "docs/pages.md"].markdown
+    assert (
+        "no table today" in site.pages["docs/pages.md"].markdown
+        and "trace-late" not in site.pages["docs/pages.md"].markdown
+    )
     assert "docs/pages.md:3: no table today" in [str(p) for p in check_site(settings, with_broken_kind())]
-
-

@@ -29,8 +29,14 @@ def linemap_project(make_project, tests: str = TESTS):
 
 def run_pytest(root, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "DOCS_HOOKS_COVERAGE_RUN"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=root,
-                          capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 def map_path(root):
@@ -49,12 +55,14 @@ def test_a_passing_run_of_the_selected_tests_writes_the_map_the_build_then_reads
     assert lines["src/branchy.py"]["3"] == ["tests.test_branchy.test_large_values_are_clipped"]
     assert lines["src/branchy.py"]["4"] == ["tests.test_branchy.test_small_values_pass_through"]
 
-    measurement = Measurement(root, settings.source_root, settings.coverage_tests,
-                              index_for(settings).file_digests, settings.cache_dir)
+    measurement = Measurement(
+        root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, settings.cache_dir
+    )
 
     assert measurement.done() and measurement._proc is None  # read from the cache: no coverage run started
     assert measurement.result().tests_running("src/branchy.py", 3, 3) == [
-        "tests.test_branchy.test_large_values_are_clipped"]
+        "tests.test_branchy.test_large_values_are_clipped"
+    ]
 
 
 def test_a_run_that_fails_or_runs_only_some_of_the_tests_writes_nothing(make_project):

@@ -13,7 +13,7 @@ from .conftest import BASE_FILES, expand_page, make_recorder, page
 # ----------------------------------------------------------------------------- the child process
 
 
-NOISY = '''
+NOISY = """
 import os
 
 
@@ -28,7 +28,7 @@ def pid():
 
 def die():
     os._exit(3)
-'''
+"""
 
 
 def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_out_of_the_replies(tmp_path):
@@ -48,7 +48,9 @@ def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_
 def test_a_child_that_dies_is_a_clear_error_and_the_next_batch_gets_a_new_child(tmp_path):
     rec = make_recorder(tmp_path, "noisy", NOISY)
     try:
-        with pytest.raises(TraceError, match=r"die ended the recording process before it returned: the process exited with code 3"):
+        with pytest.raises(
+            TraceError, match=r"die ended the recording process before it returned: the process exited with code 3"
+        ):
             rec.record([Request("die", "noisy", "die")])
         after = rec.record([Request("shout 3", "noisy", "shout", (3,))])
     finally:
@@ -91,14 +93,14 @@ def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touche
         edited.close()
 
 
-SLEEPY = '''
+SLEEPY = """
 import time
 
 
 def nap(seconds):
     time.sleep(seconds)
     return seconds
-'''
+"""
 
 
 def test_a_caller_waiting_for_another_callers_batch_goes_on_when_that_batch_is_in(tmp_path):
@@ -171,7 +173,9 @@ def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_c
 # ----------------------------------------------------------------------- tests that misbehave
 
 
-MISBEHAVING = BASE_FILES["tests/test_ops.py"] + '''
+MISBEHAVING = (
+    BASE_FILES["tests/test_ops.py"]
+    + """
 
 def test_hangs():
     import subprocess, time
@@ -197,7 +201,8 @@ def test_leaves():
 def test_big():
     X = np.linspace(-1.0, 1.0, 10_000_000).reshape(10_000, 1000)
     layer_norm_forward(X, np.ones(1000), np.zeros(1000))
-'''
+"""
+)
 
 EXAMPLE = """
 ```trace-example
@@ -225,8 +230,9 @@ def example_page(*tests: str) -> str:
 
 def misbehaving(make_project, *tests: str, timeout: float | None = None):
     pyproject = BASE_FILES["pyproject.toml"] + (f"test_timeout = {timeout}\n" if timeout else "")
-    return make_project({"tests/test_ops.py": MISBEHAVING, "docs/page.md": example_page(*tests),
-                         "pyproject.toml": pyproject})
+    return make_project(
+        {"tests/test_ops.py": MISBEHAVING, "docs/page.md": example_page(*tests), "pyproject.toml": pyproject}
+    )
 
 
 def problems(result) -> list[str]:
@@ -241,7 +247,8 @@ def test_a_test_that_hangs_is_stopped_at_test_timeout_with_one_error_and_the_pag
     assert problems(result) == [
         "docs/page.md:10: example 'test_hangs': tests/test_ops.py::test_hangs did not finish within "
         "test_timeout = 2 s, so it was stopped (with every process it started); make it finish sooner, "
-        "or raise test_timeout in [tool.docs_hooks]"]
+        "or raise test_timeout in [tool.docs_hooks]"
+    ]
     assert "Tiny numerical example" in result.markdown or "test_rows_have_zero_mean" in result.markdown
 
 
@@ -254,7 +261,8 @@ def test_a_test_that_calls_sys_exit_is_named_at_its_example_with_its_code_and_ou
     assert lines[0] == (
         "docs/page.md:10: example 'test_exits_3': tests/test_ops.py::test_exits_3 called sys.exit(3) while "
         "recording, so it never returned; a test that a page records must return normally: remove the exit "
-        "(or show another test). Where it exited:")
+        "(or show another test). Where it exited:"
+    )
     assert lines[-4:] == ["    sys.exit(3)", "SystemExit: 3", "Last lines of its output:", "about to exit"]
 
 
@@ -267,7 +275,8 @@ def test_a_test_that_ends_the_recording_process_is_named_at_its_example_and_the_
         "docs/page.md:10: example 'test_leaves': tests/test_ops.py::test_leaves ended the recording process "
         "before it returned: the process exited with code 0 (os._exit, or a crash); a test that a page records "
         "must return normally: remove the exit (or show another test). Last lines of its output:\n"
-        "about to leave"]
+        "about to leave"
+    ]
 
 
 def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make_project, tmp_path):
@@ -301,14 +310,16 @@ def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make
 def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_widget_is_refused(make_project):
     root = misbehaving(make_project, "test_big")
     (root / "docs/page.md").write_text(
-        (root / "docs/page.md").read_text().replace("title: test_big\n", "title: test_big\nwidget: true\n"))
+        (root / "docs/page.md").read_text().replace("title: test_big\n", "title: test_big\nwidget: true\n")
+    )
 
     result = expand_page(root)
 
     assert problems(result) == [
         "docs/page.md:12: example 'test_big': widget: input 'X' of ops.layer_norm_forward holds 10000000 numbers, "
         "more than the 10000 a widget recomputes in the browser; remove 'widget: true' or record a test with "
-        "smaller inputs"]
+        "smaller inputs"
+    ]
     assert "trace-example-data" not in result.markdown  # no widget data
     assert (root / ".cache/docs_hooks/recordings.sqlite3").stat().st_size < 2_000_000
 
@@ -334,7 +345,6 @@ def test_the_recordings_store_keeps_within_its_bound_and_gives_back_the_space_of
 
 
 def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_example(make_project, caplog):
-    from docs_hooks import cachedir
 
     root = misbehaving(make_project, "test_rows_have_zero_mean")
     first = expand_page(root)
@@ -348,7 +358,8 @@ def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_exampl
     notes = [r.getMessage() for r in caplog.records if r.levelname != "DEBUG"]
     assert len(notes) == 1 and notes[0].endswith(  # the file as seen from the working directory
         ".cache/docs_hooks/recordings.sqlite3: the cache file was damaged (database disk image is malformed); "
-        "it is made again")
+        "it is made again"
+    )
     assert expand_page(root).markdown == first.markdown  # and the next build reads the new file
 
 
@@ -360,10 +371,13 @@ def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_ops.py").write_text("", encoding="utf-8")
 
-    assert record.test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == \
-        Request("test_layers.py::TestLayerNorm::test_forward", "test_layers", "TestLayerNorm.test_forward")
+    assert record.test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == Request(
+        "test_layers.py::TestLayerNorm::test_forward", "test_layers", "TestLayerNorm.test_forward"
+    )
     assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "tests.test_ops"
     with pytest.raises(TraceError) as err:
         record.test_request("test_layers.py::TestLayerNorm::", tmp_path)
-    assert str(err.value) == ("'test_layers.py::TestLayerNorm::' is not a test id; write it as "
-                              "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name")
+    assert str(err.value) == (
+        "'test_layers.py::TestLayerNorm::' is not a test id; write it as "
+        "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name"
+    )

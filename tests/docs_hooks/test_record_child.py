@@ -9,7 +9,7 @@ from docs_hooks.recording import MAX_ENTRIES, Capped
 
 from .conftest import make_recorder
 
-NESTED = '''
+NESTED = """
 import numpy as np
 
 
@@ -23,7 +23,7 @@ def worked_example():
     data += 100  # changed after helper saw it
     total = float(doubled.sum())
     return total
-'''
+"""
 
 
 def test_a_target_only_request_records_the_function_itself_and_nothing_it_calls(tmp_path):
@@ -45,9 +45,13 @@ def test_a_target_only_request_records_the_function_itself_and_nothing_it_calls(
 
 
 def test_a_large_recorded_value_is_kept_as_its_shape_dtype_summary_and_first_entries(tmp_path):
-    rec = make_recorder(tmp_path, "big", "import numpy as np\n\n\ndef big():\n"
-                                         "    X = np.linspace(-1.0, 1.0, 10_000_000)\n    return X.sum()\n",
-                        digest="one", cache=tmp_path / "cache")
+    rec = make_recorder(
+        tmp_path,
+        "big",
+        "import numpy as np\n\n\ndef big():\n    X = np.linspace(-1.0, 1.0, 10_000_000)\n    return X.sum()\n",
+        digest="one",
+        cache=tmp_path / "cache",
+    )
     request = Request("big", "big", "big")
     try:
         [recording] = rec.record([request]).values()
@@ -58,12 +62,14 @@ def test_a_large_recorded_value_is_kept_as_its_shape_dtype_summary_and_first_ent
     assert isinstance(X, Capped) and (X.shape, X.dtype, X.size) == ((10_000_000,), "float64", 10_000_000)
     assert X.summary == {"min": -1.0, "max": 1.0, "mean": pytest.approx(0.0, abs=1e-12)}
     assert X.first[0] == -1.0 and len(X.first) == 10
-    assert repr(X).startswith(f"<numpy.ndarray of shape (10000000,), float64, 10000000 entries: too large to "
-                              f"record (more than {MAX_ENTRIES}); min -1, max 1, mean ")
+    assert repr(X).startswith(
+        f"<numpy.ndarray of shape (10000000,), float64, 10000000 entries: too large to "
+        f"record (more than {MAX_ENTRIES}); min -1, max 1, mean "
+    )
     assert (tmp_path / "cache/recordings.sqlite3").stat().st_size < 1_000_000
 
 
-CLASS_TESTS = '''
+CLASS_TESTS = """
 import unittest
 
 EVENTS = []
@@ -101,7 +107,7 @@ class TestFailingTearDown(unittest.TestCase):
 
     def test_nothing(self):
         return double(1)
-'''
+"""
 
 
 def test_a_testcase_method_runs_on_an_instance_after_setup_and_before_teardown(tmp_path):
@@ -123,8 +129,9 @@ def test_a_testcase_method_runs_on_an_instance_after_setup_and_before_teardown(t
 
 def test_a_teardown_that_raises_is_reported_with_the_test(tmp_path):
     rec = make_recorder(tmp_path, "test_classes", CLASS_TESTS)
-    failing = Request("tests/test_classes.py::TestFailingTearDown::test_nothing", "test_classes",
-                      "TestFailingTearDown.test_nothing")
+    failing = Request(
+        "tests/test_classes.py::TestFailingTearDown::test_nothing", "test_classes", "TestFailingTearDown.test_nothing"
+    )
     try:
         [out] = rec.record_each([failing]).values()
     finally:

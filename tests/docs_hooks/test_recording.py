@@ -18,13 +18,18 @@ def test_a_field_that_was_not_recorded_is_named_in_the_error():
     cfg = Opaque("transformer.ModelConfig", "ModelConfig()", {"n_layers": 2})
 
     with pytest.raises(AttributeError, match="recorded transformer.ModelConfig has no field 'emb_dim'"):
-        cfg.emb_dim
+        _ = cfg.emb_dim
 
 
 def test_recorded_data_reads_back_as_it_was_written():
-    value = {"a": np.arange(6.0).reshape(2, 3).T, "zero_d": np.array(2.5), "scalar": np.float32(1.5),
-             "t": (1, "x", None, 2j, b"\x00", frozenset({3})), 4: [{"nested": np.bool_(True)}],
-             "object": Opaque("m.Config", "Config(d=4)", {"d": 4})}
+    value = {
+        "a": np.arange(6.0).reshape(2, 3).T,
+        "zero_d": np.array(2.5),
+        "scalar": np.float32(1.5),
+        "t": (1, "x", None, 2j, b"\x00", frozenset({3})),
+        4: [{"nested": np.bool_(True)}],
+        "object": Opaque("m.Config", "Config(d=4)", {"d": 4}),
+    }
 
     back = unpack(pack(value))
 
@@ -55,6 +60,10 @@ def test_an_object_is_packed_as_the_project_object_it_stands_for_when_the_child_
     [as_project] = unpack(pack([Config()], project_object))
     [as_repr] = unpack(pack([Config()]))
 
-    assert (as_project.type, as_project.text, as_project.fields, as_project.d) == ("model.Config", "Config(d=4)",
-                                                                                    {"d": 4}, 4)
+    assert (as_project.type, as_project.text, as_project.fields, as_project.d) == (
+        "model.Config",
+        "Config(d=4)",
+        {"d": 4},
+        4,
+    )
     assert as_repr.type.endswith("<locals>.Config") and (as_repr.text, as_repr.fields) == ("Config(d=4)", {})

@@ -12,7 +12,6 @@ import re
 from html.parser import HTMLParser
 
 import markdown
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -35,8 +34,7 @@ EXTENSION_CONFIGS = {
     "pymdownx.arithmatex": {"generic": True},
 }
 
-PROPERTY = settings(max_examples=100, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Printable text (str.isprintable): no control characters, no line or paragraph
 # separators; the space is the only blank. Plus the characters that matter to HTML

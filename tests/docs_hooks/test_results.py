@@ -19,8 +19,14 @@ RUN = {
         "step": [0, 1, 2],
         "loss": [2.5, 2.0, 1.5],
         "loss_floor": 1.0,
-        "eval": [{"step": 2, "exact_match": 0.5, "token_accuracy": 0.75,
-                  "samples": [{"prompt": "21=", "output": "12", "target": "12"}]}],
+        "eval": [
+            {
+                "step": 2,
+                "exact_match": 0.5,
+                "token_accuracy": 0.75,
+                "samples": [{"prompt": "21=", "output": "12", "target": "12"}],
+            }
+        ],
     },
 }
 
@@ -63,19 +69,34 @@ def test_a_file_outside_the_project_root_is_refused_at_its_line(make_project, fi
     ]
 
 
-@pytest.mark.parametrize(("content", "missing"), [
-    ({"a": 1}, "it has no 'history' object"),
-    ([1, 2], "it holds a JSON list, not an object with a 'history'"),
-    ({"history": {"loss": [1.0]}}, "its history has no 'step' list of step numbers"),
-    ({"history": {"step": [0, 1], "loss": [1.0], "eval": []}}, "its history has no 'loss' list with one number per step"),
-    ({"history": {"step": [0], "loss": [1.0]}}, "its history has no 'eval' list"),
-    ({"history": {"step": [0], "loss": [1.0], "eval": [{"step": 0, "exact_match": 1.0}]}},
-     "its history's evaluation 0 has no number 'token_accuracy'"),
-    ({"history": {"step": [0], "loss": [1.0], "eval": [
-        {"step": 0, "exact_match": 1.0, "token_accuracy": 1.0, "samples": [{"prompt": "1="}]}]}},
-     "its history's evaluation 0 has 'samples' without a text 'prompt', 'output' and 'target'"),
-    ({**RUN, "source_sha256": ["src/ops.py"]}, "its 'source_sha256' is not a mapping of file to digest"),
-])
+@pytest.mark.parametrize(
+    ("content", "missing"),
+    [
+        ({"a": 1}, "it has no 'history' object"),
+        ([1, 2], "it holds a JSON list, not an object with a 'history'"),
+        ({"history": {"loss": [1.0]}}, "its history has no 'step' list of step numbers"),
+        (
+            {"history": {"step": [0, 1], "loss": [1.0], "eval": []}},
+            "its history has no 'loss' list with one number per step",
+        ),
+        ({"history": {"step": [0], "loss": [1.0]}}, "its history has no 'eval' list"),
+        (
+            {"history": {"step": [0], "loss": [1.0], "eval": [{"step": 0, "exact_match": 1.0}]}},
+            "its history's evaluation 0 has no number 'token_accuracy'",
+        ),
+        (
+            {
+                "history": {
+                    "step": [0],
+                    "loss": [1.0],
+                    "eval": [{"step": 0, "exact_match": 1.0, "token_accuracy": 1.0, "samples": [{"prompt": "1="}]}],
+                }
+            },
+            "its history's evaluation 0 has 'samples' without a text 'prompt', 'output' and 'target'",
+        ),
+        ({**RUN, "source_sha256": ["src/ops.py"]}, "its 'source_sha256' is not a mapping of file to digest"),
+    ],
+)
 def test_a_file_of_another_shape_names_what_it_lacks(make_project, content, missing):
     found = problems(make_project, "other.json", {"other.json": json.dumps(content)})
 
@@ -98,10 +119,14 @@ def test_a_file_that_is_not_json_is_named(make_project):
     ]
 
 
-
 def history(norms, clip_norm=1.0, warmup_steps=2, eval_every=4):
-    return {"step": list(range(1, len(norms) + 1)), "grad_norm": norms, "loss": [1.0] * len(norms), "eval": [],
-            "train_config": {"clip_norm": clip_norm, "warmup_steps": warmup_steps, "eval_every": eval_every}}
+    return {
+        "step": list(range(1, len(norms) + 1)),
+        "grad_norm": norms,
+        "loss": [1.0] * len(norms),
+        "eval": [],
+        "train_config": {"clip_norm": clip_norm, "warmup_steps": warmup_steps, "eval_every": eval_every},
+    }
 
 
 def test_clipping_rows_count_the_steps_above_the_limit_by_stretch():
@@ -124,21 +149,27 @@ def test_a_run_without_its_limit_is_named():
     with pytest.raises(TraceError) as err:
         clipping_rows(h)
 
-    assert err.value.message == ("the recorded run has no train_config.clip_norm, which the clipping figures need; "
-                                 "record the run again with 'python -m docs_hooks results'")
+    assert err.value.message == (
+        "the recorded run has no train_config.clip_norm, which the clipping figures need; "
+        "record the run again with 'python -m docs_hooks results'"
+    )
 
 
 def test_the_clipping_table_on_a_page(make_project):
     run = {"command": "python train.py", "source_sha256": {}, "history": history([3.0, 0.5, 2.0, 0.2])}
-    root = make_project({
-        "runs/run.json": json.dumps(run),
-        "docs/page.md": "# Clipping\n\n```trace-results\nfile: runs/run.json\nshow: clipping\n```\n",
-    })
+    root = make_project(
+        {
+            "runs/run.json": json.dumps(run),
+            "docs/page.md": "# Clipping\n\n```trace-results\nfile: runs/run.json\nshow: clipping\n```\n",
+        }
+    )
 
     result = expand_page(root)
 
     assert [str(p) for p in result.problems] == []
-    assert ("<tr><td>1-2 (warmup)</td><td>2</td><td>1</td><td>50%</td><td>1.75</td></tr>"
-            "<tr><td>3-4</td><td>2</td><td>1</td><td>50%</td><td>1.10</td></tr>"
-            "<tr><td>all steps</td><td>4</td><td>2</td><td>50%</td><td>1.43</td></tr>") in result.markdown
+    assert (
+        "<tr><td>1-2 (warmup)</td><td>2</td><td>1</td><td>50%</td><td>1.75</td></tr>"
+        "<tr><td>3-4</td><td>2</td><td>1</td><td>50%</td><td>1.10</td></tr>"
+        "<tr><td>all steps</td><td>4</td><td>2</td><td>50%</td><td>1.43</td></tr>"
+    ) in result.markdown
     assert "whose limit <code>clip_norm</code> was 1." in result.markdown

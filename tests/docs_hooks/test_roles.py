@@ -10,18 +10,21 @@ from docs_hooks.roles import computes_problem, left_side, lookup, outputs, symbo
 from .conftest import expand_page, page, page_problems
 
 
-@pytest.mark.parametrize("statement, given", [
-    ("mu = X.mean(axis=-1, keepdims=True)", ["mu"]),
-    ("dX, dgamma, dbeta = layer_norm_backward(dY, cache, gamma)", ["dX", "dgamma", "dbeta"]),
-    ("total += loss", ["total"]),
-    ("grads[name] = g * scale", ["grads[name]", "grads"]),
-    ("return gamma * Xhat + beta, (Xhat, s)", ["gamma * Xhat + beta", "Xhat", "s"]),
-    ("return dX", ["dX"]),
-    ("grads.update(block_grads)", ["grads"]),
-    ("for row in range(3):", ["row"]),
-    ("optimizer.step(params, grads, lr)", []),
-    ("dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)\n          - Xhat)", ["dX"]),
-])
+@pytest.mark.parametrize(
+    "statement, given",
+    [
+        ("mu = X.mean(axis=-1, keepdims=True)", ["mu"]),
+        ("dX, dgamma, dbeta = layer_norm_backward(dY, cache, gamma)", ["dX", "dgamma", "dbeta"]),
+        ("total += loss", ["total"]),
+        ("grads[name] = g * scale", ["grads[name]", "grads"]),
+        ("return gamma * Xhat + beta, (Xhat, s)", ["gamma * Xhat + beta", "Xhat", "s"]),
+        ("return dX", ["dX"]),
+        ("grads.update(block_grads)", ["grads"]),
+        ("for row in range(3):", ["row"]),
+        ("optimizer.step(params, grads, lr)", []),
+        ("dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)\n          - Xhat)", ["dX"]),
+    ],
+)
 def test_outputs_are_what_the_statement_assigns_or_returns(statement, given):
     assert outputs(statement) == given
 
@@ -33,12 +36,14 @@ def test_left_side_stops_at_the_first_equals_outside_braces():
 
 
 def test_a_symbol_is_found_with_or_without_its_indexes():
-    table = symbol_names([
-        {"symbol": r"\sigma^2", "code": "var"},
-        {"symbol": r"\hat{X},\, s", "code": "Xhat, s"},
-        {"symbol": "dX_1", "code": "dX1"},
-        {"symbol": "Y", "code": "none", "shape": "gamma * Xhat + beta"},
-    ])
+    table = symbol_names(
+        [
+            {"symbol": r"\sigma^2", "code": "var"},
+            {"symbol": r"\hat{X},\, s", "code": "Xhat, s"},
+            {"symbol": "dX_1", "code": "dX1"},
+            {"symbol": "Y", "code": "none", "shape": "gamma * Xhat + beta"},
+        ]
+    )
 
     assert lookup(r"\sigma_t^2", table) == (r"\sigma^2", ["var"])
     assert lookup("s_t", table) == ("s", ["s"])
@@ -51,10 +56,18 @@ def test_a_symbol_is_found_with_or_without_its_indexes():
 def test_a_value_the_code_does_not_name_matches_the_expression_it_returns():
     table = symbol_names([{"symbol": "Y", "code": "none", "shape": "gamma*Xhat + beta"}])
 
-    assert computes_problem("ln-out", r"Y_{ti} = \gamma_i \hat{X}_{ti} + \beta_i", table,
-                            [("ops.py:15", "return gamma * Xhat + beta, (Xhat, s)")]) is None
+    assert (
+        computes_problem(
+            "ln-out",
+            r"Y_{ti} = \gamma_i \hat{X}_{ti} + \beta_i",
+            table,
+            [("ops.py:15", "return gamma * Xhat + beta, (Xhat, s)")],
+        )
+        is None
+    )
     assert "assigns or returns Xhat" in computes_problem(
-        "ln-out", r"Y_{ti} = \gamma_i \hat{X}_{ti} + \beta_i", table, [("ops.py:14", "Xhat = (X - mu) * s")])
+        "ln-out", r"Y_{ti} = \gamma_i \hat{X}_{ti} + \beta_i", table, [("ops.py:14", "Xhat = (X - mu) * s")]
+    )
 
 
 def test_several_values_on_the_left_are_each_checked():
@@ -124,28 +137,40 @@ def test_a_derivation_step_shown_as_computed_by_the_line_it_explains_fails(make_
 
 
 def test_a_derivation_step_declared_derived_passes_and_says_so(make_project):
-    root = make_project({"docs/page.md": DERIVATION_ENTRY + "\n" + LN_STEP2.replace("id: ln-step2\n", "id: ln-step2\nrole: derived\n")})
+    root = make_project(
+        {"docs/page.md": DERIVATION_ENTRY + "\n" + LN_STEP2.replace("id: ln-step2\n", "id: ln-step2\nrole: derived\n")}
+    )
 
     result = expand_page(root)
 
     assert not [str(p) for p in result.problems if "role:" in str(p)]
     assert '<p class="trace-eq-code">Derived from <a href="../source/src/ops.py/#L8"' in result.markdown
     assert "Computed at" not in result.markdown
-    assert (result.markdown.count('<td><a href="#eq-ln-step2">Step 2: the derivative of the mean</a></td>'
-                                  "<td>Derived from</td>") == 1)
+    assert (
+        result.markdown.count(
+            '<td><a href="#eq-ln-step2">Step 2: the derivative of the mean</a></td><td>Derived from</td>'
+        )
+        == 1
+    )
     implemented_in = result.markdown.split("{#deriving-the-backward-formula-implemented-in}", 1)[1]
     assert "eq-ln-step2" not in implemented_in  # a derivation implements nothing
 
 
 def test_a_computes_equation_whose_symbol_the_line_does_not_assign_names_both(make_project):
-    root = make_project({"docs/page.md": DERIVATION_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": DERIVATION_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean of one row
         tex: \\mu_t = \\frac{1}{d} \\sum_i X_{ti}
         code: "ops.layer_norm_forward: s = 1.0 / np.sqrt(var + epsilon)"
         ```
-        """)})
+        """)
+        }
+    )
 
     assert role_problems(root) == [
         "docs/page.md:13: equation 'ln-mean' is shown as computed by its code (role: computes, the default), but its "
@@ -156,7 +181,11 @@ def test_a_computes_equation_whose_symbol_the_line_does_not_assign_names_both(ma
 
 
 def test_a_computes_equation_at_the_line_that_assigns_its_symbol_passes(make_project):
-    root = make_project({"docs/page.md": DERIVATION_ENTRY + "\n" + page("""
+    root = make_project(
+        {
+            "docs/page.md": DERIVATION_ENTRY
+            + "\n"
+            + page("""
         ```trace-equation
         id: ln-mean
         title: Mean of one row
@@ -171,7 +200,9 @@ def test_a_computes_equation_at_the_line_that_assigns_its_symbol_passes(make_pro
         tex: \\tilde{\\sigma}^2 = \\frac{1}{d - 1} \\sum_i (X_i - \\mu)^2
         code: "ops.layer_norm_forward: var = ((X - mu) ** 2).mean("
         ```
-        """)})
+        """)
+        }
+    )
 
     result = expand_page(root)
 

@@ -116,8 +116,9 @@ def assert_golden(name: str, actual: str, root: Path) -> None:
     assert path.exists(), f"golden file {path} is missing; create it with:\n    {REGENERATE}"
     expected = path.read_text(encoding="utf-8")
     if actual != expected:
-        diff = "".join(difflib.unified_diff(readable(expected), readable(actual),
-                                            f"golden/{name}", "expanded now", n=2))
+        diff = "".join(
+            difflib.unified_diff(readable(expected), readable(actual), f"golden/{name}", "expanded now", n=2)
+        )
         pytest.fail(
             f"the expanded page differs from tests/docs_hooks/golden/{name}.\n"
             f"If the change is intended, regenerate the golden file with:\n    {REGENERATE}\n"
@@ -152,13 +153,17 @@ def test_the_golden_file_has_no_volatile_parts():
 
 
 def test_implemented_entry_without_a_test_is_an_error(make_project):
-    root = make_project({"docs/page.md": page("""
+    root = make_project(
+        {
+            "docs/page.md": page("""
         ```trace-entry
         title: Build the model
         function: model.build
         status: implemented
         ```
-        """)})
+        """)
+        }
+    )
 
     assert page_problems(root) == [
         "docs/page.md:1: entry 'Build the model' is marked implemented, but no test calls model.build; "
@@ -184,14 +189,20 @@ def test_reached_tests_are_folded_under_their_count_and_the_direct_tests_stay_vi
 
     markdown = expand_page(root).markdown
 
-    assert ('<tr><td>Tested by</td><td><a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L12-L15">'
-            "<code>tests.test_ops.test_backward_returns_three_gradients</code></a></td></tr>") in markdown
-    assert ('<tr><td>Reached by tests through other functions</td><td><details class="trace-fold">'
-            "<summary>1 test</summary>"
-            '<a href="https://example.com/repo/blob/abc123/tests/test_model.py"><code>tests/test_model.py</code></a>: '
-            "<code>test_backward_through_model</code></details></td></tr>") in markdown
-    assert ('<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those that call '
-            "it only through other functions.</p>") in markdown
+    assert (
+        '<tr><td>Tested by</td><td><a href="https://example.com/repo/blob/abc123/tests/test_ops.py#L12-L15">'
+        "<code>tests.test_ops.test_backward_returns_three_gradients</code></a></td></tr>"
+    ) in markdown
+    assert (
+        '<tr><td>Reached by tests through other functions</td><td><details class="trace-fold">'
+        "<summary>1 test</summary>"
+        '<a href="https://example.com/repo/blob/abc123/tests/test_model.py"><code>tests/test_model.py</code></a>: '
+        "<code>test_backward_through_model</code></details></td></tr>"
+    ) in markdown
+    assert (
+        '<p class="trace-facts-note">"Tested by" lists the tests that call it; "Reached by", those that call '
+        "it only through other functions.</p>"
+    ) in markdown
 
 
 def test_a_derivation_connects_only_the_lines_it_explains(make_project):
@@ -233,8 +244,10 @@ def test_status_problem_names_the_entry_and_its_untested_functions_at_the_entrys
 
     problem = sections.status_problem(entry, graph)
 
-    assert str(problem) == ("docs/page.md:4: entry 'Build and run' is marked implemented, but no test calls "
-                            "model.build, model.Block.forward; add a test or change its status")
+    assert str(problem) == (
+        "docs/page.md:4: entry 'Build and run' is marked implemented, but no test calls "
+        "model.build, model.Block.forward; add a test or change its status"
+    )
 
 
 def test_status_problem_accepts_a_tested_function_and_an_entry_that_claims_no_implementation(make_project):
@@ -249,8 +262,11 @@ def test_status_evidence_says_what_backs_each_status(make_project):
     root = make_project()
 
     assert sections.status_evidence(*entry_of(root, "F", "implemented", "ops.layer_norm_forward")) == (
-        "ops.layer_norm_forward; exercised by 2 test(s)")
+        "ops.layer_norm_forward; exercised by 2 test(s)"
+    )
     assert sections.status_evidence(*entry_of(root, "B", "derived", "ops.layer_norm_backward")) == (
-        "worked out from ops.layer_norm_backward; not run by the model")
+        "worked out from ops.layer_norm_backward; not run by the model"
+    )
     assert sections.status_evidence(*entry_of(root, "B", "illustrative", "model.build")) == (
-        "illustrative: explains, computes nothing in the model")
+        "illustrative: explains, computes nothing in the model"
+    )

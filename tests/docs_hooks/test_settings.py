@@ -32,7 +32,8 @@ def test_a_test_timeout_that_is_not_a_positive_number_is_an_error_naming_the_set
     shown = {"0": "0", "-3": "-3", '"60"': "'60'", "true": "True", "nan": "nan", "inf": "inf"}[value]
     assert str(err.value) == (
         f"pyproject.toml: test_timeout in [tool.docs_hooks] must be a positive number of seconds, not {shown}; "
-        "write, say, test_timeout = 120")
+        "write, say, test_timeout = 120"
+    )
 
 
 def settings_of(tmp_path, body: str, files: dict[str, str] | None = None):
@@ -40,20 +41,40 @@ def settings_of(tmp_path, body: str, files: dict[str, str] | None = None):
     return load_settings(root)
 
 
-@pytest.mark.parametrize("body, message", [
-    ("exclude = 3\n", "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not 3"),
-    ('exclude = "build"\n', "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not 'build'"),
-    ("exclude = [1, 2]\n", "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not [1, 2]"),
-    ("source_root = 1\n", "pyproject.toml: [tool.docs_hooks] source_root: must be a path (a string, relative to "
-                          "the project root), not 1"),
-    ('tests_root = ""\n', "pyproject.toml: [tool.docs_hooks] tests_root: must be a path (a string, relative to "
-                          "the project root), not ''"),
-    ("model_config = true\n", "pyproject.toml: [tool.docs_hooks] model_config: must be a string, not true"),
-    ('coverage_tests = "tests"\n', "pyproject.toml: [tool.docs_hooks] coverage_tests: must be a list of pytest "
-                                   "arguments, not 'tests'"),
-    ('symbols = "T"\n', "pyproject.toml: [tool.docs_hooks] symbols: must be a table of config field = \"symbol\" "
-                        "([tool.docs_hooks.symbols]), not 'T'"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("exclude = 3\n", "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not 3"),
+        (
+            'exclude = "build"\n',
+            "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not 'build'",
+        ),
+        (
+            "exclude = [1, 2]\n",
+            "pyproject.toml: [tool.docs_hooks] exclude: must be a list of glob patterns, not [1, 2]",
+        ),
+        (
+            "source_root = 1\n",
+            "pyproject.toml: [tool.docs_hooks] source_root: must be a path (a string, relative to "
+            "the project root), not 1",
+        ),
+        (
+            'tests_root = ""\n',
+            "pyproject.toml: [tool.docs_hooks] tests_root: must be a path (a string, relative to "
+            "the project root), not ''",
+        ),
+        ("model_config = true\n", "pyproject.toml: [tool.docs_hooks] model_config: must be a string, not true"),
+        (
+            'coverage_tests = "tests"\n',
+            "pyproject.toml: [tool.docs_hooks] coverage_tests: must be a list of pytest arguments, not 'tests'",
+        ),
+        (
+            'symbols = "T"\n',
+            'pyproject.toml: [tool.docs_hooks] symbols: must be a table of config field = "symbol" '
+            "([tool.docs_hooks.symbols]), not 'T'",
+        ),
+    ],
+)
 def test_a_setting_of_the_wrong_type_is_one_error_naming_it(tmp_path, body, message):
     with pytest.raises(TraceError) as err:
         settings_of(tmp_path, body)
@@ -61,7 +82,9 @@ def test_a_setting_of_the_wrong_type_is_one_error_naming_it(tmp_path, body, mess
 
 
 def test_check_reports_a_bad_setting_without_a_traceback(tmp_path, capsys):
-    root = write_tree(tmp_path / "proj", {"pyproject.toml": "[tool.docs_hooks]\nexclude = 3\n", "docs/index.md": "# Hi\n"})
+    root = write_tree(
+        tmp_path / "proj", {"pyproject.toml": "[tool.docs_hooks]\nexclude = 3\n", "docs/index.md": "# Hi\n"}
+    )
 
     code = run_cli(root, "check")
     err = capsys.readouterr().err
@@ -92,9 +115,21 @@ def test_a_root_of_dot_is_the_project_root(tmp_path):
 def test_the_defaults_exclude_what_is_not_the_projects_code_and_the_setting_adds_to_them(tmp_path):
     s = settings_of(tmp_path, 'docs_dir = "site_src"\nexclude = ["scripts", "tools/gen_*.py"]\n')
     root = s.project_root
-    left_out = [".venv/lib/x.py", ".git/hooks/x.py", "venv/x.py", "node_modules/katex/x.py", "site/x.py",
-                "site_src/examples/helper.py", "build/lib/x.py", "dist/x.py", "pkg.egg-info/x.py",
-                "__pycache__/x.py", "scripts/plot.py", "tools/gen_data.py", "a/b/node_modules/x.py"]
+    left_out = [
+        ".venv/lib/x.py",
+        ".git/hooks/x.py",
+        "venv/x.py",
+        "node_modules/katex/x.py",
+        "site/x.py",
+        "site_src/examples/helper.py",
+        "build/lib/x.py",
+        "dist/x.py",
+        "pkg.egg-info/x.py",
+        "__pycache__/x.py",
+        "scripts/plot.py",
+        "tools/gen_data.py",
+        "a/b/node_modules/x.py",
+    ]
     kept = ["model.py", "tools/keep.py", "pkg/sitemap.py", "docs/x.py", "builder/x.py"]
 
     assert [p for p in left_out if not s.is_excluded(root / p)] == []
@@ -107,8 +142,9 @@ def test_a_pattern_with_a_slash_matches_from_the_project_root(tmp_path):
 
 
 def test_test_files_are_named_as_pytest_names_them():
-    assert [n for n in ["test_ops.py", "ops_test.py", "conftest.py", "ops.py", "testing.py", "attest.py"]
-            if is_test_file(n)] == ["test_ops.py", "ops_test.py", "conftest.py"]
+    assert [
+        n for n in ["test_ops.py", "ops_test.py", "conftest.py", "ops.py", "testing.py", "attest.py"] if is_test_file(n)
+    ] == ["test_ops.py", "ops_test.py", "conftest.py"]
 
 
 def test_unknown_setting_is_named(make_project, check):

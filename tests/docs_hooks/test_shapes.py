@@ -135,7 +135,7 @@ def decays(name, array):
     return "w" in name
 '''
 
-SETTINGS = '''\
+SETTINGS = """\
 from dataclasses import dataclass
 
 
@@ -145,9 +145,9 @@ class TrainSettings:
     width: int = 4  # width
     lr: float = 0.1  # learning rate
     ghost: int = 1  # nothing reads this either
-'''
+"""
 
-TRAIN = '''\
+TRAIN = """\
 from model import Config
 from settings import TrainSettings
 
@@ -163,9 +163,9 @@ def build_config(s=None):
 
 def step_size(s):
     return s.lr
-'''
+"""
 
-MODEL_RUN = '''\
+MODEL_RUN = """\
 import dataclasses
 
 import numpy as np
@@ -186,9 +186,9 @@ def run(cfg):
     params = init_params(cfg, np.random.default_rng(0))
     X = np.arange(cfg.seq_len * cfg.width, dtype=float).reshape(cfg.seq_len, cfg.width)
     forward(X, params, cfg)
-'''
+"""
 
-TESTS = '''\
+TESTS = """\
 import numpy as np
 
 from ops import layer_norm_forward, linear_forward, split_heads
@@ -199,7 +199,7 @@ def test_rows_are_normalised():
     assert np.allclose(Y.mean(axis=-1), 0.0)
     assert linear_forward(Y, np.eye(4), np.zeros(4))[0].shape == (2, 4)
     assert split_heads(Y, 2).shape == (2, 2, 2)
-'''
+"""
 
 TINY = {
     "pyproject.toml": PYPROJECT,
@@ -346,12 +346,17 @@ def test_a_symbol_setting_naming_no_field_is_an_error():
 
 def test_a_probe_that_cannot_separate_fields_fails_the_page(tmp_path):
     helper = MODEL_RUN.replace("seq_len=5, width=21", "seq_len=15, width=15")
-    root = tiny_project(tmp_path, ENTRY, """
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        """
         ```trace-symbols
         rows:
           - {symbol: X, meaning: Input, code: X}
         ```
-        """, docs__examples__model_run_py=helper)
+        """,
+        docs__examples__model_run_py=helper,
+    )
     _, problems, _ = build(root)
     assert problems == [
         "docs/page.md:7: the probe config cannot tell seq_len from width: probe() in docs/examples/model_run.py "
@@ -364,7 +369,10 @@ def test_a_probe_that_cannot_separate_fields_fails_the_page(tmp_path):
 
 
 def test_symbols_table_shows_recorded_shapes(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, r"""
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        r"""
         ```trace-symbols
         rows:
           - {symbol: X, meaning: Input, code: X}
@@ -377,7 +385,8 @@ def test_symbols_table_shows_recorded_shapes(tmp_path):
           - {symbol: "i", meaning: A feature index, code: none, shape: scalar}
           - {symbol: "<b>", meaning: "a & b", code: none}
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     rows = table_rows(markdown, "trace-symbols")
@@ -387,8 +396,11 @@ def test_symbols_table_shows_recorded_shapes(tmp_path):
         ["Keeps s finite", "<code>epsilon</code>", "scalar"],
         ["Mean of each row", "<code>mu</code>", "<code>(T, 1)</code> <code>(4, 1)</code>"],
         ["The cache", "<code>Xhat, s</code>", "<code>(T, d) and (T, 1)</code> <code>(4, 4) and (4, 1)</code>"],
-        ["Mean over the last axis", "<code>.mean(axis=-1, keepdims=True)</code>",
-         "<code>(T, 1)</code> <code>(4, 1)</code>"],
+        [
+            "Mean over the last axis",
+            "<code>.mean(axis=-1, keepdims=True)</code>",
+            "<code>(T, 1)</code> <code>(4, 1)</code>",
+        ],
         ["Output", "not named in the code", "<code>(T, d)</code> <code>(4, 4)</code>"],
         ["A feature index", "not named in the code", "scalar"],
         ["a &amp; b", "not named in the code", "not recorded"],
@@ -398,14 +410,18 @@ def test_symbols_table_shows_recorded_shapes(tmp_path):
 
 
 def test_symbols_in_another_function_and_one_the_run_never_reaches(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, """
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        """
         ```trace-symbols
         function: [model.block, model.never_run]
         rows:
           - {symbol: H, meaning: Hidden, code: H}
           - {symbol: Y, meaning: Never computed by the run, code: Y}
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     assert [r[3] for r in table_rows(markdown, "trace-symbols")] == [
@@ -415,12 +431,16 @@ def test_symbols_in_another_function_and_one_the_run_never_reaches(tmp_path):
 
 
 def test_a_symbol_whose_name_is_not_a_local_fails(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, r"""
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        r"""
         ```trace-symbols
         rows:
           - {symbol: \gamma, meaning: Scale, code: gama}
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == [
         "docs/page.md:7: symbol '\\gamma': 'gama' is not a local name of ops.layer_norm_forward; did you mean "
@@ -431,12 +451,16 @@ def test_a_symbol_whose_name_is_not_a_local_fails(tmp_path):
 
 
 def test_an_expression_not_in_the_code_fails(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, """
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        """
         ```trace-symbols
         rows:
           - {symbol: m, meaning: A sum, code: ".sum(axis=0)"}
         ```
-        """)
+        """,
+    )
     _, problems, _ = build(root)
     assert problems == [
         "docs/page.md:7: symbol 'm': '.sum(axis=0)' is neither a local name nor an expression in the code of "
@@ -445,12 +469,16 @@ def test_an_expression_not_in_the_code_fails(tmp_path):
 
 
 def test_a_row_without_code_fails(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, """
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        """
         ```trace-symbols
         rows:
           - {symbol: X, meaning: Input}
         ```
-        """)
+        """,
+    )
     _, problems, _ = build(root)
     assert problems == [
         "docs/page.md:7: row 1 of trace-symbols has no 'code' (a local name of the function, or 'none' when "
@@ -462,12 +490,16 @@ def test_a_row_without_code_fails(tmp_path):
 
 
 def test_shapes_at_every_call_site(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, """
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        """
         ```trace-shapes
         names:
           - {ref: "model.block: Xn, c_ln = layer_norm_forward(", label: Inside a block}
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     in_block = line_of(MODEL, "Xn, c_ln = layer_norm_forward(")
@@ -499,7 +531,9 @@ def test_shapes_at_every_call_site(tmp_path):
 
 
 def test_shapes_with_a_quotient_and_a_field_without_symbol(tmp_path):
-    root = tiny_project(tmp_path, """
+    root = tiny_project(
+        tmp_path,
+        """
         ```trace-entry
         title: Split heads
         function: ops.split_heads
@@ -508,7 +542,8 @@ def test_shapes_with_a_quotient_and_a_field_without_symbol(tmp_path):
 
         ```trace-shapes
         ```
-        """)
+        """,
+    )
     markdown, problems, _ = build(root)
     assert problems == []
     assert table_rows(markdown, "trace-shapes") == [
@@ -521,12 +556,16 @@ def test_shapes_with_a_quotient_and_a_field_without_symbol(tmp_path):
 
 
 def test_a_label_that_points_at_no_call_site_fails(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, """
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        """
         ```trace-shapes
         names:
           - {ref: "model.block: H, _ = linear_forward(", label: Not a call of layer norm}
         ```
-        """)
+        """,
+    )
     _, problems, _ = build(root)
     assert problems == [
         "docs/page.md:7: the label 'Not a call of layer norm' names a statement of model.block that calls none of "
@@ -535,10 +574,14 @@ def test_a_label_that_points_at_no_call_site_fails(tmp_path):
 
 
 def test_a_missing_model_run_helper_is_explained(tmp_path):
-    root = tiny_project(tmp_path, ENTRY, """
+    root = tiny_project(
+        tmp_path,
+        ENTRY,
+        """
         ```trace-shapes
         ```
-        """)
+        """,
+    )
     (root / "docs/examples/model_run.py").unlink()
     _, problems, _ = build(root)
     assert problems == [
@@ -550,7 +593,9 @@ def test_a_missing_model_run_helper_is_explained(tmp_path):
 # ----------------------------------------------------------------------------- caching
 
 
-CACHE_PAGE = ENTRY + """
+CACHE_PAGE = (
+    ENTRY
+    + """
 ```trace-symbols
 rows:
   - {symbol: X, meaning: Input, code: X}
@@ -563,6 +608,7 @@ rows:
 match: [ln_]
 ```
 """
+)
 
 
 def test_the_model_run_is_recorded_once_per_build_and_cached_between_builds(tmp_path):
@@ -592,7 +638,9 @@ def test_editing_a_module_without_functions_re_runs(tmp_path):
     root = tiny_project(tmp_path, CACHE_PAGE)
     build(root)
     settings = root / "src/settings.py"
-    settings.write_text(settings.read_text(encoding="utf-8").replace("width: int = 4", "width: int = 6"), encoding="utf-8")
+    settings.write_text(
+        settings.read_text(encoding="utf-8").replace("width: int = 4", "width: int = 6"), encoding="utf-8"
+    )
     markdown, problems, builder = build(root)
     assert builder.workers.recorder.child.runs == 1
     assert "<code>(T, d)</code> <code>(4, 6)</code>" in markdown  # the new width, through config()
@@ -645,7 +693,9 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
     _, problems, builder = build(root)
     assert problems == []
     assert started[0] is not None  # nothing recorded yet: a child started before the index, importing the source
-    assert builder.workers.recorder.child.runs == 1 and builder.workers.recorder.child.proc is started[0][0]  # and the recorder used it
+    assert (
+        builder.workers.recorder.child.runs == 1 and builder.workers.recorder.child.proc is started[0][0]
+    )  # and the recorder used it
 
     make_builder(load_settings(root))
     assert started[1] is None  # recordings are cached now: a child starts only on a miss
@@ -657,15 +707,20 @@ def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_
     from docs_hooks import project
     from docs_hooks.record_child import PRELOAD_ENV
 
-    examples = [f"""
+    examples = [
+        f"""
     ```trace-example
     title: {title}
     test: {test}
     show:
       - {{label: mean, code: mu}}
     ```
-    """ for title, test in [("Rows", "tests/test_ops.py::test_rows_are_normalised"),
-                            ("Nowhere", "tests/test_nowhere.py::test_gone")]]
+    """
+        for title, test in [
+            ("Rows", "tests/test_ops.py::test_rows_are_normalised"),
+            ("Nowhere", "tests/test_nowhere.py::test_gone"),
+        ]
+    ]
     root = tiny_project(tmp_path, CACHE_PAGE, *examples)
     preloads = []
     start = project.start_child
@@ -675,7 +730,8 @@ def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_
 
     assert preloads == [["model", "ops", "optim", "settings", "train", "tests.test_ops"]]  # not the missing file
     assert [p.split(": ", 1)[1] for p in problems if "test_nowhere" in p] == [
-        "example 'Nowhere': test file 'tests/test_nowhere.py' does not exist (from 'tests/test_nowhere.py::test_gone')"]
+        "example 'Nowhere': test file 'tests/test_nowhere.py' does not exist (from 'tests/test_nowhere.py::test_gone')"
+    ]
     assert PRELOAD_ENV  # the child reads the list from this variable (see record.start_child)
 
 
@@ -683,10 +739,12 @@ def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_
 
 
 LAYER_FILES = {
-    "pyproject.toml": ('[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\nsource_root = "."\n'
-                       'tests_root = "."\nmodel_run = "docs/examples/model_run.py"\n\n'
-                       '[tool.docs_hooks.symbols]\nseq_len = "T"\nwidth = "d"\nhidden = "h"\n'),
-    "layers.py": '''\
+    "pyproject.toml": (
+        '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\nsource_root = "."\n'
+        'tests_root = "."\nmodel_run = "docs/examples/model_run.py"\n\n'
+        '[tool.docs_hooks.symbols]\nseq_len = "T"\nwidth = "d"\nhidden = "h"\n'
+    ),
+    "layers.py": """\
 import numpy as np
 
 
@@ -718,8 +776,8 @@ class Model(Layer):
     def backward(self, dY):
         dH = self.down.backward(dY)
         return self.up.backward(dH)
-''',
-    "docs/examples/model_run.py": '''\
+""",
+    "docs/examples/model_run.py": """\
 import numpy as np
 
 from layers import Model
@@ -737,26 +795,32 @@ def run(cfg):
     model = Model(cfg)
     Y = model(np.ones((cfg["seq_len"], cfg["width"])))
     model.backward(Y)
-''',
+""",
 }
 
 
 def test_shapes_at_the_call_sites_of_a_layers_forward_called_through_call(tmp_path):
     files = dict(LAYER_FILES)
-    files["docs/page.md"] = ("```trace-entry\ntitle: Linear\nfunction: [layers.Linear.forward, layers.Linear.backward]\n"
-                             "status: illustrative\n```\n\n```trace-shapes\n```\n")
+    files["docs/page.md"] = (
+        "```trace-entry\ntitle: Linear\nfunction: [layers.Linear.forward, layers.Linear.backward]\n"
+        "status: illustrative\n```\n\n```trace-shapes\n```\n"
+    )
     root = write_tree(tmp_path / "proj", files)
     markdown, problems, _ = build(root)
 
     assert problems == []
 
     def at(line: int, fn: str) -> str:
-        return (f'<strong><code>{fn}</code></strong> <a href="docs-hooks-source:layers.py#L{line}" title="{fn}">'
-                f'<code>layers.py:{line}</code></a>')
+        return (
+            f'<strong><code>{fn}</code></strong> <a href="docs-hooks-source:layers.py#L{line}" title="{fn}">'
+            f"<code>layers.py:{line}</code></a>"
+        )
 
     assert re.findall(r'<p class="trace-shapes-site">(.*?)</p>', markdown) == [
-        at(26, "layers.Model.forward"), at(27, "layers.Model.forward"),  # self.up(X), self.down(H)
-        at(30, "layers.Model.backward"), at(31, "layers.Model.backward"),  # self.down.backward(dY), ...
+        at(26, "layers.Model.forward"),
+        at(27, "layers.Model.forward"),  # self.up(X), self.down(H)
+        at(30, "layers.Model.backward"),
+        at(31, "layers.Model.backward"),  # self.down.backward(dY), ...
     ]
     assert table_rows(markdown, "trace-shapes") == [
         ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],

@@ -26,19 +26,26 @@ def test_a_link_to_a_span_names_the_file_and_its_lines():
 
 
 def test_links_are_made_relative_to_the_page_and_a_file_without_a_page_loses_its_link():
-    html = ('<a href="docs-hooks-source:src/ops.py#L9-L12">a</a> <a href="docs-hooks-source:src/gone.py#L3">b</a> '
-            '<a href="docs-hooks-source:src/ops.py">c</a>')
+    html = (
+        '<a href="docs-hooks-source:src/ops.py#L9-L12">a</a> <a href="docs-hooks-source:src/gone.py#L3">b</a> '
+        '<a href="docs-hooks-source:src/ops.py">c</a>'
+    )
 
-    out = sources.relative_links(html, "guide/layer-norm/", lambda path: None if path == "src/gone.py" else f"source/{path}/")
+    out = sources.relative_links(
+        html, "guide/layer-norm/", lambda path: None if path == "src/gone.py" else f"source/{path}/"
+    )
 
-    assert out == ('<a href="../../source/src/ops.py/#L9">a</a> <a href="">b</a> '
-                   '<a href="../../source/src/ops.py/">c</a>')
+    assert out == (
+        '<a href="../../source/src/ops.py/#L9">a</a> <a href="">b</a> <a href="../../source/src/ops.py/">c</a>'
+    )
     assert sources.relative_links("no source links", "guide/", lambda path: 1 / 0) == "no source links"  # not asked
 
 
 def test_a_cited_statement_marks_each_of_its_lines_and_a_cited_function_its_first_line():
-    cited = [Citation("src/ops.py", 2, 3, "docs/page.md", "eq-ln-mean", "Mean <of a row>"),
-             Citation("src/ops.py", 1, 7, "docs/page.md", "fwd", "Forward")]
+    cited = [
+        Citation("src/ops.py", 2, 3, "docs/page.md", "eq-ln-mean", "Mean <of a row>"),
+        Citation("src/ops.py", 1, 7, "docs/page.md", "fwd", "Forward"),
+    ]
 
     html = sources.render_page("src/ops.py", CODE, cited, "source/src/ops.py/", lambda page: "page/")
 
@@ -46,22 +53,35 @@ def test_a_cited_statement_marks_each_of_its_lines_and_a_cited_function_its_firs
         1: '<a href="../../../page/#fwd">Forward</a>',
         2: '<a href="../../../page/#eq-ln-mean">Mean &lt;of a row&gt;</a>',
         3: '<a href="../../../page/#eq-ln-mean">Mean &lt;of a row&gt;</a>',
-        4: "", 5: "", 6: "", 7: "", 8: "",
+        4: "",
+        5: "",
+        6: "",
+        7: "",
+        8: "",
     }
     assert html.startswith("<p>2 entries and equations cite lines of this file; each cited line lists them.</p>\n")
     assert '<tr id="L2" class="trace-src-cited"><td class="trace-src-n"><a href="#L2">2</a></td>' in html
 
 
 def test_a_file_nothing_cites_says_so_and_links_to_the_repository_when_there_is_one():
-    html = sources.render_page("src/ops.py", "x = 1\n", [], "source/src/ops.py/", lambda page: "page/",
-                               "https://example.com/repo/blob/abc123/src/ops.py")
+    html = sources.render_page(
+        "src/ops.py",
+        "x = 1\n",
+        [],
+        "source/src/ops.py/",
+        lambda page: "page/",
+        "https://example.com/repo/blob/abc123/src/ops.py",
+    )
 
-    assert html.startswith('<p><a href="https://example.com/repo/blob/abc123/src/ops.py">On the repository host</a></p>\n'
-                           "<p>No entry or equation cites this file.</p>\n")
+    assert html.startswith(
+        '<p><a href="https://example.com/repo/blob/abc123/src/ops.py">On the repository host</a></p>\n'
+        "<p>No entry or equation cites this file.</p>\n"
+    )
     assert 'class="trace-src-cited"' not in html
 
 
 def test_a_source_page_is_titled_by_its_file_and_left_out_of_search():
     assert sources.page_markdown("src/ops.py", "PLACEHOLDER") == (
         "---\ntitle: ops.py\nhide:\n  - navigation\n  - toc\nsearch:\n  exclude: true\n---\n\n"
-        "# `src/ops.py`\n\nPLACEHOLDER\n")
+        "# `src/ops.py`\n\nPLACEHOLDER\n"
+    )

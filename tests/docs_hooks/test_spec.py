@@ -79,10 +79,7 @@ def test_duplicate_label_is_an_error(tmp_path):
 
 
 def test_inserting_a_section_moves_section_equation_and_page(tmp_path):
-    before = (
-        "= Intro\n$ a = 1 $ <eq:first>\n"
-        "= Target\n== Sub\nSome text.\n$ b = 2 $ <eq:target>\n"
-    )
+    before = "= Intro\n$ a = 1 $ <eq:first>\n= Target\n== Sub\nSome text.\n$ b = 2 $ <eq:target>\n"
     source = write_spec(tmp_path, before)
     index = compile_spec(source)
     assert index.labels() == ["eq:first", "eq:target"]
@@ -276,7 +273,8 @@ def test_a_compile_that_does_not_end_is_stopped_at_test_timeout(tmp_path, monkey
 
     assert str(caught.value) == (
         "doc.typ: Typst did not finish compiling the specification within test_timeout = 2 s, so it was stopped; "
-        "look for a loop that does not end in the Typst source, or raise test_timeout in [tool.docs_hooks]")
+        "look for a loop that does not end in the Typst source, or raise test_timeout in [tool.docs_hooks]"
+    )
 
 
 # -------------------------------------------------------------- pages cite the spec by label --
@@ -303,12 +301,14 @@ spec: [{label}]
 
 
 def spec_project(make_project, spec: str = SPEC, label: str = "eq:ln-mean"):
-    return make_project({
-        "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
-                          'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\n',
-        "spec/model.typ": spec,
-        "docs/page.md": PAGE.format(label=label),
-    })
+    return make_project(
+        {
+            "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+            'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\n',
+            "spec/model.typ": spec,
+            "docs/page.md": PAGE.format(label=label),
+        }
+    )
 
 
 def pdf_reference(root) -> tuple[str, list[str]]:
@@ -324,8 +324,9 @@ def test_an_entry_shows_section_equation_and_page_from_the_pdf(make_project):
     cell, problems = pdf_reference(spec_project(make_project))
 
     assert problems == []
-    assert cell == ('<a href="../spec/model.pdf#page=1" title="the specification, eq:ln-mean">'
-                    "Section 1, Eq. 1, p. 1</a>")
+    assert cell == (
+        '<a href="../spec/model.pdf#page=1" title="the specification, eq:ln-mean">Section 1, Eq. 1, p. 1</a>'
+    )
 
 
 def test_a_section_inserted_before_moves_the_numbers_without_editing_the_page(make_project):

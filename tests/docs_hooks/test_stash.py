@@ -11,21 +11,27 @@ from .conftest import REPO
 
 # Shaped like KaTeX's output: nested spans, attributes, and text Markdown would otherwise read
 # (underscores, asterisks, an ampersand).
-FORMULA = ('<span class="katex"><span class="katex-mathml"><math><semantics><mrow><mi>x</mi></mrow>'
-           '<annotation encoding="application/x-tex">x_i * y_j + a &amp; b</annotation></semantics></math></span>'
-           '<span class="katex-html" aria-hidden="true"><span class="mord mathnormal">x</span></span></span>')
-TABLE = ('<div class="trace-table-wrap" data-search-exclude><table class="trace-table"><thead><tr><th>A</th></tr>'
-         '</thead><tbody><tr><td><code>a_b * c</code></td></tr></tbody></table></div>')
-EXAMPLE = "\n".join([
-    '<div class="trace-example" id="example-rows">',
-    '<p class="trace-example-head"><strong>Rows</strong></p>',
-    '<div class="trace-example-inputs">',
-    '<table class="trace-table"><tbody><tr><th>X</th><td>1.0</td></tr></tbody></table>',
-    "</div>",
-    '<script type="application/json" class="trace-example-data">{"rows":[1,2]}</script>',
-    TABLE,
-    "</div>",
-])
+FORMULA = (
+    '<span class="katex"><span class="katex-mathml"><math><semantics><mrow><mi>x</mi></mrow>'
+    '<annotation encoding="application/x-tex">x_i * y_j + a &amp; b</annotation></semantics></math></span>'
+    '<span class="katex-html" aria-hidden="true"><span class="mord mathnormal">x</span></span></span>'
+)
+TABLE = (
+    '<div class="trace-table-wrap" data-search-exclude><table class="trace-table"><thead><tr><th>A</th></tr>'
+    "</thead><tbody><tr><td><code>a_b * c</code></td></tr></tbody></table></div>"
+)
+EXAMPLE = "\n".join(
+    [
+        '<div class="trace-example" id="example-rows">',
+        '<p class="trace-example-head"><strong>Rows</strong></p>',
+        '<div class="trace-example-inputs">',
+        '<table class="trace-table"><tbody><tr><th>X</th><td>1.0</td></tr></tbody></table>',
+        "</div>",
+        '<script type="application/json" class="trace-example-data">{"rows":[1,2]}</script>',
+        TABLE,
+        "</div>",
+    ]
+)
 
 # Each document holds {f} where a formula goes (inline) and {t}, {e} where generated blocks go.
 DOCUMENTS = {
@@ -51,8 +57,13 @@ def site_markdown() -> markdown.Markdown:
 
 
 def fill(template: str, formula: str, table: str, example: str) -> str:
-    return template.replace("{f}", formula).replace("{t}", table).replace("{e}", example).replace("{{", "{").replace(
-        "}}", "}")
+    return (
+        template.replace("{f}", formula)
+        .replace("{t}", table)
+        .replace("{e}", example)
+        .replace("{{", "{")
+        .replace("}}", "}")
+    )
 
 
 def through_markdown(text: str, stash: list[str]) -> str:
@@ -61,7 +72,7 @@ def through_markdown(text: str, stash: list[str]) -> str:
     while "\x00" in text:
         at = text.index("\x00")
         html = FORMULA if in_heading(text, at) else placeholder(stash, FORMULA, inline=True)
-        text = text[:at] + html + text[at + 1:]
+        text = text[:at] + html + text[at + 1 :]
     return unstash(site_markdown().convert(stash_blocks(text, stash)), stash)
 
 
@@ -102,16 +113,19 @@ def test_the_blocks_and_formulas_are_really_kept_out():
     assert unstash(stashed, stash) == text
 
 
-@pytest.mark.parametrize("name, text", [
-    ("inside a fenced code block", "```html\n\n<div>in code</div>\n\n```\n"),
-    ("asking Markdown to read its content", '\n<div markdown="1">\n*read*\n</div>\n'),
-    ("right after a line of text", "Text\n<div>x</div>\n"),
-    ("followed by text on the next line", "\n<div>x</div>\ntext\n"),
-    ("left open", "\n<div>x\n"),
-    ("closed in the wrong order", "\n<div><table></div></table>\n"),
-    ("an inline tag", "\n<a href='x'>link</a>\n"),
-    ("a tag Markdown does not take for a block", "\n<svg><rect/></svg>\n"),
-])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("inside a fenced code block", "```html\n\n<div>in code</div>\n\n```\n"),
+        ("asking Markdown to read its content", '\n<div markdown="1">\n*read*\n</div>\n'),
+        ("right after a line of text", "Text\n<div>x</div>\n"),
+        ("followed by text on the next line", "\n<div>x</div>\ntext\n"),
+        ("left open", "\n<div>x\n"),
+        ("closed in the wrong order", "\n<div><table></div></table>\n"),
+        ("an inline tag", "\n<a href='x'>link</a>\n"),
+        ("a tag Markdown does not take for a block", "\n<svg><rect/></svg>\n"),
+    ],
+)
 def test_a_block_markdown_would_read_or_change_stays_in_the_markdown(name, text):
     stash: list[str] = []
     assert stash_blocks(text, stash) == text
@@ -126,18 +140,21 @@ def test_a_run_of_several_closed_blocks_is_kept_out_whole():
     assert stash == ["<p class='owner'>Owner</p>\n" + TABLE]
 
 
-@pytest.mark.parametrize("text, inside", [
-    ("## The step X\n", True),
-    ("   # Indented X\n", True),
-    ("Setext X\n===\n", True),
-    ("Setext X\n---\n", True),
-    ("A setext X\nheading over two lines\n===\n", True),
-    ("Prose X\n\nSetext\n===\n", False),
-    ("Prose X\n- a list\n---\n", False),
-    ("Prose X here\n\n---\n", False),
-    ("Prose X # not a heading\n", False),
-    ("| X | b |\n|---|---|\n", False),
-])
+@pytest.mark.parametrize(
+    "text, inside",
+    [
+        ("## The step X\n", True),
+        ("   # Indented X\n", True),
+        ("Setext X\n===\n", True),
+        ("Setext X\n---\n", True),
+        ("A setext X\nheading over two lines\n===\n", True),
+        ("Prose X\n\nSetext\n===\n", False),
+        ("Prose X\n- a list\n---\n", False),
+        ("Prose X here\n\n---\n", False),
+        ("Prose X # not a heading\n", False),
+        ("| X | b |\n|---|---|\n", False),
+    ],
+)
 def test_a_formula_in_a_heading_stays_in_the_markdown(text, inside):
     # The table of contents and the heading's anchor are made from the heading's text.
     assert in_heading(text, text.index("X")) is inside
@@ -165,17 +182,19 @@ def test_unstash_fills_placeholders_inside_kept_html_and_leaves_unknown_ones():
     assert unstash("<!--trace-html:0--> <!--trace-html:7-->", stash) == "<div><b>x</b></div> <!--trace-html:7-->"
 
 
-
 def test_a_mkdocs_build_puts_every_piece_back_and_a_heading_keeps_its_formula(make_project):
     from .conftest import run_cli
     from .test_cli import MKDOCS_YML, mkdocs_build
 
-    page = ("# Layer norm\n\n## The mean $\\mu$ {#mean}\n\n$\\mu$ is the mean of the row.\n\n"
-            "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
-            "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
-            "code: mu = X.mean(axis=-1, keepdims=True)\n```\n")
-    root = make_project({"mkdocs.yml": MKDOCS_YML.replace("  - md_in_html\n", "  - md_in_html\n  - toc\n"),
-                         "docs/page.md": page})
+    page = (
+        "# Layer norm\n\n## The mean $\\mu$ {#mean}\n\n$\\mu$ is the mean of the row.\n\n"
+        "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
+        "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
+        "code: mu = X.mean(axis=-1, keepdims=True)\n```\n"
+    )
+    root = make_project(
+        {"mkdocs.yml": MKDOCS_YML.replace("  - md_in_html\n", "  - md_in_html\n  - toc\n"), "docs/page.md": page}
+    )
     assert run_cli(root, "relock") == 0
 
     result = mkdocs_build(root)
@@ -186,7 +205,7 @@ def test_a_mkdocs_build_puts_every_piece_back_and_a_heading_keeps_its_formula(ma
     assert html.count('<span class="katex">') == 3  # the heading's, the line's, the equation's
     assert '<div class="trace-math"><span class="katex-display">' in html
     assert '<p><span class="katex">' in html  # the formula that starts a line stays in its paragraph
-    heading = html[html.index('id="mean"'):]
+    heading = html[html.index('id="mean"') :]
     assert heading.index('<span class="katex">') < heading.index("</h2>")
 
 
@@ -199,8 +218,10 @@ def test_a_rebuild_in_the_same_process_as_mkdocs_serve_does_it_puts_the_html_bac
     from .conftest import run_cli
     from .test_cli import MKDOCS_YML
 
-    page = ("# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
-            "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n")
+    page = (
+        "# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
+        "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n"
+    )
     root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": page})
     assert run_cli(root, "relock") == 0
     logging.getLogger("mkdocs").setLevel(logging.ERROR)

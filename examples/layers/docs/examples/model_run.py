@@ -1,9 +1,9 @@
 """The model run the pages' shapes are traced from: config(), probe(cfg), run(cfg)."""
 
 import numpy as np
+from model import build, mse_loss
 
 from config import CONFIG
-from model import build, mse_loss
 
 
 def config():
