@@ -588,7 +588,7 @@ def breakdown_child(config_file: str, page: str) -> None:
 BREAKDOWN_ORDER = [
     "TOTAL (load_config + build)",
     "mkdocs event config (all plugins)",
-    "make_builder (index, spec, handlers)",
+    "make_builder (index, spec, workers)",
     "index_for (code index)",
     "compile_spec",
     "mkdocs event files (all plugins)",
@@ -596,8 +596,8 @@ BREAKDOWN_ORDER = [
     "Builder.expand (all pages)",
     "waiting for the background work (recordings, KaTeX)",
     "parse_page (YAML blocks)",
-    "inline_refs",
-    "open_entry",
+    "Context.prose (inline references, formulas)",
+    "read_entry",
     "equation",
     "entry_footer (generated sections)",
     "coverage run (waiting for its result)",
@@ -607,12 +607,11 @@ BREAKDOWN_ORDER = [
 BREAKDOWN_TAIL = [
     "Recorder._cached (read cache)",
     "RecordingChild.run (child process)",
-    "Recorder._store (write cache)",
     "lock.read_lock",
     "lock.compare",
     "mkdocs Page.render (Markdown to HTML)",
     "mkdocs event page_context (all plugins)",
-    "mkdocs event post_page (all plugins)",
+    "Builder.finish (what is made late)",
     "mkdocs event post_build (all plugins)",
 ]
 
