@@ -477,7 +477,7 @@ def _param_table(builder, params: list[Param], roles, dims, rule: str) -> str:
         headers.append("Role")
     keys: list[str] = []
     for p in params:
-        for k in p.desc:
+        for k in p.desc.symbol_keys():
             if k not in keys:
                 keys.append(k)
     legend = dims.legend(keys)

@@ -164,13 +164,13 @@ class Desc:
             return _tuple_text([i.concrete() for i in self.items])
         return self.text
 
-    def keys(self) -> list[str]:
+    def symbol_keys(self) -> list[str]:
         out: list[str] = []
         for d in self.dims:
             if d.key and d.key not in out:
                 out.append(d.key)
         for item in self.items:
-            for k in item:
+            for k in item.symbol_keys():
                 if k not in out:
                     out.append(k)
         return out
@@ -693,7 +693,7 @@ def _render_site(b, run: ModelRun, data: SiteShapes, callee: Function, label: st
     ]
     keys: list[str] = []
     for _, _, d in data.values:
-        for k in d:
+        for k in d.symbol_keys():
             if k not in keys:
                 keys.append(k)
     legend = run.dims.legend(keys)

@@ -303,7 +303,7 @@ def test_equal_real_values_are_told_apart_by_the_probe():
     cols_first = d.describe(np.zeros((4, 4)), np.zeros((21, 5)))
     assert (rows_first.symbolic(), rows_first.concrete()) == ("(T, d)", "(4, 4)")
     assert (cols_first.symbolic(), cols_first.concrete()) == ("(d, T)", "(4, 4)")
-    assert d.legend(rows_first.keys()) == "T = seq_len = 4. d = width = 4."
+    assert d.legend(rows_first.symbol_keys()) == "T = seq_len = 4. d = width = 4."
 
 
 def test_quotients_fields_without_symbols_and_unexplained_dimensions():
@@ -311,7 +311,7 @@ def test_quotients_fields_without_symbols_and_unexplained_dimensions():
     heads = d.describe(np.zeros((4, 2, 2)), np.zeros((5, 3, 7)))
     assert heads.symbolic() == "(T, heads, d_h)"  # heads has no symbol: its field name is shown
     assert heads.concrete() == "(4, 2, 2)"
-    assert d.legend(heads.keys()) == "T = seq_len = 4. heads = 2. d_h = width/heads = 2."
+    assert d.legend(heads.symbol_keys()) == "T = seq_len = 4. heads = 2. d_h = width/heads = 2."
     kept = d.describe(np.zeros((4, 1)), np.zeros((5, 1)))
     assert kept.symbolic() == "(T, 1)"  # a keepdims axis: nothing explains it, it stays a number
     assert d.describe(np.float64(1.5), np.float64(2.5)).symbolic() == "scalar"
