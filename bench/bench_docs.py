@@ -197,11 +197,15 @@ if _off:
 """
 
 
-def measure_devices(project: Path, work: Path, runs: int) -> None:
+def measure_devices(project: Path, work: Path, runs: int, names: list[str]) -> None:
     """A cold build without each device against one with all of them, alternated; prints the ratios."""
     (project / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     print("== what each speed device buys: cold build (no cache) without it / with everything on ==")
-    for device, what in DEVICES.items():
+    unknown = sorted(set(names) - set(DEVICES))
+    if unknown:
+        raise SystemExit(f"bench_docs: no speed device named {', '.join(unknown)}; the devices: {', '.join(DEVICES)}")
+    for device in names:
+        what = DEVICES[device]
         on, off = [], []
         for _ in range(runs):
             clear_cache(project)
@@ -722,8 +726,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--devices",
-        action="store_true",
-        help="only measure what each speed device buys (a cold build without it / with it)",
+        nargs="?",
+        const=",".join(DEVICES),
+        metavar="NAME,...",
+        help="only measure what each speed device buys (a cold build without it / with it): "
+        f"all of them, or those named ({', '.join(DEVICES)})",
     )
     args = parser.parse_args()
 
@@ -740,7 +747,7 @@ def main() -> None:
         print(f"bench_docs: {n_pages} pages, {args.runs} runs per figure, edited page: {page}")
         print(f"copy of the project: {project}\n")
         if args.devices:
-            measure_devices(project, work, args.runs)
+            measure_devices(project, work, args.runs, args.devices.split(","))
             return
 
         # The floor: expanded pages (a warm build of the copy writes them), hooks off.
