@@ -16,7 +16,6 @@ from .errors import TraceError
 from .expand import Builder, Expanded
 from .gcpause import freeze, paused, unfreeze
 from .lock import LockEntry, compare, read_lock
-from .record import start_child, stop_child
 from .settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
 from .workers import recorder_path
 
@@ -95,6 +94,8 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
         builder = Builder(settings, index if index is not None else index_for(settings), math)
     except BaseException:
         if spare is not None:
+            from .record import stop_child
+
             stop_child(*spare)
         if math is not None:
             math.close()
@@ -169,6 +170,8 @@ def _early_recorder(settings: Settings, pages=()):
         for p in settings.source_root.glob("*.py")
         if p.stem not in ("__init__", "setup") and not is_test_file(p) and not settings.is_excluded(p)
     )
+    from .record import start_child  # imported by a build that records, not by check
+
     return start_child(settings.project_root, recorder_path(settings), modules + _test_modules(settings, pages))
 
 
