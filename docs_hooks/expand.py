@@ -77,7 +77,7 @@ class Builder:
         self.links = Links(settings, index)
         self.graph = CallGraph(index)
         self.workers = Workers(settings, index, math)
-        self.late = Late()
+        self.late = Late(bool(settings.coverage_tests), self._table_formulas)  # HTML made late: see stash
         # The functions the site's scripts register a browser kernel for (set by the adapter from the site's
         # extra_javascript); None when unknown (the command line), and then no example is warned about.
         self.widget_kernels: set[str] | None = None
@@ -211,7 +211,7 @@ class Builder:
         coverage = None
         resolved = [r for eq in entry.equations for r in eq.resolved]
         if self.settings.coverage_tests and resolved:
-            coverage = self.defer(
+            coverage = self.late.defer(
                 lambda: sections.coverage_row(self.workers.tests_running(resolved), self.links),
                 sections.coverage_row_error,
                 ("facts row", tuple((r.function.name, r.start, r.end) for r in resolved)),
@@ -233,32 +233,10 @@ class Builder:
 
     # ------------------------------------------------------------------ HTML made late (see stash.Late)
 
-    # Speed device (bench/bench_docs.py --devices, cold build with no line map, machine loaded): waiting for
-    # the coverage run at the first entry instead took 1.26x as long.
-    def defer(self, make: Callable[[], str], on_error: Callable[[str], str], key: tuple) -> str:
-        """HTML that needs the coverage run, as a placeholder that ``finish`` fills.
-
-        The coverage run is the slowest part of a cold build when the test run left
-        no line map: deferring what it shows lets every page be expanded while the
-        tests still run. Without a coverage run configured the HTML is made at once.
-        ``on_error(message)`` is shown in its place when the run failed; ``key``
-        names what the HTML is made from.
-        """
-        if not self.settings.coverage_tests:
-            return make()
-        return self.late.placeholder(key, lambda page: (make(), []), lambda err: on_error(err.message), line=1)
-
-    def site_table(self, make: Callable[[], str], key: tuple, line: int) -> str:
-        """A table made from every page of the site (the traceability matrix, say), made when the page is
-        finished: every page has been expanded by then, so it reads the entries the pages really have. It
-        is made again at each ``finish``, so while serving it follows edits of the other pages."""
-
-        def made(page: str) -> tuple[str, list[TraceError]]:
-            ctx = Context(self, page, None, [], [], {})
-            html = ctx.render_math(ctx.inline_math(make().rstrip("\n"), line))  # the placeholder ends its line
-            return html, ctx.problems
-
-        return self.late.placeholder(key, made, lambda err: R.error_box(str(err)), line=line, once=False)
+    def _table_formulas(self, page: str, html: str, line: int) -> tuple[str, list[TraceError]]:
+        """A site-wide table's formulas rendered (see stash.Late.site_table): its HTML and the problems."""
+        ctx = Context(self, page, None, [], [], {})
+        return ctx.render_math(ctx.inline_math(html, line)), ctx.problems
 
     def finish(self, page: str, text: str) -> tuple[str, list[TraceError]]:
         """The HTML of ``page`` with what was made late filled in (waiting for the coverage run if need

@@ -135,7 +135,7 @@ def matrix(builder: Builder, here: str) -> str:
             f"<td>{R.esc(role_words(eq))}</td>",
             f"<td>{code}</td>",
             f'<td data-sort="{len(row.direct)}">{len(row.direct)}</td>',
-            builder.defer(lambda i=i: lists.cell(i), _error_cells, ("matrix tests", table_key, i)),
+            builder.late.defer(lambda i=i: lists.cell(i), _error_cells, ("matrix tests", table_key, i)),
         ]
         if builder.spec is not None:  # no specification configured: no column for it
             cells.append(f"<td>{builder.pdf_reference(here, entry.spec)}</td>")
@@ -144,7 +144,7 @@ def matrix(builder: Builder, here: str) -> str:
     heads = [h or ("Tests that run its lines" if covered else "Tests that reach it") for h, _, _ in columns]
     cols = "".join(f'<col style="width:{w}%">' for _, w, _ in columns)
     head = "".join(f'<th data-sort-type="{kind}">{R.esc(h)}</th>' for h, (_, _, kind) in zip(heads, columns))
-    templates = builder.defer(lists.templates, lambda message: "", ("matrix test lists", table_key))
+    templates = builder.late.defer(lists.templates, lambda message: "", ("matrix test lists", table_key))
     return (
         f'<div class="trace-table-wrap trace-matrix-wrap" data-search-exclude>'
         f'<table class="trace-table trace-matrix"><colgroup>{cols}</colgroup>'
@@ -341,7 +341,7 @@ def site_table_block(table):
     """The trace-inventory handler of one site-wide ``table``: a placeholder the build fills once every page is read."""
 
     def handler(ctx, block) -> str:
-        return ctx.builder.site_table(
+        return ctx.builder.late.site_table(
             lambda: table(ctx.builder, ctx.page), (block.data["of"], ctx.page, block.line), block.line
         )
 

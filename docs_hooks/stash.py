@@ -185,7 +185,11 @@ class Late:
     serving add no new ones.
     """
 
-    def __init__(self):
+    def __init__(self, coverage: bool = False, formulas=None):
+        """``coverage``: whether a coverage run is set up (else what would wait for it is made at once);
+        ``formulas(page, html, line)``: a site-wide table's HTML with its formulas rendered, and the problems."""
+        self.coverage = coverage
+        self.formulas = formulas or (lambda page, html, line: (html, []))
         self._items: list[_LateItem] = []
         self._numbers: dict[tuple, int] = {}
         self._made: dict[int, tuple[str, list] | TraceError] = {}
@@ -195,6 +199,30 @@ class Late:
             self._numbers[key] = len(self._items)
             self._items.append(_LateItem(make, on_error, line, once))
         return f"<!--trace-late:{self._numbers[key]}-->"
+
+    # Speed device (bench/bench_docs.py --devices, cold build with no line map, machine loaded): waiting for
+    # the coverage run at the first entry instead took 1.26x as long.
+    def defer(self, make: Callable[[], str], on_error: Callable[[str], str], key: tuple) -> str:
+        """HTML that needs the coverage run, as a placeholder filled when the page is finished.
+
+        The coverage run is the slowest part of a cold build when the test run left
+        no line map: deferring what it shows lets every page be expanded while the
+        tests still run. Without a coverage run set up the HTML is made at once.
+        ``on_error(message)`` is shown in its place when the run failed; ``key``
+        names what the HTML is made from.
+        """
+        if not self.coverage:
+            return make()
+        return self.placeholder(key, lambda page: (make(), []), lambda err: on_error(err.message), line=1)
+
+    def site_table(self, make: Callable[[], str], key: tuple, line: int) -> str:
+        """A table made from every page of the site (the traceability matrix, say), made when the page is
+        finished: every page has been expanded by then, so it reads the entries the pages really have. It
+        is made again each time, so while serving it follows edits of the other pages."""
+        from .render import error_box
+
+        made = lambda page: self.formulas(page, make().rstrip("\n"), line)  # the placeholder ends its line
+        return self.placeholder(key, made, lambda err: error_box(str(err)), line=line, once=False)
 
     def fill(self, page: str, text: str) -> tuple[str, list[TraceError]]:
         """``text`` of ``page`` with every placeholder filled (what one fills in may hold more), and the problems.

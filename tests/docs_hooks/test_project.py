@@ -33,7 +33,7 @@ def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block_by_t
 
     def with_broken_kind():
         builder = make_builder(settings, coverage=False)
-        builder.inventory_kinds["pages"] = lambda ctx, block: ctx.builder.site_table(
+        builder.inventory_kinds["pages"] = lambda ctx, block: ctx.builder.late.site_table(
             lambda: broken(ctx.builder, ctx.page), ("broken", ctx.page), block.line
         )
         return builder
