@@ -704,7 +704,7 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
 
 
 def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_well(tmp_path, monkeypatch):
-    from docs_hooks import project
+    from docs_hooks import record
     from docs_hooks.record_child import PRELOAD_ENV
 
     examples = [
@@ -723,8 +723,8 @@ def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_
     ]
     root = tiny_project(tmp_path, CACHE_PAGE, *examples)
     preloads = []
-    start = project.start_child
-    monkeypatch.setattr(project, "start_child", lambda *a: preloads.append(a[2]) or start(*a))
+    start = record.start_child  # the build imports it from docs_hooks.record when it starts one
+    monkeypatch.setattr(record, "start_child", lambda *a: preloads.append(a[2]) or start(*a))
 
     _, problems, builder = build(root)
 
