@@ -160,8 +160,7 @@ def mkdocs_build(
 DEVICES = {
     "early-children": "the recorder and KaTeX started before the code is indexed (project._early_*)",
     "prefetch": "every page's formulas and recordings started in background threads (Workers.prefetch)",
-    "late-coverage": "pages expanded while the coverage run goes on (Builder.defer), not waiting for it",
-    "spec-thread": "the specification compiled in a thread while the code is indexed",
+    "late-coverage": "pages expanded while the coverage run goes on (stash.Late.defer), not waiting for it",
     "gc-freeze": "the collector kept off the build's long-lived objects (gcpause)",
 }
 SITECUSTOMIZE = """
@@ -170,9 +169,13 @@ import os
 _off = os.environ.get("BENCH_DOCS_WITHOUT")
 if _off:
     import contextlib
-    from concurrent.futures import Future
 
-    from docs_hooks import expand, gcpause, plugin, project
+    from docs_hooks import expand, gcpause, plugin, project, stash
+
+    for owner, name in [(project, "_early_recorder"), (project, "_early_katex"), (expand.Builder, "prefetch"),
+                        (stash.Late, "defer"), (gcpause, "freeze"), (project, "paused")]:
+        if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
+            raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
     if _off == "early-children":
         project._early_recorder = lambda *a, **k: None
@@ -180,17 +183,7 @@ if _off:
     elif _off == "prefetch":
         expand.Builder.prefetch = lambda self, pages: None
     elif _off == "late-coverage":
-        expand.Builder.defer = lambda self, make, on_error, key: make()
-    elif _off == "spec-thread":
-        def _now(settings):
-            if settings.spec_source is None:
-                return None
-            from docs_hooks.spec import compile_spec
-            f = Future()
-            f.set_result(compile_spec(settings.spec_source, cache_dir=settings.cache_dir / "spec",
-                                      timeout=settings.test_timeout))
-            return f
-        project._compile_spec_in_background = _now
+        stash.Late.defer = lambda self, make, on_error, key: make()
     elif _off == "gc-freeze":
         for module in (project, gcpause):
             module.freeze = module.unfreeze = lambda: None

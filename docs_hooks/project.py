@@ -79,7 +79,6 @@ def make_builder(
 
 
 def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeIndex | None) -> Builder:
-    spec = _compile_spec_in_background(settings) if not static else None
     pages = {}
     for file in build_order(settings):
         try:
@@ -109,38 +108,15 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
         builder.workers.start_coverage()
     if not static:
         builder.prefetch(pages)
-    if spec is not None:
-        builder.spec = spec.result()  # a Typst error is raised here, as if compiled in this thread
-    elif static and settings.spec_source is not None:  # resolving needs the labels only: no Typst run
-        from .spec import labels_without_compiling
+    if settings.spec_source is not None:
+        from .spec import compile_spec, labels_without_compiling
 
-        builder.spec = labels_without_compiling(
-            settings.spec_source, settings.cache_dir / "spec" if settings.cache_dir else None
-        )
+        cache = settings.cache_dir / "spec" if settings.cache_dir else None
+        if static:  # resolving needs the labels only: no Typst run
+            builder.spec = labels_without_compiling(settings.spec_source, cache)
+        else:  # Typst runs in a child process of its own, meanwhile the coverage run and the prefetch go on
+            builder.spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
     return builder
-
-
-def _compile_spec_in_background(settings: Settings):
-    """The specification compiling in a thread (a Future), or None when the settings name none.
-
-    Typst lets go of the interpreter while it compiles, so on a first build the
-    PDF is made on another core while the code is indexed.
-    """
-    if settings.spec_source is None:
-        return None
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .spec import compile_spec
-
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docs_hooks-spec")
-    future = pool.submit(
-        compile_spec,
-        settings.spec_source,
-        cache_dir=settings.cache_dir / "spec" if settings.cache_dir else None,
-        timeout=settings.test_timeout,
-    )
-    pool.shutdown(wait=False)  # the thread ends with its one task; nothing waits here
-    return future
 
 
 # Blocks that (mostly) show the code and the pages only: a page with nothing else needs no recording

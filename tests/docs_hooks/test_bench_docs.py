@@ -101,3 +101,13 @@ def test_the_breakdown_times_only_stages_the_generator_has():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO / "bench", capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"  # installed, nothing timed yet
+
+
+def test_each_speed_device_the_bench_turns_off_exists(bench):
+    """--devices patches the generator by name; a device that moved must fail, not measure nothing."""
+    import subprocess
+
+    for device in bench.DEVICES:
+        env = {"BENCH_DOCS_WITHOUT": device, "PATH": "/usr/bin:/bin"}
+        proc = subprocess.run([sys.executable, "-c", bench.SITECUSTOMIZE], env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, (device, proc.stdout + proc.stderr)
