@@ -20,7 +20,7 @@ from .errors import TraceError
 from .lock import LockEntry
 from .roles import DEFAULT_ROLE, ROLE_WORDS, computes_problem, symbol_names
 
-HEADING = re.compile(r"^(#{1,6})\s")
+CLOSES_ENTRY = re.compile(r"^#{1,2}\s")  # a heading of level 1 or 2 ends the entry above it
 
 
 @dataclass
@@ -130,7 +130,7 @@ def entry_symbols(parsed: Page, entry: EntryData, block: Block) -> dict[str, lis
     for seg in parsed.segments:
         if isinstance(seg, Markdown):
             lines = seg.text.split("\n")
-            if inside and any((h := HEADING.match(line)) and len(h.group(1)) <= 2 for _, line in prose_lines(lines)):
+            if inside and any(CLOSES_ENTRY.match(line) for _, line in prose_lines(lines)):
                 if seg.line > block.line:
                     break
                 inside = False
@@ -152,7 +152,7 @@ def split_at_headings(seg: Markdown) -> list[tuple[str, int, bool]]:
     current: list[str] = []
     start, starts_heading = seg.line, False
     lines = seg.text.split("\n")
-    headings = {i for i, line in prose_lines(lines) if (h := HEADING.match(line)) and len(h.group(1)) <= 2}
+    headings = {i for i, line in prose_lines(lines) if CLOSES_ENTRY.match(line)}
     for i, line in enumerate(lines):
         if i in headings:
             if current:
