@@ -10,6 +10,7 @@ plugin object (MkDocs keeps the object across the rebuilds of ``mkdocs serve``):
   specification; keep the review lock and the helpers the build runs out of the site;
 - on_page_markdown: expand the page's trace blocks (the generated HTML stays out
   of the Markdown parser as placeholders, put back in on_page_content);
+- on_env: gather, once per build, what the entries cite in each file (for its source page);
 - on_page_context: fill in what is made late (the site-wide tables, what waited
   for the coverage run, the source pages): every page has been expanded by then,
   and neither the search index nor the theme has read the page yet;
@@ -78,6 +79,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.fingerprint: str | None = None
         self.locked: dict = {}
         self.source_files: dict[str, str] = {}  # src_uri of each source page this plugin adds -> its file's repo path
+        self.cited: dict[str, list] = {}  # repo path -> the spans of it the entries cite (see on_env)
 
     # ------------------------------------------------------------------ set-up
 
@@ -174,6 +176,14 @@ class TracePlugin(BasePlugin[PluginConfig]):
         stash = getattr(page, "docs_hooks_html", None)
         return unstash(html, stash) if stash else html
 
+    def on_env(self, env, *, config, files):
+        """Every page has been expanded: which entries and equations cite each file, once per build
+        (each source page shows its own)."""
+        self.cited = {}
+        for citation in sources.citations(self.builder.site_entries()):
+            self.cited.setdefault(citation.repo_path, []).append(citation)
+        return env
+
     @event_priority(100)  # before the search plugin reads the page
     def on_page_context(self, context, *, page, config, nav):
         """Fill in what is made late, and the source pages.
@@ -238,8 +248,9 @@ class TracePlugin(BasePlugin[PluginConfig]):
         """The body of a file's source page: its lines, and the entries and equations citing each."""
         builder, s = self.builder, self.settings
         text = (s.project_root / repo_path).read_text(encoding="utf-8")
-        cited = [c for c in sources.citations(builder.site_entries()) if c.repo_path == repo_path]
-        return sources.render_page(repo_path, text, cited, url, builder.links.page_url, s.github_url(repo_path))
+        return sources.render_page(
+            repo_path, text, self.cited.get(repo_path, []), url, builder.links.page_url, s.github_url(repo_path)
+        )
 
     @staticmethod
     def _warn(problems) -> None:
