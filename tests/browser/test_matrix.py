@@ -8,6 +8,8 @@ LayerNorm page shows few of them before a reader opens a list.
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import DESKTOP, PHONE, page_url
 
 MATRIX = page_url("traceability.md")
@@ -55,12 +57,17 @@ def test_filtering_by_a_function_leaves_only_its_rows(open_page):
 
 
 def test_a_row_opens_to_its_test_names_and_the_filter_finds_a_test_by_name(open_page):
+    # A <details> fires its "toggle" event in a task of its own after the click (HTML's "queue a details
+    # toggle event task"), and the names row follows that event: so the test waits for the row with
+    # Playwright's expect, which retries, instead of reading the page at the moment the click returns.
+    expect = pytest.importorskip("playwright.sync_api").expect
     page, watch = open_page(MATRIX)
     total = len(visible_rows(page))
     details = page.locator("table.trace-matrix details.trace-fold").first
     names = page.locator("table.trace-matrix tr.trace-matrix-names:visible .trace-matrix-tests")
     assert names.count() == 0  # folded: the names come in when a row is opened
     details.locator("summary").click()
+    expect(names.first).to_be_visible()
     lists = names.all_inner_texts()
     assert lists, "the opened row shows no test names"
     # below its row, across the table
@@ -70,9 +77,9 @@ def test_a_row_opens_to_its_test_names_and_the_filter_finds_a_test_by_name(open_
     page.locator("input.trace-matrix-filter").fill(name)
     assert 0 < len(visible_rows(page)) < total
     assert details.evaluate("d => !d.closest('tr').hidden")  # the row that lists it stays, open
-    assert names.count() == len(lists)
+    expect(names).to_have_count(len(lists))
     details.locator("summary").click()
-    assert names.count() == 0
+    expect(names).to_have_count(0)
     assert not watch.problems, "\n".join(watch.problems)
 
 
