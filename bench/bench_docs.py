@@ -170,7 +170,11 @@ _off = os.environ.get("BENCH_DOCS_WITHOUT")
 if _off:
     import contextlib
 
-    from docs_hooks import expand, gcpause, plugin, project, stash
+    from docs_hooks import expand
+    from docs_hooks.base import gcpause
+    from docs_hooks import plugin
+    from docs_hooks import project
+    from docs_hooks.render import stash
 
     for owner, name in [(project, "_early_recorder"), (project, "_early_katex"), (expand.Builder, "prefetch"),
                         (stash.Late, "defer"), (gcpause, "freeze"), (project, "paused")]:
@@ -296,7 +300,7 @@ def on_files(files, config, **kwargs):
 def on_page_markdown(markdown, page, config, files, **kwargs):
     from mkdocs.utils.meta import get_data
 
-    from docs_hooks.stash import unstash
+    from docs_hooks.render.stash import unstash
 
     if page.file.abs_src_path is None:  # a page the plugin makes (a source page): written in on_post_build
         return markdown
@@ -310,7 +314,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 @event_priority(-100)
 def on_post_build(config, **kwargs):
-    from docs_hooks import sources
+    from docs_hooks.render import sources
 
     plugin = config.plugins["docs_hooks"]
     settings, builder = plugin.settings, plugin.builder
@@ -490,8 +494,17 @@ def install_timers(timers: Timers) -> None:
     import mkdocs.structure.pages
 
     mods = {
-        name: importlib.import_module(f"docs_hooks.{name}")
-        for name in ("project", "expand", "context", "record", "math", "coverage_map", "spec", "lock")
+        name.rpartition(".")[2]: importlib.import_module(f"docs_hooks.{name}")
+        for name in (
+            "project",
+            "expand",
+            "resolve.context",
+            "run.record",
+            "run.math",
+            "run.coverage_map",
+            "run.spec",
+            "resolve.lock",
+        )
     }
     project, expand, context = mods["project"], mods["expand"], mods["context"]
     timers.wrap(project, "make_builder", "make_builder (index, spec, workers)")

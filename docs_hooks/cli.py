@@ -16,10 +16,10 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
-from .errors import TraceError
-from .lock import read_lock, write_lock
-from .project import check_site, expand_site, index_for, make_builder
-from .settings import load_settings
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
+from docs_hooks.project import check_site, expand_site, index_for, make_builder
+from docs_hooks.resolve.lock import read_lock, write_lock
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "init":
-            from .init import init_project  # here, not above: importing it costs every other command ~0.03 s
+            from docs_hooks.init import init_project  # here, not above: importing it costs every other command ~0.03 s
 
             return init_project(Path(args.root))
         settings = load_settings(Path(args.root))
@@ -105,7 +105,7 @@ def _relock(settings) -> int:
 
 
 def _results(settings, history: Path, out: Path, command: str) -> int:
-    from .results import stamp
+    from docs_hooks.kinds.results import stamp
 
     index = index_for(settings)
     data = stamp(history, out, command, index.file_digests, settings.rel(settings.source_root) + "/")

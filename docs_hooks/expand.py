@@ -21,20 +21,20 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import render as R
-from . import sections
-from .blocks import Block, Markdown, parse_page
-from .callgraph import CallGraph
-from .codeindex import CodeIndex
-from .context import Context
-from .entries import EntryData, entry_symbols, read_entry, read_equation, split_at_headings
-from .errors import TraceError
-from .links import Links
-from .lock import LockEntry
-from .math import MathRenderer
-from .settings import Settings
-from .stash import Late, stash_blocks, unstash
-from .workers import Workers
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import Settings
+from docs_hooks.read.blocks import Block, Markdown, parse_page
+from docs_hooks.render import html as R
+from docs_hooks.render import sections
+from docs_hooks.render.links import Links
+from docs_hooks.render.stash import Late, stash_blocks, unstash
+from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.codeindex import CodeIndex
+from docs_hooks.resolve.context import Context
+from docs_hooks.resolve.entries import EntryData, entry_symbols, read_entry, read_equation, split_at_headings
+from docs_hooks.resolve.lock import LockEntry
+from docs_hooks.run.math import MathRenderer
+from docs_hooks.run.workers import Workers
 
 Handler = Callable[[Context, Block], str]
 
@@ -57,7 +57,7 @@ class Builder:
     """Expands pages against one code index. Build it once per site build (see project.make_builder)."""
 
     def __init__(self, settings: Settings, index: CodeIndex, math: MathRenderer | None = None):
-        from .kinds import KINDS  # the kinds' modules use this one: imported when the first builder is made
+        from docs_hooks.kinds import KINDS  # the kinds' modules use this one: imported when the first builder is made
 
         self.settings = settings
         self.index = index

@@ -31,11 +31,11 @@ from pathlib import Path
 
 import yaml
 
-from .anchors import parse_ref, resolve
-from .atomic import atomic_write
-from .codeindex import CodeIndex, Function
-from .errors import TraceError
-from .settings import load_settings
+from docs_hooks.base.atomic import atomic_write
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
+from docs_hooks.resolve.anchors import parse_ref, resolve
+from docs_hooks.resolve.codeindex import CodeIndex, Function
 
 PLUGIN = "docs_hooks"
 
@@ -467,7 +467,7 @@ def plan(root: Path) -> Plan:
     if index_page.exists():
         out.notes.append(f"{settings.rel(index_page)}: kept as it is")
     else:
-        from .project import index_for
+        from docs_hooks.project import index_for
 
         # Read straight from the files (a second argument names the tree): init keeps no cache of its own.
         index = index_for(settings, settings.project_root)
@@ -521,7 +521,7 @@ def init_project(root: Path) -> int:
         print(f"init: {note}")
     code = 0
     if todo.relock:
-        from .cli import _relock
+        from docs_hooks.cli import _relock
 
         code = _relock(load_settings(root))
         if code:

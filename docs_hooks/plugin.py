@@ -34,13 +34,14 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, InclusionLevel
 
-from . import gcpause, sources
-from .cachedir import MAX_AGE_DAYS, prune
-from .errors import TraceError
-from .lock import compare, read_lock
-from .project import fingerprint, make_builder
-from .settings import is_virtualenv, load_settings
-from .stash import unstash
+from docs_hooks.base import gcpause
+from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import is_virtualenv, load_settings
+from docs_hooks.project import fingerprint, make_builder
+from docs_hooks.render import sources
+from docs_hooks.render.stash import unstash
+from docs_hooks.resolve.lock import compare, read_lock
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 

@@ -9,15 +9,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .blocks import parse_pages
-from .cachedir import store_file
-from .codeindex import CodeIndex, Root, build_index
-from .errors import TraceError
-from .expand import Builder, Expanded
-from .gcpause import freeze, paused, unfreeze
-from .lock import LockEntry, compare, read_lock
-from .settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
-from .workers import recorder_path
+from docs_hooks.base.cachedir import store_file
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.gcpause import freeze, paused, unfreeze
+from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
+from docs_hooks.expand import Builder, Expanded
+from docs_hooks.read.blocks import parse_pages
+from docs_hooks.resolve.codeindex import CodeIndex, Root, build_index
+from docs_hooks.resolve.lock import LockEntry, compare, read_lock
+from docs_hooks.run.workers import recorder_path
 
 
 def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex:
@@ -93,7 +93,7 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
         builder = Builder(settings, index if index is not None else index_for(settings), math)
     except BaseException:
         if spare is not None:
-            from .record import stop_child
+            from docs_hooks.run.record import stop_child
 
             stop_child(*spare)
         if math is not None:
@@ -109,7 +109,7 @@ def _make_builder(settings: Settings, coverage: bool, static: bool, index: CodeI
     if not static:
         builder.prefetch(pages)
     if settings.spec_source is not None:
-        from .spec import compile_spec, labels_without_compiling
+        from docs_hooks.run.spec import compile_spec, labels_without_compiling
 
         cache = settings.cache_dir / "spec" if settings.cache_dir else None
         if static:  # resolving needs the labels only: no Typst run
@@ -146,14 +146,14 @@ def _early_recorder(settings: Settings, pages=()):
         for p in settings.source_root.glob("*.py")
         if p.stem not in ("__init__", "setup") and not is_test_file(p) and not settings.is_excluded(p)
     )
-    from .record import start_child  # imported by a build that records, not by check
+    from docs_hooks.run.record import start_child  # imported by a build that records, not by check
 
     return start_child(settings.project_root, recorder_path(settings), modules + _test_modules(settings, pages))
 
 
 def _test_modules(settings: Settings, pages) -> list[str]:
     """The modules of the tests that the pages' blocks name (``test:``), in the order the pages name them."""
-    from .record import test_request
+    from docs_hooks.run.record import test_request
 
     found: dict[str, None] = {}
     for page in pages:
@@ -175,7 +175,7 @@ def _early_katex(settings: Settings):
     """
     if settings.cache_dir is not None and store_file(settings.cache_dir, "katex").is_file():
         return None
-    from .math import MathRenderer
+    from docs_hooks.run.math import MathRenderer
 
     math = MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
     math.start()

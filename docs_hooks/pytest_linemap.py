@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from .coverage_map import CHILD_ENV
+from docs_hooks.run.coverage_map import CHILD_ENV
 
 
 def pytest_configure(config) -> None:
     if os.environ.get(CHILD_ENV):
         return
-    from .settings import load_settings
+    from docs_hooks.base.settings import load_settings
 
     try:
         settings = load_settings(Path(config.rootpath))
@@ -106,7 +106,7 @@ class LineMap:
         if item.nodeid not in self.selected:
             yield
             return
-        from .coverage_map import _test_context
+        from docs_hooks.run.coverage_map import _test_context
 
         self.cov.start()
         self.cov.switch_context(_test_context(item))
@@ -127,9 +127,9 @@ class LineMap:
             self.write()  # now, not at the end: what runs after (a site build, say) finds it
 
     def write(self) -> None:
-        from .atomic import atomic_write
-        from .coverage_map import cached_map_path, line_map
-        from .project import index_for
+        from docs_hooks.base.atomic import atomic_write
+        from docs_hooks.project import index_for
+        from docs_hooks.run.coverage_map import cached_map_path, line_map
 
         self.written = True
         index = index_for(self.settings)

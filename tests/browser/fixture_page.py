@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from docs_hooks.base.settings import load_settings
 from docs_hooks.expand import Builder
 from docs_hooks.project import index_for
-from docs_hooks.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 URL = "_widget-fixture/"

@@ -19,8 +19,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from docs_hooks.blocks import parse_page, prose_lines
-from docs_hooks.math import INLINE_MATH
+from docs_hooks.read.blocks import parse_page, prose_lines
+from docs_hooks.run.math import INLINE_MATH
 
 from .conftest import DESKTOP, DOCS, PHONE, SCREENSHOTS, page_paths, page_url
 

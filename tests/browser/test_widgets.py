@@ -28,8 +28,8 @@ import sys
 import numpy as np
 import pytest
 
-from docs_hooks import examples
-from docs_hooks.recording import Call
+from docs_hooks.kinds import example as examples
+from docs_hooks.run.recording import Call
 
 from . import fixture_page
 from .conftest import REPO, numbers_and_skeleton

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from docs_hooks import cli
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import expand_site, make_builder
-from docs_hooks.record import Recorder
-from docs_hooks.settings import load_settings
+from docs_hooks.run.record import Recorder
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from docs_hooks.atomic import atomic_write
+from docs_hooks.base.atomic import atomic_write
 
 
 def test_it_makes_missing_folders_and_writes_text_and_bytes(tmp_path):

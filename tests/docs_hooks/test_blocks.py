@@ -12,9 +12,9 @@ import sqlite3
 
 import pytest
 
-from docs_hooks import blocks
-from docs_hooks.blocks import BLOCK_KINDS, parse_page, parse_pages, within_root
-from docs_hooks.errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read import blocks
+from docs_hooks.read.blocks import BLOCK_KINDS, parse_page, parse_pages, within_root
 
 from .conftest import FWD_ENTRY, expand_page, page, page_problems
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks.cachedir import MAX_AGE_DAYS, Store, prune, used
-from docs_hooks.math import MathRenderer
+from docs_hooks.base.cachedir import MAX_AGE_DAYS, Store, prune, used
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import index_for
-from docs_hooks.settings import load_settings
+from docs_hooks.run.math import MathRenderer
 
 MONTH_AND_A_DAY = (MAX_AGE_DAYS + 1) * 86400
 
@@ -315,8 +315,8 @@ def test_a_rendered_formula_is_read_back_by_the_next_build_without_katex(tmp_pat
 def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(make_project):
     if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
         pytest.skip("KaTeX is not installed here: run npm ci")
+    from docs_hooks.base.settings import load_settings
     from docs_hooks.project import make_builder
-    from docs_hooks.settings import load_settings
 
     root = make_project({"docs/page.md": "# Page\n\nThe mean $\\mu$.\n"})
     if not (root / "node_modules").exists():

@@ -4,9 +4,9 @@ reach: the first hundred, then 'and more', folded under their count."""
 
 from __future__ import annotations
 
-from docs_hooks.callgraph import REACHED_SHOWN, CallGraph
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import index_for, make_builder
-from docs_hooks.settings import load_settings
+from docs_hooks.resolve.callgraph import REACHED_SHOWN, CallGraph
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page
 

@@ -397,7 +397,7 @@ def test_a_full_build_of_the_same_project_does_start_workers(rich):
     """The other direction: the same watch sees the recorder and KaTeX of a real build (so the test above can fail)."""
     code = PROCESS_WATCH.replace(
         'from docs_hooks import cli\ncode = cli.main(["--root", sys.argv[1], sys.argv[2]])',
-        "from docs_hooks.project import expand_site\nfrom docs_hooks.settings import "
+        "from docs_hooks.project import expand_site\nfrom docs_hooks.base.settings import "
         "load_settings\nexpand_site(load_settings(sys.argv[1]))\ncode = 0",
     )
     result = subprocess.run(
@@ -407,7 +407,7 @@ def test_a_full_build_of_the_same_project_does_start_workers(rich):
     assert result.returncode == 0, result.stdout + result.stderr
     started = eval(result.stdout.split("STARTED ", 1)[1].strip())
     assert any("node" in part and "katex_render.js" in part for part in started), started
-    assert any("docs_hooks.record_child" in part for part in started), started
+    assert any("docs_hooks.run.record_child" in part for part in started), started
 
 
 def test_check_on_a_cold_cache_still_refuses_a_spec_label_the_specification_lacks(rich, check):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks import codeindex
-from docs_hooks.errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import expand_site, index_for, make_builder
-from docs_hooks.settings import load_settings
+from docs_hooks.resolve import codeindex
 
 from .conftest import page, page_problems, write_tree
 

@@ -4,8 +4,8 @@ references and formulas (KaTeX renders each page's formulas in one batch).
 
 from __future__ import annotations
 
-from docs_hooks.blocks import parse_page
-from docs_hooks.context import page_formulas
+from docs_hooks.read.blocks import parse_page
+from docs_hooks.resolve.context import page_formulas
 
 from .conftest import FWD_ENTRY, expand_page, page, page_problems
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks.coverage_map import Measurement, measure
-from docs_hooks.errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import check_site, expand_site, index_for, make_builder
-from docs_hooks.settings import load_settings
+from docs_hooks.run.coverage_map import Measurement, measure
 
 BRANCHY = """\
 def clip(x, limit):
@@ -104,7 +104,7 @@ def test_the_builder_lists_only_indexed_tests(make_project):
     builder = make_builder(load_settings(root))
     fn = builder.index.functions["branchy.clip"]
 
-    from docs_hooks.anchors import Ref, Resolved
+    from docs_hooks.resolve.anchors import Ref, Resolved
 
     stmt = next(s for s in fn.statements if s.text == "return limit")
     assert builder.workers.tests_running([Resolved(Ref(fn.name, "return limit"), fn, stmt)]) == [
@@ -145,7 +145,7 @@ def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
 def test_the_coverage_run_has_the_lowest_priority_and_the_build_keeps_its_own(make_project):
     import os
 
-    from docs_hooks.coverage_map import COVERAGE_NICENESS
+    from docs_hooks.run.coverage_map import COVERAGE_NICENESS
 
     root = project(make_project)
     before = os.getpriority(os.PRIO_PROCESS, 0)

@@ -4,10 +4,10 @@ reference resolved; the messages for equations that cannot be placed or resolved
 
 from __future__ import annotations
 
-from docs_hooks.blocks import Markdown, parse_page
-from docs_hooks.entries import read_entry, split_at_headings
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import index_for
-from docs_hooks.settings import load_settings
+from docs_hooks.read.blocks import Markdown, parse_page
+from docs_hooks.resolve.entries import read_entry, split_at_headings
 
 from .conftest import FWD_ENTRY, expand_page, page, page_problems
 

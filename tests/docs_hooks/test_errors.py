@@ -3,7 +3,7 @@ place it was given."""
 
 from __future__ import annotations
 
-from docs_hooks.errors import TraceError
+from docs_hooks.base.errors import TraceError
 
 
 def test_an_error_without_a_place_is_its_message():

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docs_hooks import examples
+from docs_hooks.base.settings import load_settings
 from docs_hooks.expand import Builder
+from docs_hooks.kinds import example as examples
 from docs_hooks.project import index_for
-from docs_hooks.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -278,9 +278,9 @@ def test_worked_example_shows_the_recorded_values(project):
 
 def test_the_data_behind_the_table_is_the_recorded_call(project):
     builder = builder_for(project)
-    from docs_hooks.blocks import parse_page
-    from docs_hooks.context import Context
-    from docs_hooks.entries import read_entry
+    from docs_hooks.read.blocks import parse_page
+    from docs_hooks.resolve.context import Context
+    from docs_hooks.resolve.entries import read_entry
 
     parsed = parse_page(page(BACKWARD_EXAMPLE), "docs/page.md")
     ctx = Context(builder, "docs/page.md", None, [], [], {})
@@ -584,7 +584,7 @@ def test_widget_data_and_input_tables(project):
 
 
 def test_check_line_keeps_the_grouping_of_the_formula():
-    from docs_hooks.recording import Call
+    from docs_hooks.run.recording import Call
 
     a, b, c = 2.0, -0.5, 3.0
     call = Call("m.f", None, 0, {}, {"a": a, "b": b, "c": c, "y": (a - (b - c)) * -(a + b) / c**-b}, None)
@@ -597,7 +597,7 @@ def test_examples_module_does_not_import_mkdocs():
     import subprocess
     import sys
 
-    code = "import sys, docs_hooks.examples; print(sorted(m for m in sys.modules if m.startswith('mkdocs')))"
+    code = "import sys, docs_hooks.kinds.example; print(sorted(m for m in sys.modules if m.startswith('mkdocs')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -1042,8 +1042,8 @@ def test_an_example_of_the_test_itself_records_only_the_test_and_the_prefetch_as
 
 
 def test_an_example_with_central_differences_or_of_another_function_records_every_call():
-    from docs_hooks.examples import _example_request
-    from docs_hooks.record import Request
+    from docs_hooks.kinds.example import _example_request
+    from docs_hooks.run.record import Request
 
     req = Request("tests/test_ops.py::test_worked_example", "tests.test_ops", "test_worked_example")
     assert _example_request(req, "tests.test_ops.test_worked_example", {}).target_only

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import make_builder
-from docs_hooks.settings import load_settings
 
 from .conftest import expand_page, page, page_problems
 

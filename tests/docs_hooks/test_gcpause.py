@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import gc
 
-from docs_hooks import gcpause
-from docs_hooks.settings import load_settings
+from docs_hooks.base import gcpause
+from docs_hooks.base.settings import load_settings
 
 
 def test_paused_turns_the_collector_back_on_only_at_the_outermost_block():
@@ -60,7 +60,7 @@ def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_proc
     import gc
     from types import SimpleNamespace
 
-    from docs_hooks import gcpause
+    from docs_hooks.base import gcpause
     from docs_hooks.plugin import TracePlugin
 
     gc.unfreeze()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import make_builder
-from docs_hooks.settings import load_settings
 
 from .test_shapes import MODEL, REPO, SETTINGS, TRAIN, build, dedent, line_of, link, table_rows, tiny_project
 

@@ -4,8 +4,8 @@ an error at its block, not a block left out."""
 from __future__ import annotations
 
 from docs_hooks import kinds
-from docs_hooks.blocks import BLOCK_KINDS
 from docs_hooks.kinds import KINDS, Kind
+from docs_hooks.read.blocks import BLOCK_KINDS
 
 from .conftest import expand_page, page
 

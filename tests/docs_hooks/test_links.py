@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from docs_hooks.codeindex import CodeIndex
-from docs_hooks.links import Links
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import index_for
-from docs_hooks.settings import load_settings
+from docs_hooks.render.links import Links
+from docs_hooks.resolve.codeindex import CodeIndex
 
 from .conftest import expand_page
 

@@ -14,8 +14,8 @@ import stat
 
 import pytest
 
-from docs_hooks.errors import TraceError
-from docs_hooks.lock import LockEntry, compare, conflict_line, read_lock
+from docs_hooks.base.errors import TraceError
+from docs_hooks.resolve.lock import LockEntry, compare, conflict_line, read_lock
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, LOCK, MEAN_PAGE, OPS, expand_page
 from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks.errors import TraceError
-from docs_hooks.math import MathRenderer
+from docs_hooks.base.errors import TraceError
+from docs_hooks.run.math import MathRenderer
 
 from .conftest import REPO, expand_page, write_tree
 
@@ -91,7 +91,7 @@ def test_each_formula_is_html_for_the_eye_and_mathml_for_a_screen_reader():
 
 
 def test_renders_cached_before_the_render_script_changed_are_not_reused(tmp_path, monkeypatch):
-    import docs_hooks.math as math
+    import docs_hooks.run.math as math
 
     html_only = tmp_path / "katex_render.js"  # the script as it was when formulas had no MathML
     html_only.write_text(math.SCRIPT.read_text(encoding="utf-8").replace('"htmlAndMathml"', '"html"'))
@@ -126,7 +126,7 @@ def test_a_katex_that_dies_at_start_is_reported_with_what_node_said(tmp_path):
 
 
 def test_a_missing_render_script_is_reported_with_what_node_said(tmp_path, monkeypatch):
-    import docs_hooks.math as math
+    import docs_hooks.run.math as math
 
     monkeypatch.setattr(math, "SCRIPT", tmp_path / "site-packages" / "docs_hooks" / "katex_render.js")
     renderer = MathRenderer(REPO)
@@ -164,7 +164,7 @@ def test_a_batch_katex_does_not_finish_in_time_stops_it_with_a_clear_error(tmp_p
 CHILD = """\
 import sys, threading
 from pathlib import Path
-from docs_hooks.math import MathRenderer
+from docs_hooks.run.math import MathRenderer
 
 renderer = MathRenderer(Path(sys.argv[1]), timeout=3600)
 renderer.start()
@@ -203,7 +203,7 @@ def test_node_does_not_outlive_a_build_killed_while_katex_is_busy(tmp_path):
 
 
 def test_katex_is_found_in_the_wheel_first_then_in_the_project(tmp_path, monkeypatch):
-    import docs_hooks.math as math
+    import docs_hooks.run.math as math
 
     project = fake_katex(tmp_path / "proj", "exports.renderToString = (tex) => tex;\n")
     wheel = tmp_path / "site-packages" / "docs_hooks" / "_katex"
@@ -218,7 +218,7 @@ def test_katex_is_found_in_the_wheel_first_then_in_the_project(tmp_path, monkeyp
 
 
 def test_without_node_the_message_says_to_install_it(make_project, monkeypatch):
-    import docs_hooks.math as math
+    import docs_hooks.run.math as math
 
     monkeypatch.setattr(math.shutil, "which", lambda name: None)
     renderer = MathRenderer(make_project())

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from docs_hooks import matrix
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import expand_site, make_builder
-from docs_hooks.settings import load_settings
+from docs_hooks.render import matrix
 
 from .conftest import page
 

@@ -263,8 +263,8 @@ def test_a_widget_with_no_browser_kernel_is_a_warning_at_its_line_and_a_register
 
 
 def test_serve_watches_the_code_beside_everything_but_not_the_site_the_cache_or_a_virtual_environment(tmp_path):
+    from docs_hooks.base.settings import load_settings
     from docs_hooks.plugin import TracePlugin
-    from docs_hooks.settings import load_settings
 
     from .conftest import write_tree
 

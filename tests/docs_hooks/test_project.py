@@ -1,8 +1,8 @@
 """Tests of docs_hooks.project: the fingerprint that keeps the builder of `mkdocs serve` while the code is
 unchanged, and a site-wide table that fails, reported by the build and by check."""
 
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import fingerprint, make_builder
-from docs_hooks.settings import load_settings
 
 
 def test_the_fingerprint_ignores_pages_and_follows_code_and_tests(make_project):
@@ -22,7 +22,7 @@ def test_the_fingerprint_ignores_pages_and_follows_code_and_tests(make_project):
 
 
 def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block_by_the_build_and_by_check(make_project):
-    from docs_hooks.errors import TraceError
+    from docs_hooks.base.errors import TraceError
     from docs_hooks.project import check_site, expand_site
 
     root = make_project({"docs/pages.md": "# Pages\n\n```trace-inventory\nof: pages\n```\n"})

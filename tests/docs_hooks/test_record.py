@@ -3,10 +3,10 @@ by the code they touched, and a test that hangs, exits or ends the child is one 
 
 import pytest
 
-from docs_hooks import record  # test_request by its module: pytest would collect the name
-from docs_hooks.errors import TraceError
-from docs_hooks.record import Request
-from docs_hooks.recording import unpack
+from docs_hooks.base.errors import TraceError
+from docs_hooks.run import record  # test_request by its module: pytest would collect the name
+from docs_hooks.run.record import Request
+from docs_hooks.run.recording import unpack
 
 from .conftest import BASE_FILES, expand_page, make_recorder, page
 

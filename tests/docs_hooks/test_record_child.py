@@ -3,9 +3,9 @@ too large to keep as its summary; a test method on an instance of its class, set
 
 import pytest
 
-from docs_hooks.errors import TraceError
-from docs_hooks.record import Request
-from docs_hooks.recording import MAX_ENTRIES, Capped
+from docs_hooks.base.errors import TraceError
+from docs_hooks.run.record import Request
+from docs_hooks.run.recording import MAX_ENTRIES, Capped
 
 from .conftest import make_recorder
 

@@ -4,7 +4,7 @@ reads back as it was, or refuses when damaged."""
 import numpy as np
 import pytest
 
-from docs_hooks.recording import Opaque, pack, unpack
+from docs_hooks.run.recording import Opaque, pack, unpack
 
 
 def test_a_recorded_project_object_reads_its_fields_as_attributes():

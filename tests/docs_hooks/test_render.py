@@ -15,7 +15,7 @@ import markdown
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from docs_hooks import render as R
+from docs_hooks.render import html as R
 
 # The Markdown extensions of mkdocs.yml, configured the same way.
 EXTENSIONS = [

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from docs_hooks.errors import TraceError
-from docs_hooks.results import clipping_rows
+from docs_hooks.base.errors import TraceError
+from docs_hooks.kinds.results import clipping_rows
 
 from .conftest import expand_page
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from docs_hooks.roles import computes_problem, left_side, lookup, outputs, symbol_names
+from docs_hooks.resolve.roles import computes_problem, left_side, lookup, outputs, symbol_names
 
 from .conftest import expand_page, page, page_problems
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks import math as trace_math
-from docs_hooks import render as R
-from docs_hooks import sections
-from docs_hooks.callgraph import CallGraph
-from docs_hooks.entries import EntryData
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import index_for
-from docs_hooks.settings import load_settings
+from docs_hooks.render import html as R
+from docs_hooks.render import sections
+from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.entries import EntryData
+from docs_hooks.run import math as trace_math
 
 from .conftest import BWD_ENTRY, connection_rows, expand_page, page, page_problems
 

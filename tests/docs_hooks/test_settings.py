@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from docs_hooks.errors import TraceError
-from docs_hooks.settings import KNOWN_KEYS, excluded, is_test_file, load_settings
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import KNOWN_KEYS, excluded, is_test_file, load_settings
 
 from .conftest import BASE_FILES, run_cli, write_tree
 

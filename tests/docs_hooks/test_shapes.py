@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docs_hooks.errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
+from docs_hooks.kinds.shapes import Dims
 from docs_hooks.project import make_builder
-from docs_hooks.settings import load_settings
-from docs_hooks.shapes import Dims
 
 from .conftest import write_tree
 
@@ -704,8 +704,8 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
 
 
 def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_well(tmp_path, monkeypatch):
-    from docs_hooks import record
-    from docs_hooks.record_child import PRELOAD_ENV
+    from docs_hooks.run import record
+    from docs_hooks.run.record_child import PRELOAD_ENV
 
     examples = [
         f"""

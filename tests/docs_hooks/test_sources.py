@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from docs_hooks import sources
-from docs_hooks.sources import Citation
+from docs_hooks.render import sources
+from docs_hooks.render.sources import Citation
 
 CODE = "def f(x):\n    mu = x\n    return mu\n\n\ndef g(y):\n    return y\n"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks import spec
-from docs_hooks.errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import make_builder
-from docs_hooks.settings import load_settings
-from docs_hooks.spec import SpecRef, compile_spec, format_refs
+from docs_hooks.run import spec
+from docs_hooks.run.spec import SpecRef, compile_spec, format_refs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -350,7 +350,7 @@ def test_a_typst_error_stops_the_build_with_the_spec_file_and_line(make_project,
     """The specification compiles in a thread while the code is indexed; its error still reaches the build."""
     import pytest
 
-    from docs_hooks.errors import TraceError
+    from docs_hooks.base.errors import TraceError
 
     broken = SPEC + "\n#let x = (\n"  # an unclosed parenthesis, on line 8
     root = spec_project(make_project, spec=broken)

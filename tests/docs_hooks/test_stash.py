@@ -5,7 +5,7 @@ from __future__ import annotations
 import markdown
 import pytest
 
-from docs_hooks.stash import in_heading, placeholder, stash_blocks, unstash
+from docs_hooks.render.stash import in_heading, placeholder, stash_blocks, unstash
 
 from .conftest import REPO
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from docs_hooks.turns import Turns
+from docs_hooks.run.turns import Turns
 
 DEADLOCK_GUARD = 300  # seconds: reached only if a waiting caller is never woken
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks.errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
 from docs_hooks.project import index_for
-from docs_hooks.record import Request
-from docs_hooks.settings import load_settings
-from docs_hooks.workers import Workers, recorder_path
+from docs_hooks.run.record import Request
+from docs_hooks.run.workers import Workers, recorder_path
 
 WHOAMI = "import os\n\n\ndef pid():\n    return os.getpid()\n"
 

@@ -36,12 +36,12 @@ if (
 ):  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
     import numpy as np
 
-from . import render as R
-from .blocks import Block
-from .codeindex import Function, Statement, normalise_tokens, tokens_contain
-from .errors import TraceError
-from .record import Request, test_request
-from .recording import Call, Capped, Opaque, Recording
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read.blocks import Block
+from docs_hooks.render import html as R
+from docs_hooks.resolve.codeindex import Function, Statement, normalise_tokens, tokens_contain
+from docs_hooks.run.record import Request, test_request
+from docs_hooks.run.recording import Call, Capped, Opaque, Recording
 
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
 CHECK_RTOL = 1e-6  # relative tolerance of a check line
@@ -494,7 +494,7 @@ def _eval(tree: ast.AST, values: dict[str, Any]) -> Any:
 
 def _lock_uses(ctx, block: Block, title: str, fn: Function, row: Row):
     """Each expression row points at a statement: lock it like any other reference."""
-    from .lock import LockEntry
+    from docs_hooks.resolve.lock import LockEntry
 
     if row.statement is None:
         return []

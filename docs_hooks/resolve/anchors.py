@@ -18,8 +18,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from .codeindex import CodeIndex, Function, Statement, did_you_mean, normalise_tokens, tokens_contain
-from .errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.resolve.codeindex import CodeIndex, Function, Statement, did_you_mean, normalise_tokens, tokens_contain
 
 DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 

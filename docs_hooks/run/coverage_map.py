@@ -20,11 +20,11 @@ import time
 import weakref
 from pathlib import Path
 
-from . import children
-from .atomic import atomic_write
-from .cachedir import used
-from .errors import TraceError
-from .settings import DEFAULT_TEST_TIMEOUT
+from docs_hooks.base.atomic import atomic_write
+from docs_hooks.base.cachedir import used
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
+from docs_hooks.run import children
 
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
 
@@ -143,7 +143,7 @@ class Measurement:
                 str(source_root),
                 str(project_root),
                 env.get("PYTHONPATH", ""),
-                str(Path(__file__).resolve().parent.parent),
+                str(Path(__file__).resolve().parents[2]),
             ]
         )
         self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")  # noqa: SIM115 (the run writes it; stop() closes it)
@@ -155,7 +155,7 @@ class Measurement:
             [
                 sys.executable,
                 "-c",
-                "from docs_hooks.coverage_map import child_main; child_main()",
+                "from docs_hooks.run.coverage_map import child_main; child_main()",
                 str(source_root),
                 str(project_root),
                 self._lines_file,

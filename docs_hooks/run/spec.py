@@ -27,10 +27,10 @@ from types import SimpleNamespace
 
 import typst
 
-from docs_hooks.atomic import atomic_write
-from docs_hooks.cachedir import used
-from docs_hooks.errors import TraceError
-from docs_hooks.settings import DEFAULT_TEST_TIMEOUT
+from docs_hooks.base.atomic import atomic_write
+from docs_hooks.base.cachedir import used
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 
 __all__ = ["SpecRef", "SpecIndex", "compile_spec", "format_refs", "NOT_STATED"]
 
@@ -319,7 +319,7 @@ def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, 
     import sys
     import tempfile
 
-    from . import children
+    from docs_hooks.run import children
 
     with tempfile.TemporaryDirectory(prefix="docs-hooks-spec-") as tmp:
         pdf_file = Path(tmp) / "spec.pdf"
@@ -327,7 +327,7 @@ def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, 
             [
                 sys.executable,
                 "-c",
-                "from docs_hooks.spec import _child_main; _child_main()",
+                "from docs_hooks.run.spec import _child_main; _child_main()",
                 str(source),
                 str(root),
                 str(pdf_file),
@@ -378,7 +378,7 @@ def _child_main() -> None:  # pragma: no cover - runs in the compiling process
     the error."""
     import sys
 
-    from . import children
+    from docs_hooks.run import children
 
     children.watch_parent()
     source, root, pdf_file = sys.argv[1:4]

@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import TraceError
+from docs_hooks.base.errors import TraceError
 
 KNOWN_KEYS = {
     "source_root": "folder of the code the site explains; module names are paths inside it; default: src, else .",

@@ -35,8 +35,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .blocks import prose_lines
-from .errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read.blocks import prose_lines
 
 # A block of HTML becomes a comment on a line of its own (a raw HTML block, passed on as it is); HTML
 # inside a line becomes an empty element Markdown takes for inline HTML, like the KaTeX span it stands for:
@@ -219,7 +219,7 @@ class Late:
         """A table made from every page of the site (the traceability matrix, say), made when the page is
         finished: every page has been expanded by then, so it reads the entries the pages really have. It
         is made again each time, so while serving it follows edits of the other pages."""
-        from .render import error_box
+        from docs_hooks.render.html import error_box
 
         made = lambda page: self.formulas(page, make().rstrip("\n"), line)  # the placeholder ends its line
         return self.placeholder(key, made, lambda err: error_box(str(err)), line=line, once=False)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import render as R
-from . import sources
-from .atomic import atomic_write
-from .blocks import within_root
-from .errors import TraceError
+from docs_hooks.base.atomic import atomic_write
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read.blocks import within_root
+from docs_hooks.render import html as R
+from docs_hooks.render import sources
 
 RECORD = "python -m docs_hooks results"
 

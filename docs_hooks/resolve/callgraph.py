@@ -6,7 +6,7 @@ and ``ast`` found), runs nothing, and answers the same question once per build.
 
 from __future__ import annotations
 
-from .codeindex import CallSite, CodeIndex, Function
+from docs_hooks.resolve.codeindex import CallSite, CodeIndex, Function
 
 REACHED_SHOWN = 100  # tests listed as reaching a function through others (see CallGraph.reached_by_tests)
 

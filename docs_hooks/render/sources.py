@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import render as R
+from docs_hooks.render import html as R
 
 PREFIX = "source"  # the site folder of the source pages
 SCHEME = "docs-hooks-source:"

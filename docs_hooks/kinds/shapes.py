@@ -24,12 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from docs_hooks.base.errors import TraceError
+
 # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
-from . import render as R
-from .codeindex import Function, did_you_mean, normalise_tokens
-from .errors import TraceError
-from .record import Request
-from .recording import Made, Opaque, Recording
+from docs_hooks.render import html as R
+from docs_hooks.resolve.codeindex import Function, did_you_mean, normalise_tokens
+from docs_hooks.run.record import Request
+from docs_hooks.run.recording import Made, Opaque, Recording
 
 # ----------------------------------------------------------------------------- per-build state
 

@@ -21,9 +21,9 @@ import sys
 import tempfile
 from typing import Any
 
-from . import children
-from .errors import TraceError
-from .recording import MAX_ENTRIES, Call, Made, Opaque, Recording, capped_summary, pack, unpack
+from docs_hooks.base.errors import TraceError
+from docs_hooks.run import children
+from docs_hooks.run.recording import MAX_ENTRIES, Call, Made, Opaque, Recording, capped_summary, pack, unpack
 
 #: The build passes the request-free part of its first batch (sys.path, project root, modules to import) in
 #: this variable when it starts the child ahead of time (see record.start_child).

@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import atomic_write
-from .errors import TraceError
+from docs_hooks.base.atomic import atomic_write
+from docs_hooks.base.errors import TraceError
 
 
 @dataclass(frozen=True)

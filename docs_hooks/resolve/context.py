@@ -11,17 +11,17 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import render as R
-from .anchors import Resolved, parse_ref, resolve
-from .blocks import INLINE_REF, Markdown, Page, prose_lines
-from .entries import EntryData
-from .errors import TraceError
-from .lock import LockEntry
-from .math import INLINE_MATH
-from .stash import in_heading, placeholder
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read.blocks import INLINE_REF, Markdown, Page, prose_lines
+from docs_hooks.render import html as R
+from docs_hooks.render.stash import in_heading, placeholder
+from docs_hooks.resolve.anchors import Resolved, parse_ref, resolve
+from docs_hooks.resolve.entries import EntryData
+from docs_hooks.resolve.lock import LockEntry
+from docs_hooks.run.math import INLINE_MATH
 
 if TYPE_CHECKING:
-    from .expand import Builder
+    from docs_hooks.expand import Builder
 
 CODE_SPAN = re.compile(r"(`+[^`]*`+|<code>.*?</code>)")
 FORMULA = re.compile("\x02trace-math-(\\d+)\x03")  # a formula of the page, until its batch is rendered

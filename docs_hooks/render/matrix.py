@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import render as R
-from . import sections
-from .codeindex import Function
-from .entries import EntryData, EquationData, role_words
-from .expand import Builder
+from docs_hooks.expand import Builder
+from docs_hooks.render import html as R
+from docs_hooks.render import sections
+from docs_hooks.resolve.codeindex import Function
+from docs_hooks.resolve.entries import EntryData, EquationData, role_words
 
 H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)

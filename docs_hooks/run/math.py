@@ -26,12 +26,12 @@ import subprocess
 import threading
 from pathlib import Path
 
-from .cachedir import Store, store_file
-from .errors import TraceError
-from .turns import Turns
+from docs_hooks.base.cachedir import Store, store_file
+from docs_hooks.base.errors import TraceError
+from docs_hooks.run.turns import Turns
 
 SCRIPT = Path(__file__).with_name("katex_render.js")
-BUNDLED = Path(__file__).with_name("_katex")  # KaTeX as the wheel carries it (see setup.py)
+BUNDLED = Path(__file__).resolve().parents[1] / "_katex"  # KaTeX as the wheel carries it (see setup.py)
 
 
 def katex_dist(project_root: Path) -> Path | None:
@@ -39,7 +39,7 @@ def katex_dist(project_root: Path) -> Path | None:
     for folder in (
         BUNDLED,
         Path(project_root) / "node_modules" / "katex" / "dist",
-        Path(__file__).resolve().parent.parent / "node_modules" / "katex" / "dist",
+        Path(__file__).resolve().parents[2] / "node_modules" / "katex" / "dist",
     ):
         if (folder / "katex.min.js").is_file():
             return folder

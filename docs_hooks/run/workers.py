@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .codeindex import CodeIndex
-from .errors import TraceError
-from .math import MathRenderer
-from .settings import Settings
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import Settings
+from docs_hooks.resolve.codeindex import CodeIndex
+from docs_hooks.run.math import MathRenderer
 
 
 def recorder_path(settings: Settings) -> list:
@@ -46,7 +46,7 @@ class Workers:
     def make_recorder(self, child: tuple | None = None) -> None:
         """The build's recorder, now; ``child`` is a recording process started earlier (record.start_child),
         which it uses for its first miss, or stops when it has none."""
-        from .record import Recorder
+        from docs_hooks.run.record import Recorder
 
         s = self.settings
         modules = {str(f.file): f.module for f in self.index.functions.values()}
@@ -58,7 +58,7 @@ class Workers:
         """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
         s = self.settings
         if s.coverage_tests and self._coverage_run is None:
-            from .coverage_map import Measurement
+            from docs_hooks.run.coverage_map import Measurement
 
             self._coverage_run = Measurement(
                 s.project_root, s.source_root, s.coverage_tests, self.index.file_digests, s.cache_dir, s.test_timeout
@@ -112,7 +112,7 @@ class Workers:
         """
 
         def math() -> None:
-            from .context import page_formulas
+            from docs_hooks.resolve.context import page_formulas
 
             if self.math.available():
                 for page in parsed.values():

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import TraceError
+from docs_hooks.base.errors import TraceError
 
 
 @dataclass(frozen=True)

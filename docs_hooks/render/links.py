@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import posixpath
 
-from . import render as R
-from . import sources
-from .codeindex import CodeIndex, Function
-from .settings import Settings
+from docs_hooks.base.settings import Settings
+from docs_hooks.render import html as R
+from docs_hooks.render import sources
+from docs_hooks.resolve.codeindex import CodeIndex, Function
 
 
 class Links:

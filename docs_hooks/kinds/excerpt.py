@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import render as R
-from .blocks import Block
-from .context import Context
-from .errors import TraceError
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read.blocks import Block
+from docs_hooks.render import html as R
+from docs_hooks.resolve.context import Context
 
 
 def excerpt_references(ctx: Context, block: Block) -> None:

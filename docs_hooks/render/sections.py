@@ -9,13 +9,13 @@ that needs the run stage's line coverage comes in as ready HTML
 
 from __future__ import annotations
 
-from . import render as R
-from . import sources
-from .callgraph import CallGraph
-from .entries import EntryData, EquationData, role_words
-from .errors import TraceError
-from .links import Links
-from .roles import ROLES
+from docs_hooks.base.errors import TraceError
+from docs_hooks.render import html as R
+from docs_hooks.render import sources
+from docs_hooks.render.links import Links
+from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.entries import EntryData, EquationData, role_words
+from docs_hooks.resolve.roles import ROLES
 
 COVERAGE_ROW = "Tests that run these equations' lines (line coverage)"
 
@@ -178,7 +178,7 @@ def coverage_row_error(message: str) -> str:
 
 def spec_refs(spec, links: Links, pdf_path: str, page: str, labels: list[str]) -> str:
     """'Section 4.3, Eq. 30, 31, p. 7', linked to the PDF (``pdf_path`` in the site) at that page."""
-    from .spec import NOT_STATED, format_refs
+    from docs_hooks.run.spec import NOT_STATED, format_refs
 
     if not labels or spec is None:
         return NOT_STATED

@@ -37,13 +37,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import children
-from .cachedir import Store, store_file
-from .errors import TraceError
-from .record_child import PRELOAD_ENV, REPLIES_ENV
-from .recording import Made, Recording, pack, unpack
-from .settings import DEFAULT_TEST_TIMEOUT
-from .turns import Turns
+from docs_hooks.base.cachedir import Store, store_file
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
+from docs_hooks.run import children
+from docs_hooks.run.record_child import PRELOAD_ENV, REPLIES_ENV
+from docs_hooks.run.recording import Made, Recording, pack, unpack
+from docs_hooks.run.turns import Turns
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def test_request(node_id: str, project_root: Path) -> Request:
             f"'{node_id}' is not a test id; write it as tests/test_file.py::test_name "
             "or tests/test_file.py::TestClass::test_name"
         )
-    from .blocks import within_root  # a page names only files of the project
+    from docs_hooks.read.blocks import within_root  # a page names only files of the project
 
     file = project_root / within_root(path, f"the test file of '{node_id}'")
     if not file.exists():
@@ -485,7 +485,7 @@ def start_child(project_root: Path, sys_path: list[Path] | None = None, preload:
     env[REPLIES_ENV] = replies = tempfile.mkdtemp(prefix="docs-hooks-replies-")
     try:
         proc = children.start(
-            [sys.executable, "-c", "from docs_hooks.record_child import child_main; child_main()"],
+            [sys.executable, "-c", "from docs_hooks.run.record_child import child_main; child_main()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,

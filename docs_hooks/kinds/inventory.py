@@ -37,13 +37,13 @@ if (
 ):  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
     import numpy as np
 
-from . import render as R
-from . import sources
-from .codeindex import Function, Statement, did_you_mean
-from .errors import TraceError
-from .record import Request
-from .recording import Made, Opaque
-from .shapes import CONFIG, Desc, config_made, model_run, once, recording, state
+from docs_hooks.base.errors import TraceError
+from docs_hooks.kinds.shapes import CONFIG, Desc, config_made, model_run, once, recording, state
+from docs_hooks.render import html as R
+from docs_hooks.render import sources
+from docs_hooks.resolve.codeindex import Function, Statement, did_you_mean
+from docs_hooks.run.record import Request
+from docs_hooks.run.recording import Made, Opaque
 
 PARAMS = "params"
 PROBE_PARAMS = "probe params"

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import examples, inventory, matrix, results, shapes
-from .blocks import BLOCK_KINDS, BlockSpec
-from .excerpts import excerpt_block, excerpt_references
+from docs_hooks.kinds import example as examples
+from docs_hooks.kinds import inventory, results, shapes
+from docs_hooks.kinds.excerpt import excerpt_block, excerpt_references
+from docs_hooks.read.blocks import BLOCK_KINDS, BlockSpec
+from docs_hooks.render import matrix
 
 
 @dataclass(frozen=True)

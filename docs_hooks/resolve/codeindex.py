@@ -17,8 +17,8 @@ from itertools import chain
 from operator import le
 from pathlib import Path
 
-from .cachedir import Store
-from .errors import TraceError
+from docs_hooks.base.cachedir import Store
+from docs_hooks.base.errors import TraceError
 
 
 @dataclass(frozen=True)
@@ -303,7 +303,7 @@ def build_index(roots: list[Root], project_root: Path, cache: Path | None = None
     kept there under a key made from its text, its place and this module's own
     code, so an unchanged file is read back instead of parsed again.
     """
-    from .gcpause import paused
+    from docs_hooks.base.gcpause import paused
 
     with paused():
         return _build_index(roots, project_root, cache, tuple(exclude))
@@ -328,7 +328,7 @@ _SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 def code_files(roots: list[Root], project_root: Path, exclude=()) -> list[tuple[Path, Root]]:
     """Every Python file under ``roots`` once, with the root it belongs to (see build_index)."""
-    from .settings import DEFAULT_EXCLUDE, is_test_file, walk_files
+    from docs_hooks.base.settings import DEFAULT_EXCLUDE, is_test_file, walk_files
 
     owner: dict[Path, Root] = {}
     tests = Root(project_root, project_root, True)

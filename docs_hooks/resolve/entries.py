@@ -12,13 +12,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import render as R
-from .anchors import Resolved
-from .blocks import Block, Markdown, Page, prose_lines
-from .codeindex import CodeIndex, Function
-from .errors import TraceError
-from .lock import LockEntry
-from .roles import DEFAULT_ROLE, ROLE_WORDS, computes_problem, symbol_names
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read.blocks import Block, Markdown, Page, prose_lines
+from docs_hooks.render import html as R
+from docs_hooks.resolve.anchors import Resolved
+from docs_hooks.resolve.codeindex import CodeIndex, Function
+from docs_hooks.resolve.lock import LockEntry
+from docs_hooks.resolve.roles import DEFAULT_ROLE, ROLE_WORDS, computes_problem, symbol_names
 
 CLOSES_ENTRY = re.compile(r"^#{1,2}\s")  # a heading of level 1 or 2 ends the entry above it
 

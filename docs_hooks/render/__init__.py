@@ -1,0 +1,1 @@
+"""The render stage: HTML as pure functions of the plans, the run's results and the links."""
