@@ -467,7 +467,7 @@ def plan(root: Path) -> Plan:
     if index_page.exists():
         out.notes.append(f"{settings.rel(index_page)}: kept as it is")
     else:
-        from docs_hooks.project import index_for
+        from docs_hooks.core.site import index_for
 
         # Read straight from the files (a second argument names the tree): init keeps no cache of its own.
         index = index_for(settings, settings.project_root)
@@ -521,9 +521,9 @@ def init_project(root: Path) -> int:
         print(f"init: {note}")
     code = 0
     if todo.relock:
-        from docs_hooks.cli import _relock
+        from docs_hooks.core.review import relock
 
-        code = _relock(load_settings(root))
+        code = relock(load_settings(root))
         if code:
             print(
                 "init: the review lock was not written; fix the problems above, then run: python -m docs_hooks relock"

@@ -1,67 +1,52 @@
-"""The MkDocs plugin: ``plugins: [search, docs_hooks]`` in mkdocs.yml.
+"""The MkDocs plugin: ``plugins: [search, docs_hooks]`` in mkdocs.yml (MkDocs 1.6 and ProperDocs).
 
-It only wires MkDocs events to the core, keeping one build's state on the
-plugin object (MkDocs keeps the object across the rebuilds of ``mkdocs serve``):
+It only wires MkDocs' events to the core (``core.session``), keeping one site's
+state on the plugin object (MkDocs keeps the object across the rebuilds of
+``mkdocs serve``):
 
-- on_config: read ``[tool.docs_hooks]``, make the builder (the code index, and
-  the workers it starts) when the code changed, link the plugin's own CSS and
-  JavaScript;
-- on_files: ship those assets, KaTeX's stylesheet and fonts and the compiled
-  specification; keep the review lock and the helpers the build runs out of the site;
-- on_page_markdown: expand the page's trace blocks (the generated HTML stays out
-  of the Markdown parser as placeholders, put back in on_page_content);
-- on_env: gather, once per build, what the entries cite in each file (for its source page);
-- on_page_context: fill in what is made late (the site-wide tables, what waited
-  for the coverage run, the source pages): every page has been expanded by then,
-  and neither the search index nor the theme has read the page yet;
-- on_serve / on_shutdown: watch the code; end the workers when serving stops.
+- on_config: read ``[tool.docs_hooks]``, make the build when the code changed,
+  add the Python-Markdown extension that expands the pages (``docs_hooks.extension``),
+  link the plugin's own CSS and JavaScript;
+- on_files: ship those assets, KaTeX's stylesheet and fonts, the compiled
+  specification and a source page for each file of the code; keep the review
+  lock and the helpers the build runs out of the site; resolve every page, so
+  the site-wide tables read them all and the run stage starts on them at once;
+- on_page_markdown: tell the extension which page MkDocs converts next;
+- on_post_build: wait for the background work; in a strict build, fail on any
+  problem the generator met, whatever the log level;
+- on_serve / on_shutdown: watch the code; end the build's processes when serving stops.
 
 Problems go to the ``mkdocs.plugins.docs_hooks`` logger as warnings, so
-``mkdocs build --strict`` fails on them; a problem that stops the build
-(unreadable settings, a source file that does not parse) is a ``PluginError``:
-MkDocs prints its message, starting with the file and line, and no traceback.
+``mkdocs build --strict`` fails on them; under ``-q`` MkDocs drops warnings
+before it counts them, so the plugin counts them itself and aborts a strict
+build at its end, printing each. A problem that stops the build (unreadable
+settings, a source file that does not parse) is a ``PluginError``: MkDocs prints
+its message, starting with the file and line, and no traceback.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
+from markdown import Markdown
 from mkdocs.config import base
 from mkdocs.config import config_options as c
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.exceptions import Abort, PluginError
+from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, InclusionLevel
 
 from docs_hooks.base import gcpause
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune
 from docs_hooks.base.errors import TraceError
-from docs_hooks.base.settings import is_virtualenv, load_settings
-from docs_hooks.project import fingerprint, make_builder
+from docs_hooks.base.settings import is_virtualenv
+from docs_hooks.core.session import Session, widget_kernels, without_front_matter
+from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
+from docs_hooks.extension import TraceExtension
+from docs_hooks.pages import written_by_pages
 from docs_hooks.render import sources
-from docs_hooks.render.stash import unstash
-from docs_hooks.resolve.lock import compare, read_lock
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
-
-ASSETS = Path(__file__).with_name("assets")  # the plugin's own stylesheet and scripts
-SITE_ASSETS = "assets/docs_hooks"  # where they go in the site
-SOURCE_PLACEHOLDER = "<!--docs-hooks-source-page-->"  # a source page's body, until every page is expanded
-
-
-KERNEL = re.compile(r"""\bregister\(\s*["']([\w.]+)["']""")  # a browser kernel, as trace-widgets.js takes it
-
-
-def widget_kernels(docs_dir: Path, scripts) -> set[str]:
-    """The functions the site's own scripts (mkdocs.yml's extra_javascript) register a browser kernel for."""
-    names: set[str] = set()
-    for script in scripts:
-        path = docs_dir / str(script)
-        if path.suffix in (".js", ".mjs") and path.is_file():
-            names.update(KERNEL.findall(path.read_text(encoding="utf-8", errors="replace")))
-    return names
-
 
 class PluginConfig(base.Config):
     root = c.Optional(c.Dir(exists=True))
@@ -75,12 +60,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
     """Traced documentation of NumPy code: trace blocks in the pages become tables, listings and examples."""
 
     def __init__(self):
-        self.settings = None
-        self.builder = None
-        self.fingerprint: str | None = None
-        self.locked: dict = {}
-        self.source_files: dict[str, str] = {}  # src_uri of each source page this plugin adds -> its file's repo path
-        self.cited: dict[str, list] = {}  # repo path -> the spans of it the entries cite (see on_env)
+        self.session: Session | None = None
+        self.current: tuple[str, int] | None = None  # the page MkDocs converts now: (path, lines of front matter)
+        self.source_files: set[str] = set()  # src_uri of each source page this plugin adds
+        self.problems: list[str] = []  # what this build reported, for a strict build under -q
 
     # ------------------------------------------------------------------ set-up
 
@@ -88,64 +71,79 @@ class TracePlugin(BasePlugin[PluginConfig]):
         """Defining this event makes MkDocs keep the plugin object across the rebuilds of ``mkdocs serve``."""
 
     def on_config(self, config):
-        gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
         root = Path(self.config.root or Path(config.config_file_path).parent)
+        if self.session is None or self.session.root != root:
+            self.session = Session(root, self._warn)
+        self.problems = []
+        kernels = widget_kernels(Path(config.docs_dir), config.extra_javascript)
         try:
-            settings = load_settings(root)
-            # While serving, a rebuild after a page edit keeps the builder (its index and the pages it
-            # expanded) when no code, test, helper or spec file changed; any change makes a new one,
-            # and the old one's workers are ended.
-            stamp = fingerprint(settings)
-            if self.fingerprint != stamp:
-                self._close_builder()
-                self.builder = make_builder(settings)
-                self.builder.keep_html_out = True  # see on_page_content
-                self.fingerprint = stamp
-            self.settings = settings
-            self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+            # While serving, a rebuild after a page edit keeps the build (its index and the pages it resolved)
+            # when no code, test, helper or spec file changed; any change makes a new one, and the old one's
+            # processes are ended.
+            self.session.refresh(kernels)
         except TraceError as err:
             raise PluginError(str(err)) from None
-        self.builder.widget_kernels = widget_kernels(Path(config.docs_dir), config.extra_javascript)
+        config.markdown_extensions.append(TraceExtension(self.session, self._page_of))
         if self.config.assets:
-            config.extra_css.append(f"{SITE_ASSETS}/katex/katex.min.css")
-            for sheet in sorted(ASSETS.glob("*.css")):
-                config.extra_css.append(f"{SITE_ASSETS}/{sheet.name}")
-            for script in sorted(ASSETS.glob("*.js")):
-                config.extra_javascript.append(f"{SITE_ASSETS}/{script.name}")
-        gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
+            for sheet in stylesheets():
+                if sheet not in config.extra_css:
+                    config.extra_css.append(sheet)
+            for script in scripts():
+                if script not in [str(s) for s in config.extra_javascript]:
+                    config.extra_javascript.append(script)
         return config
 
     def on_files(self, files, *, config):
-        settings, builder = self.settings, self.builder
+        session = self.session
+        settings, build = session.settings, session.build
+        made = {sources.page_uri(p) for p in build.project.index.file_digests}
+        made.update(uri for uri, _ in asset_paths(build.workers.math.assets(f"{SITE_ASSETS}/katex")))
+        if settings.spec_pdf:
+            made.add(settings.spec_pdf)
+        made.update(written_by_pages(settings.docs_dir))
         for f in list(files):
-            if f.abs_src_path and self._kept_out(Path(f.abs_src_path)):
+            # what the plugin makes itself (a copy 'python -m docs_hooks pages' wrote may be older), the lock,
+            # and the helpers the build runs are not pages of the site
+            if f.src_uri in made or (f.abs_src_path and self._kept_out(Path(f.abs_src_path))):
                 files.remove(f)
-        for f in files.documentation_pages():
-            builder.links.page_urls[settings.rel(Path(f.abs_src_path))] = f.url
-        self.source_files = {}
-        for repo_path in sorted(builder.index.file_digests):  # every indexed file, with functions or not
+        self.source_files = set()
+        for repo_path in sorted(build.project.index.file_digests):  # every indexed file, with functions or not
             page = File.generated(
                 config,
                 sources.page_uri(repo_path),
-                content=sources.page_markdown(repo_path, SOURCE_PLACEHOLDER),
+                content=sources.page_markdown(repo_path),
                 inclusion=InclusionLevel.NOT_IN_NAV,
             )  # reached by links, not listed in the nav
             files.append(page)
-            self.source_files[page.src_uri] = repo_path
-            builder.links.source_pages[repo_path] = page.url
-        if builder.spec is not None and settings.spec_pdf:
-            files.append(File.generated(config, settings.spec_pdf, content=builder.spec.pdf))
+            self.source_files.add(page.src_uri)
+            build.links.source_pages[repo_path] = page.url
+        if build.results.spec is not None and settings.spec_pdf:
+            files.append(File.generated(config, settings.spec_pdf, content=build.results.spec.pdf))
         if self.config.assets:
-            for asset in sorted(ASSETS.iterdir()):
-                if asset.suffix in (".css", ".js"):
-                    files.append(File.generated(config, f"{SITE_ASSETS}/{asset.name}", abs_src_path=str(asset)))
-            for src_uri, path in builder.workers.math.assets(f"{SITE_ASSETS}/katex"):
+            for src_uri, path in asset_paths(build.workers.math.assets(f"{SITE_ASSETS}/katex")):
                 files.append(File.generated(config, src_uri, abs_src_path=str(path)))
+        pages = {}
+        for f in files.documentation_pages():
+            rel = self._rel(f)
+            build.links.page_urls[rel] = f.url
+            if f.src_uri not in self.source_files:
+                pages[rel] = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
+        try:
+            session.plan_site(pages)
+        except TraceError as err:
+            raise PluginError(str(err)) from None
         return files
+
+    def _rel(self, f: File) -> str:
+        """A page's path as the generator names it: from the project root (a generated one: its docs path)."""
+        settings = self.session.settings
+        if f.abs_src_path:
+            return settings.rel(Path(f.abs_src_path))
+        return settings.rel(settings.docs_dir / f.src_uri)
 
     def _kept_out(self, path: Path) -> bool:
         """Whether a file of the docs folder is the build's, not the reader's: the lock, the helpers it runs."""
-        s = self.settings
+        s = self.session.settings
         path = path.resolve()
         if path == s.lock_path.resolve():
             return True
@@ -155,62 +153,29 @@ class TracePlugin(BasePlugin[PluginConfig]):
     # ------------------------------------------------------------------ pages
 
     def on_page_markdown(self, markdown, *, page, config, files):
-        if page.file.src_uri in self.source_files:
-            return markdown  # a source page: filled in on_page_context
-        settings, builder = self.settings, self.builder
-        source_path = Path(page.file.abs_src_path)
-        rel = settings.rel(source_path)
-        # MkDocs hands over the page without its front matter; keep line numbers true to the file.
-        source = source_path.read_text(encoding="utf-8")
+        """Which page MkDocs converts next, and how many lines of front matter it left out of it."""
+        source = page.file.content_string if page.file.abs_src_path is None else None
+        if source is None:
+            source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
         offset = source[: len(source) - len(markdown)].count("\n") if source.endswith(markdown) else 0
-        try:
-            result = builder.expand(rel, "\n" * offset + markdown)
-        except TraceError as err:
-            raise PluginError(str(err)) from None
-        lock_name = settings.rel(settings.lock_path)
-        self._warn(result.problems + compare(self.locked, result.uses, lock_name, result.unresolved, pages={rel}))
-        page.docs_hooks_html = result.stash  # what the Markdown holds placeholders for: see on_page_content
-        return result.stashed
+        self.current = (self._rel(page.file), offset)
+        return markdown
 
-    def on_page_content(self, html, *, page, config, files):
-        """Put back the generated HTML that was kept out of the Markdown parser (see docs_hooks.stash)."""
-        stash = getattr(page, "docs_hooks_html", None)
-        return unstash(html, stash) if stash else html
-
-    def on_env(self, env, *, config, files):
-        """Every page has been expanded: which entries and equations cite each file, once per build
-        (each source page shows its own)."""
-        self.cited = {}
-        for citation in sources.citations(self.builder.site_entries()):
-            self.cited.setdefault(citation.repo_path, []).append(citation)
-        return env
-
-    @event_priority(100)  # before the search plugin reads the page
-    def on_page_context(self, context, *, page, config, nav):
-        """Fill in what is made late, and the source pages.
-
-        MkDocs converts every page's Markdown before it renders the first template,
-        so by now every page has been expanded (the site-wide tables read them all)
-        and the coverage run has had all that time to end; waiting for it here, if it
-        has not, is the last wait of the build.
-        """
-        repo_path = self.source_files.get(page.file.src_uri)
-        if repo_path is not None:
-            page.content = page.content.replace(SOURCE_PLACEHOLDER, self.source_page(repo_path, page.url))
-            return context
-        rel = self.settings.rel(Path(page.file.abs_src_path))
-        page.content, problems = self.builder.finish(rel, page.content)
-        self._warn(problems)
-        return context
+    def _page_of(self, md: Markdown) -> tuple[str, int] | None:
+        return self.current
 
     def on_post_build(self, *, config):
-        self.builder.await_background()  # a bug in the background work is raised here, not lost
+        self.session.build.await_background()  # a bug in the background work is raised here, not lost
         # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
         # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
         # hands them back when its next build starts (on_config).
-        removed = prune(self.settings.cache_dir)  # entries no build has used for a month
+        removed = prune(self.session.settings.cache_dir)  # entries no build has used for a month
         if removed:
             log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
+        if config.strict and self.problems and not log.isEnabledFor(logging.WARNING):
+            # MkDocs counts only the warnings it prints: under -q it counts none, so a strict build would pass.
+            listed = "\n".join(self.problems)
+            raise Abort(f"Aborted with {len(self.problems)} docs_hooks problem(s) in strict mode:\n{listed}")
 
     def on_build_error(self, *, error):
         gcpause.unfreeze()
@@ -218,7 +183,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
     # ------------------------------------------------------------------ serve
 
     def on_serve(self, server, *, config, builder):
-        s = self.settings
+        s = self.session.settings
         watched = [s.source_root, s.tests_root, s.lock_path]
         if s.model_run is not None:
             watched.append(s.model_run.parent)
@@ -234,27 +199,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
         return server
 
     def on_shutdown(self):
-        self._close_builder()
+        if self.session is not None:
+            self.session.close()
 
     # ------------------------------------------------------------------ helpers
 
-    def _close_builder(self) -> None:
-        """End the workers of the build before (the recorder, KaTeX, the coverage run) and let it go."""
-        if self.builder is not None:
-            self.builder.close()
-            self.builder = None
-            self.fingerprint = None
-
-    def source_page(self, repo_path: str, url: str) -> str:
-        """The body of a file's source page: its lines, and the entries and equations citing each."""
-        builder, s = self.builder, self.settings
-        text = (s.project_root / repo_path).read_text(encoding="utf-8")
-        return sources.render_page(
-            repo_path, text, self.cited.get(repo_path, []), url, builder.links.page_url, s.github_url(repo_path)
-        )
-
-    @staticmethod
-    def _warn(problems) -> None:
-        """Each problem as a warning of MkDocs' logger: ``mkdocs build --strict`` fails on it."""
-        for problem in problems:
-            log.warning(str(problem))
+    def _warn(self, problem: TraceError) -> None:
+        """A problem as a warning of MkDocs' logger (``mkdocs build --strict`` fails on it), counted."""
+        self.problems.append(str(problem))
+        log.warning(str(problem))

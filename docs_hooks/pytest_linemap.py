@@ -128,7 +128,7 @@ class LineMap:
 
     def write(self) -> None:
         from docs_hooks.base.atomic import atomic_write
-        from docs_hooks.project import index_for
+        from docs_hooks.core.site import index_for
         from docs_hooks.run.coverage_map import cached_map_path, line_map
 
         self.written = True

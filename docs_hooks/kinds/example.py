@@ -16,8 +16,9 @@ typed into the page:
   forward's dictionary argument that has all those keys (``params``).
 - ``widget`` adds the recorded inputs and outputs as JSON for a browser widget.
 
-Reading (``collect``) and rendering (``render_example``) are separate: the first
-returns plain data, the second is a pure function of it.
+Resolving checks what needs no run (the test and the function exist, each shown
+expression is a statement of the function); ``collect`` reads the recording into
+plain data, and ``render_example`` is a pure function of it.
 """
 
 from __future__ import annotations
@@ -36,59 +37,24 @@ if (
 ):  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
     import numpy as np
 
+from collections.abc import Mapping
+
 from docs_hooks.base.errors import TraceError
-from docs_hooks.read.blocks import Block
+from docs_hooks.kinds.base import Rendered, Scope
+from docs_hooks.read.blocks import BLOCK_KINDS, Block, slug
 from docs_hooks.render import html as R
+from docs_hooks.render.links import Links
 from docs_hooks.resolve.codeindex import Function, Statement, normalise_tokens, tokens_contain
+from docs_hooks.resolve.lock import LockEntry
 from docs_hooks.run.record import Request, test_request
 from docs_hooks.run.recording import Call, Capped, Opaque, Recording
+from docs_hooks.run.results import Need, Results
 
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
 CHECK_RTOL = 1e-6  # relative tolerance of a check line
 CHECK_ATOL = 1e-12  # absolute tolerance of a check line, for entries that are 0
 SHOW_KEYS = ("label", "code", "name")
 CENTRAL_DIFFERENCES = "central_differences"  # the function of this module run in the child
-
-
-def prefetch_tests(builder, parsed: dict) -> None:
-    """Record the examples' tests before the pages are expanded, a page at a time (see Builder.prefetch).
-
-    Then the central differences of the page's ``gradcheck`` examples, which need
-    the recorded call: the page then waits for neither. Anything that fails here
-    is left for the page's own expansion to report, with its line.
-    """
-    s = builder.settings
-    for page in parsed.values():
-        examples, function = [], None
-        for block in page.blocks:
-            if block.kind == "entry" and block.data.get("function"):
-                function = block.data["function"][0]
-            if block.kind == "example" and isinstance(block.data.get("test"), str):
-                name = block.data.get("function", function)
-                try:
-                    req = test_request(block.data["test"], s.project_root)
-                    shown = builder.index.function(name).name if isinstance(name, str) else None
-                except TraceError:
-                    continue  # reported with its page and line when the page is expanded
-                examples.append((block, _example_request(req, shown, block.data), name))
-        if not examples:
-            continue
-        done = builder.workers.recorder.record_each([req for _, req, _ in examples])
-        central = []
-        for block, req, name in examples:
-            rec = done.get(req)
-            if "gradcheck" not in block.data or not isinstance(rec, Recording) or not isinstance(name, str):
-                continue
-            try:
-                bwd = builder.index.function(name)
-                *_, request = _central_plan(
-                    builder, block.data["gradcheck"], bwd, rec.first(bwd.name), rec, req, TraceError
-                )
-            except TraceError:
-                continue
-            central.append(request)
-        if central:
-            builder.workers.recorder.record_each(central)
 
 
 # ============================================================================ data
@@ -144,71 +110,126 @@ class Example:
     widget: dict | None = None  # the recorded inputs and outputs
 
 
-# ============================================================================ the handler
+# ============================================================================ the kind
 
 
-def example_handler(ctx, block: Block) -> str:
-    return render_example(collect(ctx, block))
+@dataclass(frozen=True)
+class ExamplePlan:
+    """What an example names, resolved: the function shown, its test and the request that records it, and
+    for a gradient check the forward and the project's central-difference function."""
+
+    page: str
+    block: Block
+    function: Function
+    test: Function
+    request: Request
+    forward: Function | None = None  # gradcheck: the forward of this backward
+    numerical_grad: Function | None = None
+
+    def fail(self, message: str, field_name: str | None = None) -> TraceError:
+        """The example's error, at that field's line."""
+        line = self.block.field_line(field_name) if field_name else self.block.line
+        return TraceError(f"example '{self.block.data['title']}': {message}", self.page, line)
 
 
-def _named(ctx, block: Block):
-    """What an example names, resolved without running anything: (fail, the function shown, its test's request,
-    the test). ``fail(message, field)`` is the example's error at that field's line."""
-    d = block.data
+class ExampleKind:
+    name = "example"
+    spec = BLOCK_KINDS["example"]
 
-    def fail(message: str, field_name: str | None = None) -> TraceError:
-        line = block.field_line(field_name) if field_name else block.line
-        return TraceError(f"example '{d['title']}': {message}", ctx.page, line)
+    def resolve(self, block: Block, scope: Scope) -> ExamplePlan:
+        """The test and the function exist, each shown expression is one statement of the function (locked
+        like any other reference), a gradient check names functions that exist; nothing runs."""
+        d = block.data
+        plan = ExamplePlan(scope.page, block, None, None, None)  # type: ignore[arg-type]  # for its fail()
+        fail = plan.fail
+        if scope.entry is None:
+            raise fail("trace-example outside an entry; put a trace-entry block above it")
+        index = scope.project.index
+        try:
+            fn = index.function(d["function"]) if "function" in d else scope.entry.functions[0]
+        except TraceError as err:
+            raise fail(err.message, "function") from None
+        try:
+            req = test_request(d["test"], scope.project.settings.project_root)
+        except TraceError as err:
+            raise fail(err.message, "test") from None
+        test_fn = _test_function(index, req, fail)
+        for item in d["show"]:
+            code = str(item.get("code", "")).strip()
+            if not code or (code.isidentifier() and code in fn.local_names):
+                continue
+            tree, target = _parse_show_code(code)
+            statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
+            if statement is None:
+                raise fail(
+                    f"show row '{item.get('label')}': '{code}' is neither a local of {fn.name} nor an expression "
+                    f"in it ({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
+                    "Copy the code from the function.",
+                    "show",
+                )
+            scope.refs.lock(_lock_entry(scope.page, block, fn, code, statement))
+        forward = ng = None
+        if "gradcheck" in d:
+            forward, ng = _gradcheck_functions(scope, d["gradcheck"], lambda m: fail(m, "gradcheck"))
+        kernels = scope.project.widget_kernels
+        if d.get("widget") and kernels is not None and fn.name not in kernels:
+            scope.refs.problems.append(
+                fail(
+                    f"widget: no browser kernel registers {fn.name}, so its inputs cannot be edited on the page; add "
+                    f"one to a script listed in mkdocs.yml's extra_javascript (see trace-widgets.js: "
+                    f'register("{fn.name}", ...)), or remove \'widget: true\'',
+                    "widget",
+                )
+            )
+        return ExamplePlan(scope.page, block, fn, test_fn, _example_request(req, fn.name, d), forward, ng)
 
-    if ctx.entry is None:
-        raise fail("trace-example outside an entry; put a trace-entry block above it")
-    b = ctx.builder
+    def needs(self, plan: ExamplePlan, done: Mapping[Request, Recording | TraceError]) -> list[Need]:
+        """The test's recording; once it is in, the central differences of a gradient check."""
+        rec = done.get(plan.request)
+        if plan.forward is None or not isinstance(rec, Recording):
+            return [plan.request]
+        try:
+            *_, central = _central_plan(plan, rec.first(plan.function.name), rec, TraceError)
+        except TraceError:
+            return [plan.request]  # the page reports it where it is written
+        return [plan.request, central]
+
+    def render(self, plan: ExamplePlan, results: Results, links: Links) -> Rendered:
+        ex, problems = collect(plan, results, links)
+        return Rendered(render_example(ex), tuple(problems))
+
+
+def collect(plan: ExamplePlan, results: Results, links: Links) -> tuple[Example, list[TraceError]]:
+    """Read the test's recorded call and compute everything the example shows; the problems that leave it
+    shown (a widget that cannot be offered)."""
+    d = plan.block.data
+    fn, req, test_fn, fail = plan.function, plan.request, plan.test, plan.fail
     try:
-        fn = b.index.function(d["function"]) if "function" in d else ctx.entry.functions[0]
-    except TraceError as err:
-        raise fail(err.message, "function") from None
-    try:
-        req = test_request(d["test"], b.settings.project_root)
-    except TraceError as err:
-        raise fail(err.message, "test") from None
-    return fail, fn, req, _test_function(b.index, req, fail)
-
-
-def collect(ctx, block: Block) -> Example:
-    """Run the test, read the recorded call and compute everything the example shows."""
-    d = block.data
-    title = d["title"]
-    b = ctx.builder
-    fail, fn, req, test_fn = _named(ctx, block)
-    req = _example_request(req, fn.name, d)
-    try:
-        rec = b.workers.recorder.record([req])[req]
+        rec = results.recording(req)
         call = rec.first(fn.name)
     except TraceError as err:
         raise fail(err.message, "test") from None
 
     where = f"the first call of {fn.name} in {req.name}"
     rows = [_show_row(i, item, fn, call, where, fail) for i, item in enumerate(d["show"])]
-    for row in rows:
-        ctx.uses.extend(_lock_uses(ctx, block, title, fn, row))
-
     ex = Example(
-        title=title,
+        title=d["title"],
         caption=d.get("caption", ""),
         test=req.name,
         test_name=test_fn.short_name,
-        test_url=b.links.url(test_fn, test_fn.start, test_fn.end),
+        test_url=links.url(test_fn, test_fn.start, test_fn.end),
         function=fn.name,
         rows=rows,
     )
+    problems = []
     if "check" in d:
         ex.check = _check_line(d["check"], call, rows, where, lambda m: fail(m, "check"))
-    if "gradcheck" in d:
-        ex.gradcheck = _gradcheck(ctx, d["gradcheck"], fn, call, rec, req, lambda m: fail(m, "gradcheck"))
+    if plan.forward is not None:
+        ex.gradcheck = _gradcheck(plan, call, rec, results, links, lambda m: fail(m, "gradcheck"))
     too_large = {k: n for k, n in ((k, _entries(v)) for k, v in call.args.items()) if n > WIDGET_MAX_ENTRIES}
     if d.get("widget") and too_large:  # the example is shown, as recorded, without the widget
         name, n = next(iter(too_large.items()))
-        ctx.problems.append(
+        problems.append(
             fail(
                 f"widget: input '{name}' of {fn.name} holds {n} numbers, more than the "
                 f"{WIDGET_MAX_ENTRIES} a widget recomputes in the browser; remove 'widget: true' "
@@ -217,16 +238,6 @@ def collect(ctx, block: Block) -> Example:
             )
         )
     elif d.get("widget"):
-        kernels = b.widget_kernels
-        if kernels is not None and fn.name not in kernels:
-            ctx.problems.append(
-                fail(
-                    f"widget: no browser kernel registers {fn.name}, so its inputs cannot be edited on the page; add "
-                    f"one to a script listed in mkdocs.yml's extra_javascript (see trace-widgets.js: "
-                    f"register(\"{fn.name}\", ...)), or remove 'widget: true'",
-                    "widget",
-                )
-            )
         ex.widget = {
             "test": req.name,
             "function": fn.name,
@@ -236,29 +247,13 @@ def collect(ctx, block: Block) -> Example:
             "rows": [{"code": r.code, "name": r.name, "value": r.value} for r in rows],
             "check": d.get("check"),
         }
-    return ex
+    return ex, problems
 
 
-def example_references(ctx, block: Block) -> None:
-    """What ``check`` resolves of an example without running its test: the test and the function exist, and
-    each shown expression is one statement of the function (locked like any other reference)."""
-    d = block.data
-    title = d["title"]
-    fail, fn, _, _ = _named(ctx, block)
-    for item in d["show"]:
-        code = str(item.get("code", "")).strip()
-        if not code or (code.isidentifier() and code in fn.local_names):
-            continue
-        tree, target = _parse_show_code(code)
-        statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
-        if statement is None:
-            raise fail(
-                f"show row '{item.get('label')}': '{code}' is neither a local of {fn.name} nor an expression "
-                f"in it ({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
-                "Copy the code from the function.",
-                "show",
-            )
-        ctx.uses.extend(_lock_uses(ctx, block, title, fn, Row(str(item.get("label")), code, None, None, statement)))
+def _lock_entry(page: str, block: Block, fn: Function, code: str, statement: Statement) -> LockEntry:
+    """A shown expression points at a statement: it is locked like any other reference."""
+    key = f"example {block.data['title']} | {fn.name}: {code}"
+    return LockEntry(page, key, statement.text, statement.digest, block.field_line("show"))
 
 
 #: The most numbers a widget's inputs may hold (trace-widgets.js refuses more, with the same limit).
@@ -492,16 +487,6 @@ def _eval(tree: ast.AST, values: dict[str, Any]) -> Any:
     return eval(compile(tree, "<trace-example>", "eval"), {"__builtins__": __builtins__}, _namespace(values))
 
 
-def _lock_uses(ctx, block: Block, title: str, fn: Function, row: Row):
-    """Each expression row points at a statement: lock it like any other reference."""
-    from docs_hooks.resolve.lock import LockEntry
-
-    if row.statement is None:
-        return []
-    key = f"example {title} | {fn.name}: {row.code}"
-    return [LockEntry(ctx.page, key, row.statement.text, row.statement.digest, block.field_line("show"))]
-
-
 # ============================================================================ check line
 
 _PREC = {ast.Add: 10, ast.Sub: 10, ast.Mult: 11, ast.Div: 11, ast.FloorDiv: 11, ast.Mod: 11, ast.Pow: 13}
@@ -589,32 +574,35 @@ def _as_load(node: ast.AST) -> ast.AST:
 # ============================================================================ gradient check
 
 
-def _gradcheck(ctx, forward_name: str, bwd: Function, bwd_call: Call, rec, req: Request, fail) -> GradCheck:
-    b = ctx.builder
-    fwd, ng, wanted, central = _central_plan(b, forward_name, bwd, bwd_call, rec, req, fail)
+def _gradcheck(plan: ExamplePlan, bwd_call: Call, rec, results: Results, links: Links, fail) -> GradCheck:
+    fwd, ng, wanted, central = _central_plan(plan, bwd_call, rec, fail)
     try:
-        crec = b.workers.recorder.record([central])[central]
+        crec = results.recording(central)
     except TraceError as err:
         raise fail(f"gradcheck: {err.message}") from None
-    return _gradcheck_rows(b, fwd, ng, bwd, wanted, crec, fail)
+    return _gradcheck_rows(links, fwd, ng, plan.function, wanted, crec, fail)
 
 
-def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req: Request, fail):
-    """What to nudge and the request that runs the central differences: (forward, numerical_grad, wanted, request)."""
-
-    import numpy as np
-
-    s = b.settings
+def _gradcheck_functions(scope: Scope, forward_name: str, fail) -> tuple[Function, Function]:
+    """The forward a gradient check names, and the project's central-difference function."""
+    s = scope.project.settings
     if not s.numerical_grad:
         raise fail(
             "gradcheck needs the setting numerical_grad in [tool.docs_hooks]: "
             "the dotted name of the project's numerical_grad(f, x)"
         )
     try:
-        fwd = b.index.function(forward_name)
-        ng = b.index.function(s.numerical_grad)
+        return scope.function(forward_name), scope.function(s.numerical_grad)
     except TraceError as err:
         raise fail(f"gradcheck: {err.message}") from None
+
+
+def _central_plan(plan: ExamplePlan, bwd_call: Call, rec, fail):
+    """What to nudge and the request that runs the central differences: (forward, numerical_grad, wanted, request)."""
+
+    import numpy as np
+
+    fwd, ng, bwd, req = plan.forward, plan.numerical_grad, plan.function, plan.request
     try:
         fwd_call = rec.first(fwd.name)
     except TraceError as err:
@@ -684,7 +672,7 @@ def _central_plan(b, forward_name: str, bwd: Function, bwd_call: Call, rec, req:
     return fwd, ng, wanted, central
 
 
-def _gradcheck_rows(b, fwd: Function, ng: Function, bwd: Function, wanted: dict, crec, fail) -> GradCheck:
+def _gradcheck_rows(links: Links, fwd: Function, ng: Function, bwd: Function, wanted: dict, crec, fail) -> GradCheck:
     import numpy as np
 
     numeric = crec.result
@@ -707,7 +695,7 @@ def _gradcheck_rows(b, fwd: Function, ng: Function, bwd: Function, wanted: dict,
     extra = ""
     if ng_calls:
         extra = ", ".join(f"{k}={format_value(v)}" for k, v in list(ng_calls[0].args.items())[2:])
-    return GradCheck(fwd.name, bwd.name, ng.name, b.links.url(ng, ng.start, ng.end), extra, rows)
+    return GradCheck(fwd.name, bwd.name, ng.name, links.url(ng, ng.start, ng.end), extra, rows)
 
 
 def _is_float_array(value) -> bool:
@@ -985,7 +973,7 @@ def render_example(ex: Example) -> str:
     if ex.caption:
         source += " " + _inline(ex.caption)
     out = [
-        f'<div class="trace-example" id="example-{R.slug(ex.title)}">',
+        f'<div class="trace-example" id="example-{slug(ex.title)}">',
         _head(ex.title, f"recorded from {ex.test}: the first call of {ex.function}"),
         f'<p class="trace-example-source">{source}</p>',
     ]
@@ -1028,7 +1016,7 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
     return (
         "\n".join(
             [
-                f'<div class="trace-example trace-gradcheck" id="gradcheck-{R.slug(ex.title)}">',
+                f'<div class="trace-example trace-gradcheck" id="gradcheck-{slug(ex.title)}">',
                 _head("Checking the whole backward numerically", f"{g.numerical_grad} against {g.backward}"),
                 f'<p class="trace-example-source">{text}</p>',
                 R.table(
@@ -1045,8 +1033,7 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
 
 
 __all__ = [
-    "example_references",
-    "prefetch_tests",
+    "ExampleKind",
     "collect",
     "render_example",
     "format_value",

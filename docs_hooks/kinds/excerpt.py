@@ -2,17 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from docs_hooks.base.errors import TraceError
-from docs_hooks.read.blocks import Block
+from docs_hooks.kinds.base import Rendered, Scope
+from docs_hooks.read.blocks import BLOCK_KINDS, Block
 from docs_hooks.render import html as R
-from docs_hooks.resolve.context import Context
+from docs_hooks.render.links import Links
+from docs_hooks.resolve.anchors import Resolved
+from docs_hooks.run.results import Need, Results
 
 
-def excerpt_references(ctx: Context, block: Block) -> None:
-    """The block's references resolved, nothing rendered (what ``check`` does with it)."""
-    _context_lines(block)
-    for text in block.data["code"]:
-        ctx.resolve(text, block.field_line("code"), f"excerpt {text.strip()}")
+@dataclass(frozen=True)
+class ExcerptPlan:
+    context: int  # lines shown around each statement
+    statements: tuple[Resolved, ...]  # the references that resolved (the others are the page's problems)
+
+
+class ExcerptKind:
+    name = "excerpt"
+    spec = BLOCK_KINDS["excerpt"]
+
+    def resolve(self, block: Block, scope: Scope) -> ExcerptPlan:
+        context = _context_lines(block)
+        found = [scope.resolve(text, block.field_line("code"), f"excerpt {text.strip()}") for text in block.data["code"]]
+        return ExcerptPlan(context, tuple(r for r in found if r is not None))
+
+    def needs(self, plan: ExcerptPlan, done: Mapping) -> list[Need]:
+        return []
+
+    def render(self, plan: ExcerptPlan, results: Results, links: Links) -> Rendered:
+        """Each referenced statement (with ``context`` lines around it) as a listing with a link to its code."""
+        out = []
+        for r in plan.statements:
+            fn = r.function
+            start = max(fn.start, r.start - plan.context)
+            end = min(fn.end, r.end + plan.context)
+            lines = list(fn.source_lines[start - fn.start : end - fn.start + 1])
+            head = f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {links.code_links(fn, r.start, r.end)}"
+            highlight = list(range(r.start, r.end + 1)) if plan.context else None
+            out.append(R.listing(lines, start, head, highlight=highlight))
+        return Rendered("\n".join(out))
 
 
 def _context_lines(block: Block) -> int:
@@ -26,20 +57,3 @@ def _context_lines(block: Block) -> int:
             f"not {block.data.get('context')!r}"
         )
     return context
-
-
-def excerpt_block(ctx: Context, block: Block) -> str:
-    """Each referenced statement (with ``context`` lines around it) as a listing with a link to its code."""
-    context = _context_lines(block)
-    out = []
-    for text in block.data["code"]:
-        r = ctx.resolve(text, block.field_line("code"), f"excerpt {text.strip()}")
-        if r is None:
-            continue
-        fn = r.function
-        start = max(fn.start, r.start - context)
-        end = min(fn.end, r.end + context)
-        lines = list(fn.source_lines[start - fn.start : end - fn.start + 1])
-        head = f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {ctx.builder.links.code_links(fn, r.start, r.end)}"
-        out.append(R.listing(lines, start, head, highlight=list(range(r.start, r.end + 1)) if context else None))
-    return "\n".join(out)

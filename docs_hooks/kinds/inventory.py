@@ -18,8 +18,9 @@ passed on while it ran) and every function that reads it. A field that nothing
 reads is flagged.
 
 Blocks: ``trace-params``, ``trace-config`` and ``trace-inventory`` (``of:
-parameters`` or ``of: config``; other inventories may register in
-``builder.inventory_kinds``).
+parameters``, ``of: config``, and the site-wide tables of ``render.matrix``:
+``of: matrix``, ``uncovered``, ``undocumented``, ``spec``, ``pages``). Each reads
+the model run's recordings through ``kinds.modelrun.Evidence``.
 """
 
 from __future__ import annotations
@@ -37,13 +38,21 @@ if (
 ):  # numpy is imported in the functions that use it: `check` uses none, and importing numpy takes ~0.07 s
     import numpy as np
 
+from collections.abc import Mapping
+
 from docs_hooks.base.errors import TraceError
-from docs_hooks.kinds.shapes import CONFIG, Desc, config_made, model_run, once, recording, state
+from docs_hooks.base.settings import Settings
+from docs_hooks.kinds.base import Project, Rendered, Scope
+from docs_hooks.kinds.modelrun import CONFIG, Desc, Evidence, config_made, model_requests, model_run, requests_of
+from docs_hooks.read.blocks import BLOCK_KINDS, Block
 from docs_hooks.render import html as R
-from docs_hooks.render import sources
-from docs_hooks.resolve.codeindex import Function, Statement, did_you_mean
+from docs_hooks.render import matrix, sources
+from docs_hooks.render.links import Links
+from docs_hooks.render.matrix import Site
+from docs_hooks.resolve.codeindex import CodeIndex, Function, Statement, did_you_mean
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Made, Opaque
+from docs_hooks.run.results import COVERAGE, Need, Results
 
 PARAMS = "params"
 PROBE_PARAMS = "probe params"
@@ -63,11 +72,12 @@ def _split(index, dotted: str | None, setting: str) -> tuple[str, str]:
     return fn.module, fn.name[len(fn.module) + 1 :]
 
 
-def inventory_requests(builder) -> dict[str, Request | TraceError]:
-    s = builder.settings
+def inventory_requests(s: Settings, index: CodeIndex) -> dict[str, Request | TraceError]:
+    """The requests of the parameter inventory: init_params for the real and the probe config, and the
+    optimizer's weight-decay rule on each parameter."""
     out: dict[str, Request | TraceError] = {}
     try:
-        module, function = _split(builder.index, s.init_params, "init_params")
+        module, function = _split(index, s.init_params, "init_params")
         rng = Made("numpy.random", "default_rng", (0,))
         real = Made(module, function, (config_made(s), rng))
         out[PARAMS] = Request(f"{s.init_params}(config(), default_rng(0))", module, function, (config_made(s), rng))
@@ -78,7 +88,7 @@ def inventory_requests(builder) -> dict[str, Request | TraceError]:
         out[PARAMS] = out[PROBE_PARAMS] = out[DECAYS] = err
         return out
     try:
-        rule_module, rule = _split(builder.index, s.decay_rule, "decay_rule")
+        rule_module, rule = _split(index, s.decay_rule, "decay_rule")
         out[DECAYS] = Request(f"{s.decay_rule}(name, array) for each parameter", rule_module, rule, over=real)
     except TraceError as err:
         out[DECAYS] = err
@@ -88,15 +98,8 @@ def inventory_requests(builder) -> dict[str, Request | TraceError]:
 # ----------------------------------------------------------------------------- source helpers
 
 
-def _tree(builder, path: Path) -> ast.Module:
-    trees = state(builder).setdefault("trees", {})
-    if path not in trees:
-        trees[path] = ast.parse(path.read_text(encoding="utf-8"))
-    return trees[path]
-
-
-def _def_node(builder, fn: Function) -> ast.FunctionDef:
-    for node in ast.walk(_tree(builder, fn.file)):
+def _def_node(ev: Evidence, fn: Function) -> ast.FunctionDef:
+    for node in ast.walk(ev.tree(fn.file)):
         if (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name == fn.short_name
@@ -106,25 +109,25 @@ def _def_node(builder, fn: Function) -> ast.FunctionDef:
     raise TraceError(f"cannot find the definition of {fn.name} in {fn.display_path}")
 
 
-def _display(builder, repo_path: str) -> str:
-    for fn in builder.index.functions.values():
+def _display(ev: Evidence, repo_path: str) -> str:
+    for fn in ev.index.functions.values():
         if fn.repo_path == repo_path:
             return fn.display_path
-    s = builder.settings
+    s = ev.settings
     try:
         return (s.project_root / repo_path).relative_to(s.source_root).as_posix()
     except ValueError:
         return repo_path
 
 
-def _line_link(builder, repo_path: str, start: int, end: int | None = None, title: str = "") -> str:
+def _line_link(ev: Evidence, repo_path: str, start: int, end: int | None = None, title: str = "") -> str:
     end = end or start
-    label = R.code(R.span_label(_display(builder, repo_path), start, end))
+    label = R.code(R.span_label(_display(ev, repo_path), start, end))
     return R.link(label, sources.target(repo_path, start, end), title)  # to the line on its source page
 
 
-def _stmt_link(builder, fn: Function, stmt: Statement) -> str:
-    return builder.links.line_link(fn, stmt.start, stmt.end)
+def _stmt_link(ev: Evidence, fn: Function, stmt: Statement) -> str:
+    return ev.links.line_link(fn, stmt.start, stmt.end)
 
 
 def _comment(line: str) -> str:
@@ -186,29 +189,29 @@ class Params:
     rule: str = ""
 
 
-def parameters(builder) -> Params:
-    return once(builder, "params", lambda: _parameters(builder))
+def parameters(ev: Evidence) -> Params:
+    return ev.once("params", lambda: _parameters(ev))
 
 
 _RUN = re.compile(r"\d+")
 
 
-def _parameters(builder) -> Params:
+def _parameters(ev: Evidence) -> Params:
     import numpy as np
 
-    s = builder.settings
-    run = model_run(builder)
-    real: dict = recording(builder, PARAMS).result
-    probe: dict = recording(builder, PROBE_PARAMS).result
+    s = ev.settings
+    run = model_run(ev)
+    real: dict = ev.recording(PARAMS).result
+    probe: dict = ev.recording(PROBE_PARAMS).result
     for what, value in (("config", real), ("probe config", probe)):
         if not isinstance(value, dict) or not all(isinstance(v, np.ndarray) for v in value.values()):
             raise TraceError(
                 f"{s.init_params} must return a dict of named arrays; for the {what} it returned {type(value).__name__}"
             )
-    decays = recording(builder, DECAYS).result
-    init_fn = builder.index.function(s.init_params)
-    creators = _creators(builder, init_fn)
-    placeholder_names = _placeholders(builder, creators)
+    decays = ev.recording(DECAYS).result
+    init_fn = ev.index.function(s.init_params)
+    creators = _creators(ev, init_fn)
+    placeholder_names = _placeholders(ev, creators)
 
     groups: dict[str, list[str]] = {}
     index_of: dict[str, tuple[str, str | None]] = {}
@@ -223,8 +226,8 @@ def _parameters(builder) -> Params:
         first = names[0]
         twin = _twin(first, pattern, probe)
         desc = run.dims.describe(real[first], probe[twin])
-        fn, stmt, value_node = _creating_statement(builder, creators, pattern, first)
-        init = _init_kind(builder, fn, value_node, run.dims.real)
+        fn, stmt, value_node = _creating_statement(ev, creators, pattern, first)
+        init = _init_kind(ev, fn, value_node, run.dims.real)
         _check_init(init, pattern, [real[n] for n in names], fn, stmt)
         answers = {bool(decays[n]) for n in names}
         decay = (
@@ -245,25 +248,25 @@ def _parameters(builder) -> Params:
     return out
 
 
-def _creators(builder, init_fn: Function) -> list[Function]:
+def _creators(ev: Evidence, init_fn: Function) -> list[Function]:
     """init_params and every source function it calls, directly or not."""
     out, todo = [init_fn], [init_fn.name]
     while todo:
         name = todo.pop()
-        for site in builder.index.calls:
-            if site.caller == name and site.callee in builder.index.functions:
-                callee = builder.index.functions[site.callee]
+        for site in ev.index.calls:
+            if site.caller == name and site.callee in ev.index.functions:
+                callee = ev.index.functions[site.callee]
                 if not callee.is_test and callee not in out:
                     out.append(callee)
                     todo.append(callee.name)
     return out
 
 
-def _placeholders(builder, creators: list[Function]) -> list[tuple[str, str, str]]:
+def _placeholders(ev: Evidence, creators: list[Function]) -> list[tuple[str, str, str]]:
     """(text before, variable, text after) of every f-string in the creators, e.g. ('b', 'l', '.')."""
     out = []
     for fn in creators:
-        for node in ast.walk(_def_node(builder, fn)):
+        for node in ast.walk(_def_node(ev, fn)):
             if isinstance(node, ast.JoinedStr):
                 parts = node.values
                 for i, part in enumerate(parts):
@@ -333,12 +336,12 @@ def _constants(node: ast.AST) -> set[str]:
     return out
 
 
-def _creating_statement(builder, creators: list[Function], pattern: str, name: str):
+def _creating_statement(ev: Evidence, creators: list[Function], pattern: str, name: str):
     """The statement of init_params (or a callee) that creates ``pattern``, and the value it assigns to it."""
     suffix = _suffix(pattern)
     found = []
     for fn in creators:
-        for node in ast.walk(_def_node(builder, fn)):
+        for node in ast.walk(_def_node(ev, fn)):
             if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -381,9 +384,9 @@ def _call_name(node: ast.expr) -> str:
     return ""
 
 
-def _resolve_name(builder, fn: Function, name: str) -> ast.expr | None:
+def _resolve_name(ev: Evidence, fn: Function, name: str) -> ast.expr | None:
     """What a local name was assigned from in ``fn`` (``std`` -> ``cfg.init_std``), pairing tuples."""
-    for node in ast.walk(_def_node(builder, fn)):
+    for node in ast.walk(_def_node(ev, fn)):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id == name:
@@ -395,7 +398,7 @@ def _resolve_name(builder, fn: Function, name: str) -> ast.expr | None:
     return None
 
 
-def _init_kind(builder, fn: Function, value: ast.expr, config: dict) -> Init:
+def _init_kind(ev: Evidence, fn: Function, value: ast.expr, config: dict) -> Init:
     name = _call_name(value)
     if name in ("ones", "ones_like"):
         return Init("ones", "ones")
@@ -405,15 +408,15 @@ def _init_kind(builder, fn: Function, value: ast.expr, config: dict) -> Init:
         args = {i: a for i, a in enumerate(value.args)}
         kws = {k.arg: k.value for k in value.keywords if k.arg}
         loc, scale = kws.get("loc", args.get(0)), kws.get("scale", args.get(1))
-        mean = _number(builder, fn, loc, config) if loc is not None else (0.0, None)
-        std = _number(builder, fn, scale, config) if scale is not None else (1.0, None)
+        mean = _number(ev, fn, loc, config) if loc is not None else (0.0, None)
+        std = _number(ev, fn, scale, config) if scale is not None else (1.0, None)
         if mean is not None and std is not None:
             std_text = f"{std[1]} = {_fmt(std[0])}" if std[1] else _fmt(std[0])
             return Init("normal", f"normal, mean {_fmt(mean[0])}, std {std_text}", std[1], mean[0], std[0])
     return Init("code", ast.unparse(value))
 
 
-def _number(builder, fn: Function, node: ast.expr, config: dict) -> tuple[float, str | None] | None:
+def _number(ev: Evidence, fn: Function, node: ast.expr, config: dict) -> tuple[float, str | None] | None:
     """A number the code gives: a literal, or a config field read directly or through a local."""
     for _ in range(5):
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
@@ -423,7 +426,7 @@ def _number(builder, fn: Function, node: ast.expr, config: dict) -> tuple[float,
         if isinstance(node, ast.Attribute) and node.attr in config and isinstance(config[node.attr], (int, float)):
             return float(config[node.attr]), node.attr
         if isinstance(node, ast.Name):
-            node = _resolve_name(builder, fn, node.id)
+            node = _resolve_name(ev, fn, node.id)
             if node is None:
                 return None
             continue
@@ -452,10 +455,10 @@ def _check_init(init: Init, pattern: str, arrays: list[np.ndarray], fn: Function
 # ----------------------------------------------------------------------------- parameters: rendering
 
 
-def _param_rows(builder, params: list[Param], roles: dict[str, str] | None, dims) -> list[list[str]]:
+def _param_rows(ev: Evidence, params: list[Param], roles: dict[str, str] | None, dims) -> list[list[str]]:
     rows = []
     for p in params:
-        name = R.code(p.pattern) + "<br>" + _stmt_link(builder, p.function, p.statement)
+        name = R.code(p.pattern) + "<br>" + _stmt_link(ev, p.function, p.statement)
         if p.index_field:
             count = (
                 f"{R.code(p.symbolic_size)} {p.size} per block, × {R.esc(p.index_field)} = {len(p.names)}: {p.total}"
@@ -471,7 +474,7 @@ def _param_rows(builder, params: list[Param], roles: dict[str, str] | None, dims
     return rows
 
 
-def _param_table(builder, params: list[Param], roles, dims, rule: str) -> str:
+def _param_table(ev: Evidence, params: list[Param], roles, dims, rule: str) -> str:
     headers = ["Name", "Shape", "With config", "Scalars", "Initialisation", f"Weight decay ({rule})"]
     if roles is not None:
         headers.append("Role")
@@ -481,18 +484,17 @@ def _param_table(builder, params: list[Param], roles, dims, rule: str) -> str:
             if k not in keys:
                 keys.append(k)
     legend = dims.legend(keys)
-    out = R.table(headers, _param_rows(builder, params, roles, dims), "trace-table trace-params")
+    out = R.table(headers, _param_rows(ev, params, roles, dims), "trace-table trace-params")
     if legend:
         out += f'\n<p class="trace-shapes-legend">{R.esc(legend)}</p>'
     return out + "\n"
 
 
-def params_block(ctx, block) -> str:
-    b = ctx.builder
-    inv = parameters(b)
-    wanted = block.data["match"]
+def choose_params(inv: Params, block: Block) -> tuple[list[Param], dict[str, str] | None]:
+    """The parameters a trace-params block shows (each name that contains one of its ``match`` texts) and
+    the role it gives each, checked against the recorded inventory."""
     chosen, unmatched = [], []
-    for text in wanted:
+    for text in block.data["match"]:
         hits = [p for p in inv.params if text in p.pattern]
         if not hits:
             unmatched.append(text)
@@ -517,13 +519,13 @@ def params_block(ctx, block) -> str:
                 )
             for h in hits:
                 roles[h] = str(text)
-    return _param_table(b, chosen, roles, model_run(b).dims, inv.rule)
+    return chosen, roles
 
 
-def parameters_inventory(ctx, block) -> str:
-    b = ctx.builder
-    inv = parameters(b)
-    out = _param_table(b, inv.params, None, model_run(b).dims, inv.rule)
+def parameters_table(ev: Evidence) -> str:
+    """Every parameter of the model, with the totals of one block and of the whole model."""
+    inv = parameters(ev)
+    out = _param_table(ev, inv.params, None, model_run(ev).dims, inv.rule)
     parts = []
     if inv.index_field:
         parts.append(f"One block: {inv.per_block:,} scalars; {inv.index_field} = {inv.blocks} blocks.")
@@ -559,11 +561,11 @@ class ConfigInventory:
         return [f.name for _, _, fields in self.groups for f in fields]
 
 
-def config_inventory(builder) -> ConfigInventory:
-    return once(builder, "config", lambda: _config_inventory(builder))
+def config_inventory(ev: Evidence) -> ConfigInventory:
+    return ev.once("config", lambda: _config_inventory(ev))
 
 
-def _class_fields(builder, dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str]) -> list[ConfigField]:
+def _class_fields(ev: Evidence, dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str]) -> list[ConfigField]:
     out = []
     for stmt in node.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
@@ -577,18 +579,18 @@ def _class_fields(builder, dotted: str, node: ast.ClassDef, repo_path: str, line
     return out
 
 
-def _module_path(builder, module: str) -> Path:
-    base = builder.settings.source_root / Path(*module.split("."))
+def _module_path(ev: Evidence, module: str) -> Path:
+    base = ev.settings.source_root / Path(*module.split("."))
     for path in (base.with_suffix(".py"), base / "__init__.py"):
         if path.is_file():
             return path
     raise TraceError(
-        f"setting config_module names '{module}', but there is no {builder.settings.rel(base.with_suffix('.py'))}; "
+        f"setting config_module names '{module}', but there is no {ev.settings.rel(base.with_suffix('.py'))}; "
         "fix config_module in [tool.docs_hooks]"
     )
 
 
-def _instance_fields(builder, dotted: str) -> dict:
+def _instance_fields(ev: Evidence, dotted: str) -> dict:
     """The fields of the first ``dotted`` object the model run helper's ``config()`` made or passed on.
 
     ``config()`` builds the run's config the way training does (for this
@@ -596,7 +598,7 @@ def _instance_fields(builder, dotted: str) -> dict:
     object it handled holds the values in effect. Empty when it handled none.
     """
     try:
-        rec = recording(builder, CONFIG)
+        rec = ev.recording(CONFIG)
     except TraceError:
         return {}
     for call in rec.calls:
@@ -606,15 +608,15 @@ def _instance_fields(builder, dotted: str) -> dict:
     return {}
 
 
-def _config_inventory(builder) -> ConfigInventory:
-    s = builder.settings
-    index = builder.index
+def _config_inventory(ev: Evidence) -> ConfigInventory:
+    s = ev.settings
+    index = ev.index
     inv = ConfigInventory()
     methods: dict[str, set[str]] = {}
     classes: list[tuple[str, str, list[ConfigField]]] = []
 
     if s.model_config and s.model_config not in index.classes:
-        classes.append(_dict_config(builder, s.model_config))
+        classes.append(_dict_config(ev, s.model_config))
     elif s.model_config:
         repo_path, start, end = index.classes[s.model_config]
         path = s.project_root / repo_path
@@ -623,7 +625,7 @@ def _config_inventory(builder) -> ConfigInventory:
         node = next(
             (
                 n
-                for n in ast.walk(_tree(builder, path))
+                for n in ast.walk(ev.tree(path))
                 if isinstance(n, ast.ClassDef) and n.name == short and start <= n.lineno <= end
             ),
             None,
@@ -631,31 +633,31 @@ def _config_inventory(builder) -> ConfigInventory:
         if node is None:  # pragma: no cover - the index found it there
             raise TraceError(f"cannot find class {short} in {repo_path}")
         start = node.lineno
-        fields = _class_fields(builder, s.model_config, node, repo_path, lines)
-        in_effect = recording(builder, CONFIG).result
+        fields = _class_fields(ev, s.model_config, node, repo_path, lines)
+        in_effect = ev.recording(CONFIG).result
         values = in_effect.fields if hasattr(in_effect, "fields") else dict(in_effect)
         for f in fields:
             if f.name in values:
                 f.in_effect, f.has_effect = values[f.name], True
-        _setters(builder, s.model_config, fields)
-        classes.append((s.model_config, _line_link(builder, repo_path, start, start, s.model_config), fields))
+        _setters(ev, s.model_config, fields)
+        classes.append((s.model_config, _line_link(ev, repo_path, start, start, s.model_config), fields))
 
     if s.config_module:
-        path = _module_path(builder, s.config_module)
+        path = _module_path(ev, s.config_module)
         repo_path = s.rel(path)
         lines = path.read_text(encoding="utf-8").splitlines()
         loose = []
-        for node in _tree(builder, path).body:
+        for node in ev.tree(path).body:
             if isinstance(node, ast.ClassDef):
                 dotted = f"{s.config_module}.{node.name}"
-                fields = _class_fields(builder, dotted, node, repo_path, lines)
+                fields = _class_fields(ev, dotted, node, repo_path, lines)
                 if fields:
-                    values = _instance_fields(builder, dotted)
+                    values = _instance_fields(ev, dotted)
                     for f in fields:
                         if f.name in values:
                             f.in_effect, f.has_effect = values[f.name], True
-                    _setters(builder, dotted, fields)
-                    classes.append((dotted, _line_link(builder, repo_path, node.lineno, node.lineno, dotted), fields))
+                    _setters(ev, dotted, fields)
+                    classes.append((dotted, _line_link(ev, repo_path, node.lineno, node.lineno, dotted), fields))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 src = "\n".join(lines)
@@ -672,14 +674,14 @@ def _config_inventory(builder) -> ConfigInventory:
                             )
                         )
         if loose:
-            _imported_readers(builder, s.config_module, loose)
-            classes.append((s.config_module, R.code(_display(builder, repo_path)), loose))
+            _imported_readers(ev, s.config_module, loose)
+            classes.append((s.config_module, R.code(_display(ev, repo_path)), loose))
 
     for owner, _, fields in classes:
         methods[owner] = {f.name for f in fields} | {
             n.rsplit(".", 1)[-1] for n in index.functions if n.startswith(owner + ".")
         }
-    assigned = _classify_bases(builder, methods, s.config_module)
+    assigned = _classify_bases(ev, methods, s.config_module)
     for owner, _, fields in classes:
         by_name = {f.name: f for f in fields}
         for read in index.attribute_reads:
@@ -699,37 +701,37 @@ def _config_inventory(builder) -> ConfigInventory:
 LOADED_CONFIG = "loaded config"  # the request that calls a model_config loader (a function returning a dict)
 
 
-def config_requests(builder) -> dict[str, Request | TraceError]:
+def config_requests(s: Settings, index: CodeIndex) -> dict[str, Request | TraceError]:
     """When ``model_config`` names a function (one that loads the config from YAML or JSON): one call of it."""
-    name = builder.settings.model_config
-    fn = builder.index.functions.get(name) if name else None
+    name = s.model_config
+    fn = index.functions.get(name) if name else None
     if fn is None:
         return {}
     return {LOADED_CONFIG: Request(f"{fn.name}()", fn.module, fn.name[len(fn.module) + 1 :])}
 
 
-def _module_and_name(builder, dotted: str) -> tuple[Path, str] | None:
+def _module_and_name(ev: Evidence, dotted: str) -> tuple[Path, str] | None:
     """The source file of module ``a.b`` and the name ``c`` for ``a.b.c``, when that file exists."""
     parts = dotted.split(".")
     for i in range(len(parts) - 1, 0, -1):
-        base = builder.settings.source_root / Path(*parts[:i])
+        base = ev.settings.source_root / Path(*parts[:i])
         for path in (base.with_suffix(".py"), base / "__init__.py"):
             if path.is_file():
                 return path, ".".join(parts[i:])
     return None
 
 
-def _dict_config(builder, dotted: str) -> tuple[str, str, list[ConfigField]]:
+def _dict_config(ev: Evidence, dotted: str) -> tuple[str, str, list[ConfigField]]:
     """The fields of a config kept in a dict: a module-level dict literal, or what a loader function returns."""
-    s = builder.settings
-    fn = builder.index.functions.get(dotted)
+    s = ev.settings
+    fn = ev.index.functions.get(dotted)
     if fn is not None:
-        return _loaded_config(builder, fn)
-    found = _module_and_name(builder, dotted)
+        return _loaded_config(ev, fn)
+    found = _module_and_name(ev, dotted)
     node = None
     if found is not None:
         path, name = found
-        for stmt in _tree(builder, path).body:
+        for stmt in ev.tree(path).body:
             targets = (
                 stmt.targets
                 if isinstance(stmt, ast.Assign)
@@ -742,7 +744,7 @@ def _dict_config(builder, dotted: str) -> tuple[str, str, list[ConfigField]]:
     if node is None:
         raise TraceError(
             f"setting model_config names '{dotted}', which is not a class, a function or a module-level "
-            f"dict of the source{did_you_mean(dotted, [*builder.index.classes, *builder.index.functions])}; "
+            f"dict of the source{did_you_mean(dotted, [*ev.index.classes, *ev.index.functions])}; "
             "fix model_config in [tool.docs_hooks]"
         )
     repo_path = s.rel(path)
@@ -761,38 +763,38 @@ def _dict_config(builder, dotted: str) -> tuple[str, str, list[ConfigField]]:
                     key.lineno,
                 )
             )
-    values = _recorded_config(builder)
+    values = _recorded_config(ev)
     for f in fields:
         if f.name in values:
             f.in_effect, f.has_effect = values[f.name], True
         f.set_by.append(f"the literal {R.code(dotted)}")
-    _dict_readers(builder, fields)
-    return dotted, _line_link(builder, repo_path, node.lineno, node.lineno, dotted), fields
+    _dict_readers(ev, fields)
+    return dotted, _line_link(ev, repo_path, node.lineno, node.lineno, dotted), fields
 
 
-def _recorded_config(builder) -> dict:
+def _recorded_config(ev: Evidence) -> dict:
     """The config the model run helper's ``config()`` returned, as a dict; empty when there is no model run."""
-    if builder.settings.model_run is None:
+    if ev.settings.model_run is None:
         return {}
-    value = recording(builder, CONFIG).result
+    value = ev.recording(CONFIG).result
     return dict(value.fields) if isinstance(value, Opaque) else dict(value) if isinstance(value, dict) else {}
 
 
 _DATA_FILE = re.compile(r".+\.(ya?ml|json)$")
 
 
-def _loaded_config(builder, fn: Function) -> tuple[str, str, list[ConfigField]]:
+def _loaded_config(ev: Evidence, fn: Function) -> tuple[str, str, list[ConfigField]]:
     """The fields of the dict ``fn()`` returns (it reads YAML or JSON): each defined on its line of the data file
     the function names, when it names one, else by the function."""
-    s = builder.settings
-    value = recording(builder, LOADED_CONFIG).result
+    s = ev.settings
+    value = ev.recording(LOADED_CONFIG).result
     if not isinstance(value, dict):
         raise TraceError(
             f"setting model_config names {fn.name}, which returned {type(value).__name__}, not a dict; "
             "name a function that returns the config as a dict"
         )
     data = None
-    for node in ast.walk(_def_node(builder, fn)):
+    for node in ast.walk(_def_node(ev, fn)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DATA_FILE.fullmatch(node.value):
             for base in (fn.file.parent, s.project_root):
                 if (base / node.value).is_file():
@@ -807,22 +809,22 @@ def _loaded_config(builder, fn: Function) -> tuple[str, str, list[ConfigField]]:
         where = (s.rel(data), line) if line else (fn.repo_path, fn.start)
         meaning = text[line - 1].partition(" #")[2].strip() if line else ""  # a YAML comment on the key's line
         field_ = ConfigField(fn.name, str(key), _fmt(val), meaning, where[0], where[1], val, True)
-        field_.set_by.append(f"{R.code(fn.name + '()')} {builder.links.line_link(fn, fn.start, fn.end)} loads it")
+        field_.set_by.append(f"{R.code(fn.name + '()')} {ev.links.line_link(fn, fn.start, fn.end)} loads it")
         fields.append(field_)
-    _dict_readers(builder, fields)
-    head = _line_link(builder, s.rel(data), 1, 1, fn.name) if data else builder.links.line_link(fn, fn.start, fn.start)
+    _dict_readers(ev, fields)
+    head = _line_link(ev, s.rel(data), 1, 1, fn.name) if data else ev.links.line_link(fn, fn.start, fn.start)
     return fn.name, head, fields
 
 
-def _dict_readers(builder, fields: list[ConfigField]) -> None:
+def _dict_readers(ev: Evidence, fields: list[ConfigField]) -> None:
     """Who reads each key of a dict config: ``cfg["lr"]`` or ``cfg.get("lr")`` in the source, where every key the
     function reads through that name is a key of the config (a dict of other keys is another dict)."""
     by_name = {f.name: f for f in fields}
-    for fn in sorted(builder.index.functions.values(), key=lambda f: (f.repo_path, f.start)):
+    for fn in sorted(ev.index.functions.values(), key=lambda f: (f.repo_path, f.start)):
         if fn.is_test:
             continue
         reads: dict[str, list[tuple[str, int]]] = {}
-        for node in ast.walk(_def_node(builder, fn)):
+        for node in ast.walk(_def_node(ev, fn)):
             key, base = None, None
             if (
                 isinstance(node, ast.Subscript)
@@ -846,25 +848,25 @@ def _dict_readers(builder, fields: list[ConfigField]) -> None:
                     by_name[k].readers.append((fn, line))
 
 
-def _imported_readers(builder, module: str, fields: list[ConfigField]) -> None:
+def _imported_readers(ev: Evidence, module: str, fields: list[ConfigField]) -> None:
     """Who reads a module constant imported by name (``from config import LR``, then ``LR``)."""
     by_name = {f.name: f for f in fields}
-    for fn in builder.index.functions.values():
+    for fn in ev.index.functions.values():
         if fn.is_test:
             continue
         imported = {}
-        for node in _tree(builder, fn.file).body:
+        for node in ev.tree(fn.file).body:
             if isinstance(node, ast.ImportFrom) and node.module == module and not node.level:
                 imported.update({a.asname or a.name: a.name for a in node.names if a.name in by_name})
         if not imported:
             continue
-        for node in ast.walk(_def_node(builder, fn)):
+        for node in ast.walk(_def_node(ev, fn)):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in imported:
                 by_name[imported[node.id]].readers.append((fn, node.lineno))
 
 
 def _classify_bases(
-    builder, attrs_of: dict[str, set[str]], config_module: str | None
+    ev, attrs_of: dict[str, set[str]], config_module: str | None
 ) -> dict[tuple[str, str], list[str]]:
     """Which config class each (function, name) reads through: ``cfg`` in block_forward -> ModelConfig.
 
@@ -874,7 +876,7 @@ def _classify_bases(
     (a reader is never dropped). ``self`` in a config class's methods is that class;
     the config module's own name reads its module-level values.
     """
-    index = builder.index
+    index = ev.index
     groups: dict[tuple[str, str], set[str]] = {}
     by_base: dict[str, set[str]] = {}
     for read in index.attribute_reads:
@@ -901,16 +903,16 @@ def _classify_bases(
     return out
 
 
-def _setters(builder, dotted: str, fields: list[ConfigField]) -> None:
+def _setters(ev: Evidence, dotted: str, fields: list[ConfigField]) -> None:
     """Who sets each field: every call that constructs the class (``ModelConfig(...)``, ``ModelConfig.from_dict(...)``)."""
-    index = builder.index
+    index = ev.index
     short = dotted.rsplit(".", 1)[-1]
     own = {n.rsplit(".", 1)[-1] for n in index.functions if n.startswith(dotted + ".")}
     by_name = {f.name: f for f in fields}
     for fn in sorted(index.functions.values(), key=lambda f: (f.repo_path, f.start)):
         if fn.is_test or fn.name.startswith(dotted + "."):
             continue
-        for node in ast.walk(_def_node(builder, fn)):
+        for node in ast.walk(_def_node(ev, fn)):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -933,9 +935,9 @@ def _setters(builder, dotted: str, fields: list[ConfigField]) -> None:
                 None,
             )
             link = (
-                builder.links.line_link(fn, stmt.start, stmt.end)
+                ev.links.line_link(fn, stmt.start, stmt.end)
                 if stmt
-                else builder.links.line_link(fn, node.lineno, node.lineno)
+                else ev.links.line_link(fn, node.lineno, node.lineno)
             )
             who = f"{R.code(fn.name)} {link}"
             if via:
@@ -964,13 +966,13 @@ def _setters(builder, dotted: str, fields: list[ConfigField]) -> None:
                     f.set_by.append(f"{who} does not pass it: the default applies")
 
 
-def _field_rows(builder, fields: list[ConfigField], show_owner: bool) -> list[list[str]]:
+def _field_rows(ev: Evidence, fields: list[ConfigField], show_owner: bool) -> list[list[str]]:
     rows = []
     for f in fields:
         name = R.code(f"{f.owner.rsplit('.', 1)[-1]}.{f.name}" if show_owner else f.name)
         if f.meaning:
             name += f"<br>{R.esc(f.meaning)}"
-        defined = _line_link(builder, f.repo_path, f.line, f.line, f"{f.owner}.{f.name}")
+        defined = _line_link(ev, f.repo_path, f.line, f.line, f"{f.owner}.{f.name}")
         default = R.code(f.default) if f.default is not None else "none: every caller must pass it"
         set_by = "<br>".join(f.set_by) or "nothing in the source constructs it: the default applies"
         effect = R.code(_fmt(f.in_effect)) if f.has_effect else "not recorded"
@@ -979,7 +981,7 @@ def _field_rows(builder, fields: list[ConfigField], show_owner: bool) -> list[li
             for fn, line in f.readers:
                 by_fn.setdefault(fn.name, []).append((fn, line))
             read = "<br>".join(
-                f"{R.code(name)} " + ", ".join(builder.links.line_link(fn, line, line) for fn, line in reads)
+                f"{R.code(name)} " + ", ".join(ev.links.line_link(fn, line, line) for fn, line in reads)
                 for name, reads in by_fn.items()
             )
         else:
@@ -994,19 +996,18 @@ CONFIG_HEADERS = ["Field", "Defined at", "Default", "Set by", "In effect", "Read
 NO_CONFIG = "no config to show: set model_config (a dataclass or a dict) or config_module in [tool.docs_hooks]"
 
 
-def _some_config(builder) -> ConfigInventory:
-    inv = config_inventory(builder)
+def _some_config(ev: Evidence) -> ConfigInventory:
+    inv = config_inventory(ev)
     if not any(fields for _, _, fields in inv.groups):
         raise TraceError(NO_CONFIG)
     return inv
 
 
-def config_block(ctx, block) -> str:
-    b = ctx.builder
-    inv = _some_config(b)
-    names = block.data.get("fields")
+def config_fields_table(ev: Evidence, names: list[str]) -> str:
+    """The config fields a trace-config block names (every field when it names none)."""
+    inv = _some_config(ev)
     if not names:
-        return _config_tables(b, inv)
+        return _config_tables(ev, inv)
     chosen: list[ConfigField] = []
     for name in names:
         hits = inv.lookup(name)
@@ -1016,30 +1017,120 @@ def config_block(ctx, block) -> str:
                 f"the fields are: {', '.join(dict.fromkeys(inv.names()))}"
             )
         chosen.extend(hits)
-    return R.table(CONFIG_HEADERS, _field_rows(b, chosen, True), "trace-table trace-config") + "\n"
+    return R.table(CONFIG_HEADERS, _field_rows(ev, chosen, True), "trace-table trace-config") + "\n"
 
 
-def _config_tables(builder, inv: ConfigInventory) -> str:
+def _config_tables(ev: Evidence, inv: ConfigInventory) -> str:
     out = []
     for owner, link, fields in inv.groups:
         out.append(f'<p class="trace-config-owner">{R.code(owner)} {link}</p>')
-        out.append(R.table(CONFIG_HEADERS, _field_rows(builder, fields, False), "trace-table trace-config"))
+        out.append(R.table(CONFIG_HEADERS, _field_rows(ev, fields, False), "trace-table trace-config"))
     return "\n".join(out) + "\n"
 
 
-def config_inventory_block(ctx, block) -> str:
-    return _config_tables(ctx.builder, _some_config(ctx.builder))
+def config_table(ev: Evidence) -> str:
+    return _config_tables(ev, _some_config(ev))
 
 
-# ----------------------------------------------------------------------------- trace-inventory
+# ----------------------------------------------------------------------------- the kinds
 
 
-def inventory_block(ctx, block) -> str:
-    kind = block.data["of"]
-    handler = ctx.builder.inventory_kinds.get(kind)
-    if handler is None:
-        raise TraceError(
-            f"trace-inventory of: {kind} has no generator in this build; "
-            f"available: {', '.join(sorted(ctx.builder.inventory_kinds))}"
-        )
-    return handler(ctx, block)
+def parameter_requests(project: Project) -> dict[str, Request | TraceError]:
+    """What the parameter inventory records: the model run's config and init_params, with the decay rule."""
+    return {**model_requests(project.settings), **inventory_requests(project.settings, project.index)}
+
+
+def config_requests_of(project: Project) -> dict[str, Request | TraceError]:
+    """What the config inventory records: the model run's config, and a loader function's dict."""
+    return {**model_requests(project.settings), **config_requests(project.settings, project.index)}
+
+
+@dataclass(frozen=True)
+class InventoryPlan:
+    """A block that shows an inventory: which, the requests it reads, and what of the block it needs."""
+
+    of: str  # "params", "config", or a trace-inventory table ("parameters", "matrix", ...)
+    page: str
+    block: Block
+    project: Project
+    requests: dict
+
+    @property
+    def reads_site(self) -> bool:
+        """A site-wide table reads every page's entries."""
+        return self.of in matrix.TABLES
+
+    def evidence(self, results: Results, links: Links) -> Evidence:
+        return Evidence(self.project, results, links, self.requests)
+
+
+class ParamsKind:
+    name = "params"
+    spec = BLOCK_KINDS["params"]
+
+    def resolve(self, block: Block, scope: Scope) -> InventoryPlan:
+        return InventoryPlan("params", scope.page, block, scope.project, parameter_requests(scope.project))
+
+    def needs(self, plan: InventoryPlan, done: Mapping) -> list[Need]:
+        return requests_of(plan.requests)
+
+    def render(self, plan: InventoryPlan, results: Results, links: Links) -> Rendered:
+        ev = plan.evidence(results, links)
+        inv = parameters(ev)
+        chosen, roles = choose_params(inv, plan.block)
+        return Rendered(_param_table(ev, chosen, roles, model_run(ev).dims, inv.rule))
+
+
+class ConfigKind:
+    name = "config"
+    spec = BLOCK_KINDS["config"]
+
+    def resolve(self, block: Block, scope: Scope) -> InventoryPlan:
+        return InventoryPlan("config", scope.page, block, scope.project, config_requests_of(scope.project))
+
+    def needs(self, plan: InventoryPlan, done: Mapping) -> list[Need]:
+        return requests_of(plan.requests)
+
+    def render(self, plan: InventoryPlan, results: Results, links: Links) -> Rendered:
+        return Rendered(config_fields_table(plan.evidence(results, links), plan.block.data.get("fields") or []))
+
+
+def _site(plan: InventoryPlan, results: Results, links: Links) -> Site:
+    s = plan.project.settings
+    tests_running = results.tests_running if s.coverage_tests else None
+    return Site(
+        results.site, plan.project.index, plan.project.graph, links, results.spec, s.spec_pdf or "spec.pdf", tests_running
+    )
+
+
+# trace-inventory of: ... -> (what it records, how it is made)
+TABLES = {
+    "parameters": (parameter_requests, lambda plan, results, links: parameters_table(plan.evidence(results, links))),
+    "config": (config_requests_of, lambda plan, results, links: config_table(plan.evidence(results, links))),
+    **{
+        name: (lambda project: {}, lambda plan, results, links, table=table: table(_site(plan, results, links), plan.page))
+        for name, table in matrix.TABLES.items()
+    },
+}
+
+
+class InventoryKind:
+    name = "inventory"
+    spec = BLOCK_KINDS["inventory"]
+
+    def resolve(self, block: Block, scope: Scope) -> InventoryPlan:
+        of = block.data["of"]
+        if of not in TABLES:
+            raise TraceError(
+                f"trace-inventory of: {of} has no generator in this build; available: {', '.join(sorted(TABLES))}"
+            )
+        return InventoryPlan(of, scope.page, block, scope.project, TABLES[of][0](scope.project))
+
+    def needs(self, plan: InventoryPlan, done: Mapping) -> list[Need]:
+        needs: list[Need] = list(requests_of(plan.requests))
+        if plan.of == "matrix" and plan.project.settings.coverage_tests:
+            needs.append(COVERAGE)
+        return needs
+
+    def render(self, plan: InventoryPlan, results: Results, links: Links) -> Rendered:
+        return Rendered(TABLES[plan.of][1](plan, results, links))

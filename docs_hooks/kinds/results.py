@@ -10,13 +10,19 @@ which files differ, so a reader knows the figures come from older code.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from docs_hooks.base.atomic import atomic_write
 from docs_hooks.base.errors import TraceError
-from docs_hooks.read.blocks import within_root
+from docs_hooks.base.settings import Settings
+from docs_hooks.kinds.base import Rendered, Scope
+from docs_hooks.read.blocks import BLOCK_KINDS, Block, within_root
 from docs_hooks.render import html as R
 from docs_hooks.render import sources
+from docs_hooks.render.links import Links
+from docs_hooks.run.results import Need, Results
 
 RECORD = "python -m docs_hooks results"
 
@@ -269,19 +275,60 @@ def _stale_html(stale: list[str], code_link) -> str:
     )
 
 
-def results_block(ctx, block) -> str:
-    b = ctx.builder
-    shown_as = block.data["file"]
-    try:
-        data = load(b.settings.project_root / within_root(shown_as, "field 'file' of block 'trace-results'"), shown_as)
-    except TraceError as err:
-        raise err.at(ctx.page, block.field_line("file")) from None
-    prefix = b.settings.rel(b.settings.source_root) + "/"
-    stale = stale_files(data, b.index.file_digests, prefix)
+def source_prefix(settings: Settings) -> str:
+    """What the repo paths of the source files start with: ``src/``, or nothing when the source is the
+    project's root (``source_root = "."``)."""
+    rel = settings.rel(settings.source_root)
+    return "" if rel in (".", "") else rel.rstrip("/") + "/"
 
-    def code_link(repo_path: str) -> str:
-        return R.link(R.code(repo_path), b.settings.github_url(repo_path) or sources.target(repo_path))
 
-    if block.data.get("show", "run") == "clipping":
-        return clipping_table(data, shown_as, _stale_html(stale, code_link))
-    return render(data, shown_as, stale, code_link)
+@dataclass(frozen=True)
+class ResultsPlan:
+    path: Path  # the stamped run
+    shown_as: str  # as the page names it
+    show: str  # "run" or "clipping"
+    page: str
+    line: int  # the line of the field 'file'
+    prefix: str  # the source files' repo paths start with it
+    file_digests: dict[str, str]  # the code as it is now, file by file
+    settings: Settings
+
+
+class ResultsKind:
+    name = "results"
+    spec = BLOCK_KINDS["results"]
+
+    def resolve(self, block: Block, scope: Scope) -> ResultsPlan:
+        s = scope.project.settings
+        shown_as = block.data["file"]
+        try:
+            path = s.project_root / within_root(shown_as, "field 'file' of block 'trace-results'")
+        except TraceError as err:
+            raise err.at(scope.page, block.field_line("file")) from None
+        return ResultsPlan(
+            path,
+            shown_as,
+            block.data.get("show", "run"),
+            scope.page,
+            block.field_line("file"),
+            source_prefix(s),
+            scope.project.index.file_digests,
+            s,
+        )
+
+    def needs(self, plan: ResultsPlan, done: Mapping) -> list[Need]:
+        return []
+
+    def render(self, plan: ResultsPlan, results: Results, links: Links) -> Rendered:
+        try:
+            data = load(plan.path, plan.shown_as)
+        except TraceError as err:
+            raise err.at(plan.page, plan.line) from None
+        stale = stale_files(data, plan.file_digests, plan.prefix)
+
+        def code_link(repo_path: str) -> str:
+            return R.link(R.code(repo_path), plan.settings.github_url(repo_path) or sources.target(repo_path))
+
+        if plan.show == "clipping":
+            return Rendered(clipping_table(data, plan.shown_as, _stale_html(stale, code_link)))
+        return Rendered(render(data, plan.shown_as, stale, code_link))

@@ -156,6 +156,10 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
         },
         "training results from a real, cached run",
     ),
+    "source": BlockSpec(
+        {"file": FieldSpec("str", True, help="the source file shown, from the project root, e.g. src/ops.py")},
+        "a file of the code, line by line with an anchor each, and what cites each line (the source pages)",
+    ),
 }
 
 
@@ -187,6 +191,22 @@ class Page:
     @property
     def blocks(self) -> list[Block]:
         return [s for s in self.segments if isinstance(s, Block)]
+
+
+def slug(text: str) -> str:
+    """An anchor made from a title: ``LayerNorm forward`` -> ``layernorm-forward``."""
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return s or "entry"
+
+
+H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+
+
+def page_title(text: str, path: str) -> str:
+    """A page's first level-one heading (its front matter left out); its file name when it has none."""
+    m = H1.search(FRONT_MATTER.sub("", text))
+    return m.group(1) if m else Path(path).stem
 
 
 @functools.cache

@@ -117,11 +117,6 @@ def error_box(message: str) -> str:
     return f'<div class="admonition failure trace-error"><p class="admonition-title">Trace error</p><p>{esc(message)}</p></div>\n'
 
 
-def slug(text: str) -> str:
-    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return s or "entry"
-
-
 def error_text(message: str) -> str:
     """A problem shown inline, inside a table cell."""
     return f'<code class="trace-error">{esc(message)}</code>'

@@ -19,8 +19,9 @@ class Links:
     def __init__(self, settings: Settings, index: CodeIndex):
         self.settings = settings
         self.index = index
-        self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the adapter)
-        self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the adapter)
+        self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the front end)
+        self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the front end)
+        self.directory_urls = True  # the builder's use_directory_urls: page.md is page/ (else page.html)
 
     def url(self, fn: Function, start: int | None = None, end: int | None = None) -> str:
         """The permanent link to a span of code on the repository host; without ``repo_url``, the span on
@@ -55,21 +56,24 @@ class Links:
         return "<br>".join(groups)
 
     def source_url(self, repo_path: str) -> str:
-        """The site URL of a file's source page: as the adapter made it, else MkDocs' directory URL."""
-        return self.source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"
+        """The site URL of a file's source page: as the front end made it, else the builder's URL of it."""
+        if repo_path in self.source_pages:
+            return self.source_pages[repo_path]
+        return f"{sources.PREFIX}/{repo_path}/" if self.directory_urls else f"{sources.PREFIX}/{repo_path}.html"
 
     def source_links(self, page: str, html: str) -> str:
         """``html`` of ``page`` with its links to source pages made relative to the page (see sources)."""
         return sources.relative_links(html, self.page_url(page), self.source_url)
 
     def page_url(self, page: str) -> str:
-        """The URL of a page inside the site: from the adapter, else MkDocs' directory URLs."""
+        """The URL of a page inside the site: from the front end, else as the builder makes it (directory
+        URLs, as MkDocs and Zensical do by default, or ``page.html``)."""
         if page in self.page_urls:
             return self.page_urls[page]
         rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
         if rel == "index.md" or rel.endswith("/index.md"):
-            return rel[: -len("index.md")]
-        return rel[: -len(".md")] + "/"
+            return rel[: -len("index.md")] if self.directory_urls else rel[: -len(".md")] + ".html"
+        return rel[: -len(".md")] + "/" if self.directory_urls else rel[: -len(".md")] + ".html"
 
     def relative_url(self, page: str, target: str) -> str:
         """A link from ``page`` to a path of the site, as the browser resolves it."""

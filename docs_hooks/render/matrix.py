@@ -13,17 +13,36 @@ covers are folded by module.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from docs_hooks.expand import Builder
+from docs_hooks.base.errors import TraceError
+from docs_hooks.read.spec import SpecIndex
 from docs_hooks.render import html as R
 from docs_hooks.render import sections
-from docs_hooks.resolve.codeindex import Function
-from docs_hooks.resolve.entries import EntryData, EquationData, role_words
+from docs_hooks.render.links import Links
+from docs_hooks.resolve.anchors import Resolved
+from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.codeindex import CodeIndex, Function
+from docs_hooks.resolve.entries import EntryData, EquationData, SiteEntries, role_words
 
-H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
-FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+
+@dataclass
+class Site:
+    """What the site-wide tables are made from: every page's entries, the code and its call graph, the links,
+    the specification, and the tests that ran each line (``tests_running``; None when line coverage is not
+    set up; it raises the coverage run's TraceError when that run failed)."""
+
+    entries: SiteEntries
+    index: CodeIndex
+    graph: CallGraph
+    links: Links
+    spec: SpecIndex | None
+    spec_pdf: str
+    tests_running: Callable[[list[Resolved]], list[str]] | None
+
+    def pdf_reference(self, page: str, labels: list[str]) -> str:
+        return sections.spec_refs(self.spec, self.links, self.spec_pdf, page, labels)
 
 
 @dataclass
@@ -38,42 +57,34 @@ class MatrixRow:
     direct: list[str]  # tests that call one of them
 
 
-def page_title(builder: Builder, page: str) -> str:
-    """The page's first level-one heading; its file name when it has none."""
-    path = builder.settings.project_root / page
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    m = H1.search(FRONT_MATTER.sub("", text))
-    return m.group(1) if m else path.stem
-
-
-def matrix_rows(builder: Builder) -> list[MatrixRow]:
+def matrix_rows(site: Site) -> list[MatrixRow]:
     """Every equation of every page, in page order."""
     rows = []
-    for page, entries in builder.site_entries().items():
-        title = page_title(builder, page)
+    for page, entries in site.entries.pages.items():
+        title = site.entries.titles.get(page, page)
         for entry in entries:
             for eq in entry.equations:
                 functions = list({r.function.name: r.function for r in eq.resolved}.values()) or entry.functions
-                rows.append(MatrixRow(page, title, entry, eq, functions, builder.graph.tested_by(functions)))
+                rows.append(MatrixRow(page, title, entry, eq, functions, site.graph.tested_by(functions)))
     return rows
 
 
-def _page_link(builder: Builder, here: str, page: str, anchor: str, label_html: str, title: str = "") -> str:
-    url = builder.links.page_url(page)
-    return R.link(label_html, f"{builder.links.relative_url(here, url)}#{anchor}", title)
+def _page_link(site: Site, here: str, page: str, anchor: str, label_html: str, title: str = "") -> str:
+    url = site.links.page_url(page)
+    return R.link(label_html, f"{site.links.relative_url(here, url)}#{anchor}", title)
 
 
-def _short(builder: Builder, test: str) -> str:
+def _short(site: Site, test: str) -> str:
     """A test's name inside its module: ``test_x``, or ``TestCase.test_x`` for a method."""
-    fn = builder.index.functions.get(test)
+    fn = site.index.functions.get(test)
     return (
         test[len(fn.module) + 1 :] if fn is not None and test.startswith(fn.module + ".") else test.rsplit(".", 1)[-1]
     )
 
 
-def _names(builder: Builder, tests: list[str]) -> str:
+def _names(site: Site, tests: list[str]) -> str:
     """Short names in one line of text: the list a row folds can be long, and the page lists one per equation."""
-    return R.esc(", ".join(_short(builder, t) for t in tests))
+    return R.esc(", ".join(_short(site, t) for t in tests))
 
 
 # (header, width in % at desktop size, how the script sorts it)
@@ -89,7 +100,7 @@ COLUMNS = [
 ]
 
 
-def matrix(builder: Builder, here: str) -> str:
+def matrix(site: Site, here: str) -> str:
     """Equations x code x tests x spec, one row per equation.
 
     The names of the tests behind each row's count are folded in the row. Many
@@ -98,21 +109,10 @@ def matrix(builder: Builder, here: str) -> str:
     ``<template>``; trace-matrix.js puts it into a row's ``<details>`` when the
     row is opened, and searches it when the table is filtered.
     """
-    covered = bool(builder.settings.coverage_tests)
-    rows = matrix_rows(builder)
-    statics = [(tuple(row.direct), *builder.graph.reached_shown(row.functions)) for row in rows]
-    table_key = tuple(
-        (
-            row.page,
-            row.eq.id,
-            tuple((r.function.name, r.start, r.end) for r in row.eq.resolved),
-            static[0],
-            tuple(static[1]),
-            static[2],
-        )
-        for row, static in zip(rows, statics)
-    )
-    lists = _TestLists(builder, rows, statics)
+    covered = site.tests_running is not None
+    rows = matrix_rows(site)
+    statics = [(tuple(row.direct), *site.graph.reached_shown(row.functions)) for row in rows]
+    lists = _TestLists(site, rows, statics)
     body = []
     for i, row in enumerate(rows):
         eq, entry = row.eq, row.entry
@@ -121,7 +121,7 @@ def matrix(builder: Builder, here: str) -> str:
                 R.code(fn.short_name)
                 + " "
                 + ", ".join(
-                    builder.links.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn
+                    site.links.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn
                 )
                 for fn in row.functions
                 if any(r.function is fn for r in eq.resolved)
@@ -129,22 +129,22 @@ def matrix(builder: Builder, here: str) -> str:
             or "no code"
         )
         cells = [
-            f"<td>{_page_link(builder, here, row.page, f'eq-{eq.id}', R.esc(eq.title))}</td>",
-            f"<td>{_page_link(builder, here, row.page, entry.id, R.esc(row.page_title), entry.title)}</td>",
+            f"<td>{_page_link(site, here, row.page, f'eq-{eq.id}', R.esc(eq.title))}</td>",
+            f"<td>{_page_link(site, here, row.page, entry.id, R.esc(row.page_title), entry.title)}</td>",
             f"<td>{R.badge(entry.status)}</td>",
             f"<td>{R.esc(role_words(eq))}</td>",
             f"<td>{code}</td>",
             f'<td data-sort="{len(row.direct)}">{len(row.direct)}</td>',
-            builder.late.defer(lambda i=i: lists.cell(i), _error_cells, ("matrix tests", table_key, i)),
+            lists.cell(i),
         ]
-        if builder.spec is not None:  # no specification configured: no column for it
-            cells.append(f"<td>{builder.pdf_reference(here, entry.spec)}</td>")
+        if site.spec is not None:  # no specification configured: no column for it
+            cells.append(f"<td>{site.pdf_reference(here, entry.spec)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    columns = COLUMNS if builder.spec is not None else [c for c in COLUMNS if c[0] != "Specification"]
+    columns = COLUMNS if site.spec is not None else [c for c in COLUMNS if c[0] != "Specification"]
     heads = [h or ("Tests that run its lines" if covered else "Tests that reach it") for h, _, _ in columns]
     cols = "".join(f'<col style="width:{w}%">' for _, w, _ in columns)
     head = "".join(f'<th data-sort-type="{kind}">{R.esc(h)}</th>' for h, (_, _, kind) in zip(heads, columns))
-    templates = builder.late.defer(lists.templates, lambda message: "", ("matrix test lists", table_key))
+    templates = lists.templates()
     return (
         f'<div class="trace-table-wrap trace-matrix-wrap" data-search-exclude>'
         f'<table class="trace-table trace-matrix"><colgroup>{cols}</colgroup>'
@@ -155,16 +155,20 @@ def matrix(builder: Builder, here: str) -> str:
 class _TestLists:
     """The tests cell of every row of one matrix, and the distinct lists of names they fold, made once."""
 
-    def __init__(self, builder: Builder, rows: list[MatrixRow], statics: list[tuple]):
-        self.builder, self.rows, self.statics = builder, rows, statics
+    def __init__(self, site: Site, rows: list[MatrixRow], statics: list[tuple]):
+        self.site, self.rows, self.statics = site, rows, statics
         self._made: tuple[list[str], dict[str, int]] | None = None
 
     def _make(self) -> tuple[list[str], dict[str, int]]:
         if self._made is None:
             cells: list[str] = []
             lists: dict[str, int] = {}
-            for row, static in zip(self.rows, self.statics):
-                count, body = _tests_of(self.builder, row, static)
+            try:
+                made = [_tests_of(self.site, row, static) for row, static in zip(self.rows, self.statics)]
+            except TraceError as err:  # the coverage run failed: every row says so (the entries report it)
+                self._made = ([_error_cells(err.message)] * len(self.rows), {})
+                return self._made
+            for count, body in made:
                 if body is None:
                     cells.append(f'<td data-sort="{count}">{count}</td>')
                     continue
@@ -184,12 +188,12 @@ class _TestLists:
         return "".join(f'<template data-tests="{n}">{body}</template>' for body, n in self._make()[1].items())
 
 
-def _tests_of(builder: Builder, row: MatrixRow, static: tuple) -> tuple[int, str | None]:
+def _tests_of(site: Site, row: MatrixRow, static: tuple) -> tuple[int, str | None]:
     """How many tests ran the equation's lines (line coverage), else reach it through the call graph; and
     their names, each once, those that also call its function first (None when there are none)."""
     direct, reached, more = static
-    measured = builder.workers.coverage is not None
-    tests = builder.workers.tests_running(row.eq.resolved) if measured else list(direct) + reached
+    measured = site.tests_running is not None
+    tests = site.tests_running(row.eq.resolved) if site.tests_running is not None else list(direct) + reached
     if not tests and not direct:
         return 0, None
     fns = R.code(", ".join(f.short_name for f in row.functions))
@@ -199,12 +203,12 @@ def _tests_of(builder: Builder, row: MatrixRow, static: tuple) -> tuple[int, str
     verb = "run its lines" if measured else "reach it"
     parts = []
     if calling:
-        parts.append(f"Call {fns} and {verb}: {_names(builder, calling)}")
+        parts.append(f"Call {fns} and {verb}: {_names(site, calling)}")
     if idle:
-        parts.append(f"Call {fns} but do not run these lines: {_names(builder, idle)}")
+        parts.append(f"Call {fns} but do not run these lines: {_names(site, idle)}")
     if others:
         parts.append(
-            f"{verb.capitalize()} through other functions: {_names(builder, others)}"
+            f"{verb.capitalize()} through other functions: {_names(site, others)}"
             + (", and more" if more and not measured else "")
         )
     return len(tests), "".join(f'<p class="trace-matrix-tests">{p}</p>' for p in parts)
@@ -246,9 +250,9 @@ def _grouped(groups: dict[str, list[list[str]]], headers: list[str], what: str, 
     )
 
 
-def uncovered_lines(builder: Builder, here: str) -> str:
+def uncovered_lines(site: Site, here: str) -> str:
     """Statements of documented functions that no equation references, folded by module."""
-    entries = builder.site_entries()
+    entries = site.entries.pages
     covered: dict[str, set[int]] = {}
     for page_entries in entries.values():
         for entry in page_entries:
@@ -258,7 +262,7 @@ def uncovered_lines(builder: Builder, here: str) -> str:
     groups: dict[str, list[list[str]]] = {}
     counts: dict[str, int] = {}
     for name, uses in sorted(documented_functions(entries).items()):
-        fn = builder.index.functions[name]
+        fn = site.index.functions[name]
         if fn.is_test or all(entry.status == "illustrative" for _, entry in uses):
             continue
         left = [
@@ -267,11 +271,11 @@ def uncovered_lines(builder: Builder, here: str) -> str:
         if not left:
             continue
         lines = [n for st in left for n in range(st.start, st.end + 1) if fn.source_lines[n - fn.start].strip()]
-        spans = ", ".join(builder.links.line_link(fn, a, b) for a, b in _ranges(lines))
+        spans = ", ".join(site.links.line_link(fn, a, b) for a, b in _ranges(lines))
         kinds = ", ".join(dict.fromkeys(st.kind for st in left))
         page, entry = uses[0]
         groups.setdefault(fn.display_path, []).append(
-            [_page_link(builder, here, page, entry.id, R.code(name)), spans, R.esc(kinds)]
+            [_page_link(site, here, page, entry.id, R.code(name)), spans, R.esc(kinds)]
         )
         counts[fn.display_path] = counts.get(fn.display_path, 0) + len(lines)
     if not groups:
@@ -280,11 +284,11 @@ def uncovered_lines(builder: Builder, here: str) -> str:
     return _grouped(groups, ["Function", "Lines no equation references", "What those lines do"], "uncovered", extra)
 
 
-def undocumented_functions(builder: Builder, here: str) -> str:
+def undocumented_functions(site: Site, here: str) -> str:
     """Functions of the source root that no entry documents, folded by module."""
-    documented = documented_functions(builder.site_entries())
+    documented = documented_functions(site.entries.pages)
     missing: list[Function] = [
-        fn for name, fn in sorted(builder.index.functions.items()) if not fn.is_test and name not in documented
+        fn for name, fn in sorted(site.index.functions.items()) if not fn.is_test and name not in documented
     ]
     if not missing:
         return "<p>Every function of the source is documented on some page.</p>\n"
@@ -292,36 +296,36 @@ def undocumented_functions(builder: Builder, here: str) -> str:
     for fn in missing:
         groups.setdefault(fn.display_path, []).append(
             [
-                builder.links.function_link(fn),
-                builder.links.line_link(fn, fn.start, fn.end),
+                site.links.function_link(fn),
+                site.links.line_link(fn, fn.start, fn.end),
                 R.esc((fn.docstring or "").strip().splitlines()[0] if fn.docstring else ""),
             ]
         )
     return _grouped(groups, ["Function", "Lines", "What its docstring says"], "undocumented", {})
 
 
-def uncited_spec(builder: Builder, here: str) -> str:
+def uncited_spec(site: Site, here: str) -> str:
     """Equations of the specification that no entry cites."""
-    if builder.spec is None:
+    if site.spec is None:
         return "<p>No specification is configured.</p>\n"
-    cited = {label for entries in builder.site_entries().values() for e in entries for label in e.spec}
-    missing = [label for label in builder.spec.labels() if label not in cited]
+    cited = {label for e in site.entries.all() for label in e.spec}
+    missing = [label for label in site.spec.labels() if label not in cited]
     if not missing:
         return "<p>Every equation of the specification is cited by some page.</p>\n"
-    rows = [[R.code(label), builder.pdf_reference(here, [label])] for label in missing]
+    rows = [[R.code(label), site.pdf_reference(here, [label])] for label in missing]
     return R.table(["Label", "Where in the specification"], rows, searchable=False) + "\n"
 
 
-def pages_table(builder: Builder, here: str) -> str:
+def pages_table(site: Site, here: str) -> str:
     """Every page with its entries and their status."""
     rows = []
-    for page, entries in builder.site_entries().items():
+    for page, entries in site.entries.pages.items():
         for entry in entries:
             rows.append(
                 [
-                    _page_link(builder, here, page, entry.id, R.esc(entry.title)),
-                    R.badge(entry.status, sections.status_evidence(entry, builder.graph)),
-                    ", ".join(builder.links.function_link(f) for f in entry.functions),
+                    _page_link(site, here, page, entry.id, R.esc(entry.title)),
+                    R.badge(entry.status, sections.status_evidence(entry, site.graph)),
+                    ", ".join(site.links.function_link(f) for f in entry.functions),
                     str(len(entry.equations)),
                 ]
             )
@@ -335,14 +339,3 @@ TABLES = {
     "spec": uncited_spec,
     "pages": pages_table,
 }
-
-
-def site_table_block(table):
-    """The trace-inventory handler of one site-wide ``table``: a placeholder the build fills once every page is read."""
-
-    def handler(ctx, block) -> str:
-        return ctx.builder.late.site_table(
-            lambda: table(ctx.builder, ctx.page), (block.data["of"], ctx.page, block.line), block.line
-        )
-
-    return handler

@@ -9,7 +9,6 @@ that needs the run stage's line coverage comes in as ready HTML
 
 from __future__ import annotations
 
-from docs_hooks.base.errors import TraceError
 from docs_hooks.render import html as R
 from docs_hooks.render import sources
 from docs_hooks.render.links import Links
@@ -30,37 +29,26 @@ def status_evidence(entry: EntryData, graph: CallGraph) -> str:
     return "illustrative: explains, computes nothing in the model"
 
 
-def status_problem(entry: EntryData, graph: CallGraph) -> TraceError | None:
-    """What an entry's status claims, against the call graph: an implemented function some test calls."""
-    if entry.status == "implemented" and not graph.tested_by(entry.functions):
-        return TraceError(
-            f"entry '{entry.title}' is marked implemented, but no test calls "
-            f"{', '.join(f.name for f in entry.functions)}; add a test or change its status",
-            entry.page,
-            entry.line,
-        )
-    return None
-
-
 def entry_header(entry: EntryData, graph: CallGraph) -> str:
     return (
         R.heading(2, R.esc(entry.title), entry.id) + "\n" + R.badge(entry.status, status_evidence(entry, graph)) + "\n"
     )
 
 
-def equation(eq: EquationData, links: Links, formula: str) -> str:
-    """An equation's numbered heading, its formula (``formula``: what stands for it until KaTeX has run),
-    and the lines it is computed at, derived from or contrasted with."""
+def equation_parts(eq: EquationData, links: Links) -> tuple[str, str]:
+    """An equation's numbered heading, and what follows its formula: the lines it is computed at, derived
+    from or contrasted with. The formula itself, shown as a block, goes between the two."""
     refs = ", ".join(links.line_link(r.function, r.start, r.end) for r in eq.resolved)
-    out = R.heading(4, f"({eq.number}) {R.esc(eq.title)}", f"eq-{eq.id}") + "\n" + formula + "\n\n"
+    head = R.heading(4, f"({eq.number}) {R.esc(eq.title)}", f"eq-{eq.id}")
+    tail = "\n"
     if refs:
         words = {
             "computes": f"Computed at {refs}",
             "derived": f"Derived from {refs}",
             "contrast": f"Contrast, not in the code. What the code does instead: {refs}",
         }[eq.role]
-        out += f'<p class="trace-eq-code">{words}</p>\n'
-    return out
+        tail += f'<p class="trace-eq-code">{words}</p>\n'
+    return head, tail
 
 
 def eq_link(eq: EquationData) -> str:
@@ -178,7 +166,7 @@ def coverage_row_error(message: str) -> str:
 
 def spec_refs(spec, links: Links, pdf_path: str, page: str, labels: list[str]) -> str:
     """'Section 4.3, Eq. 30, 31, p. 7', linked to the PDF (``pdf_path`` in the site) at that page."""
-    from docs_hooks.run.spec import NOT_STATED, format_refs
+    from docs_hooks.read.spec import NOT_STATED, format_refs
 
     if not labels or spec is None:
         return NOT_STATED

@@ -7,10 +7,10 @@ cites. A source page shows the module highlighted, one anchor per line
 to those entries and equations: a reader of the code sees which documentation
 depends on a line before changing it.
 
-Links are written page-independently while pages are expanded, as
+Links are written page-independently while a page is rendered, as
 ``docs-hooks-source:src/ops.py#L42-L47``, and made relative to the page that
-holds them when the page is finished (``relative_links``): the same generated
-HTML then serves every page that shows it.
+holds them when the page is done (``relative_links``): the same generated HTML
+then serves every page that shows it.
 """
 
 from __future__ import annotations
@@ -142,12 +142,12 @@ def render_page(
     )
 
 
-def page_markdown(repo_path: str, placeholder: str) -> str:
-    """The Markdown of a source page: its title and the placeholder its body replaces (see render_page)."""
+def page_markdown(repo_path: str) -> str:
+    """The Markdown of a source page: its title and a ``trace-source`` block that shows the file."""
     name = Path(repo_path).name
     # The code needs the width: the page hides the site's navigation and table of contents (Material's hide).
     return (
         f"---\ntitle: {name}\nhide:\n  - navigation\n  - toc\nsearch:\n  exclude: true\n---\n\n"
         f"# `{R.esc(repo_path)}`\n\n"
-        f"{placeholder}\n"
+        f"```trace-source\nfile: {repo_path}\n```\n"
     )

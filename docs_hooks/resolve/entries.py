@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from docs_hooks.base.errors import TraceError
-from docs_hooks.read.blocks import Block, Markdown, Page, prose_lines
-from docs_hooks.render import html as R
+from docs_hooks.read.blocks import Block, Markdown, Page, prose_lines, slug
 from docs_hooks.resolve.anchors import Resolved
+from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Function
 from docs_hooks.resolve.lock import LockEntry
 from docs_hooks.resolve.roles import DEFAULT_ROLE, ROLE_WORDS, computes_problem, symbol_names
@@ -54,6 +54,25 @@ class EntryData:
     equations: list[EquationData] = field(default_factory=list)
 
 
+@dataclass
+class SiteEntries:
+    """The entries of every page of the site, in build order, with each page's title: what the site-wide
+    tables and the source pages read (every page is resolved before any is rendered)."""
+
+    pages: dict[str, list[EntryData]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    version: int = 0  # moved on whenever a page's entries or title change (what the site-wide tables read)
+
+    def set(self, page: str, entries: list[EntryData], title: str) -> None:
+        if self.pages.get(page) != entries or self.titles.get(page) != title:
+            self.pages[page] = entries
+            self.titles[page] = title
+            self.version += 1
+
+    def all(self) -> list[EntryData]:
+        return [e for entries in self.pages.values() for e in entries]
+
+
 def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockEntry]) -> EntryData:
     """A ``trace-entry`` block as an entry: its functions found in the index, its spec labels looked up
     (``spec`` is a SpecIndex, or None when none is configured); each function goes into ``uses`` for the lock."""
@@ -66,7 +85,7 @@ def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockE
             raise TraceError(f"entry '{d['title']}': {err.message}") from None
     entry = EntryData(
         page=page,
-        id=d.get("id") or R.slug(d["title"]),
+        id=d.get("id") or slug(d["title"]),
         title=d["title"],
         status=d["status"],
         functions=functions,
@@ -121,6 +140,18 @@ def read_equation(
         if problem:
             raise TraceError(problem, entry.page, block.line)
     return eq
+
+
+def status_problem(entry: EntryData, graph: CallGraph) -> TraceError | None:
+    """What an entry's status claims, against the call graph: an implemented function some test calls."""
+    if entry.status == "implemented" and not graph.tested_by(entry.functions):
+        return TraceError(
+            f"entry '{entry.title}' is marked implemented, but no test calls "
+            f"{', '.join(f.name for f in entry.functions)}; add a test or change its status",
+            entry.page,
+            entry.line,
+        )
+    return None
 
 
 def entry_symbols(parsed: Page, entry: EntryData, block: Block) -> dict[str, list[str]] | None:

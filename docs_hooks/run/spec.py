@@ -1,81 +1,41 @@
 """Compile the Typst specification and read its equation numbers back.
 
-The documentation cites equations of the specification PDF by label
-(``eq:ln-mean``).  This module compiles the ``.typ`` source with the ``typst``
-package and asks the compiled document, for every labelled display equation,
-which section it is in, which number it got and on which page it landed.  The
-numbers therefore always match the PDF; nothing is counted in Python.
+This module compiles the ``.typ`` source with the ``typst`` package (the
+``spec`` extra: ``pip install 'docs-hooks[spec]'``) in a child process, and asks
+the compiled document, for every labelled display equation, which section it is
+in, which number it got and on which page it landed. The numbers therefore
+always match the PDF; nothing is counted in Python.
 
 The answer is cached in ``cache_dir`` under a hash of every file Typst could
 read (all ``.typ`` files and assets below the source's folder), so an unchanged
-specification is compiled once.
-
-Plain Python and ``typst`` only: this module does not import MkDocs.
+specification is compiled once (see ``read/spec.py``, which reads that cache).
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
+import importlib.util
 import json
-import os
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-import typst
-
 from docs_hooks.base.atomic import atomic_write
-from docs_hooks.base.cachedir import used
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
+from docs_hooks.read.spec import (
+    IGNORE_SYSTEM_FONTS,
+    SpecIndex,
+    SpecRef,
+    cache_paths,
+    display_path,
+    read_cache,
+    source_key,
+)
 
-__all__ = ["SpecRef", "SpecIndex", "compile_spec", "format_refs", "NOT_STATED"]
-
-#: What :func:`format_refs` says when a page cites no equation.
-NOT_STATED = "Not stated in the PDF"
-
-#: Bump when the extraction below or the cache layout changes, so that old
-#: cache entries are not read back.
-_SCHEMA = 1
-
-#: Only the fonts embedded in the typst package are used, so the PDF (and its
-#: page breaks) do not depend on the fonts installed on the machine.
-_IGNORE_SYSTEM_FONTS = True
+__all__ = ["compile_spec"]
 
 #: Seconds the compile may take unless told (the test_timeout setting).
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT
-
-#: Files below the specification's folder that can change the document.
-_SOURCE_SUFFIXES = frozenset(
-    {
-        ".typ",
-        ".bib",
-        ".yml",
-        ".yaml",
-        ".json",
-        ".toml",
-        ".csv",
-        ".xml",
-        ".txt",
-        ".cbor",
-        ".wasm",
-        ".svg",
-        ".png",
-        ".jpg",
-        ".jpeg",
-        ".gif",
-        ".webp",
-        ".pdf",
-        ".otf",
-        ".ttf",
-        ".otc",
-        ".ttc",
-    }
-)
-_SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
 
 # Evaluated by Typst against the compiled document: one dictionary per
 # labelled display equation, in document order.  ``section`` is the heading
@@ -107,114 +67,6 @@ query(math.equation.where(block: true)).filter(e => e.has("label")).map(e => {
 _DIAGNOSTIC_PLACE = re.compile(r"┌─\s*(?P<path>.+?):(?P<line>\d+):(?P<col>\d+)")
 
 
-@dataclass(frozen=True)
-class SpecRef:
-    """Where one labelled equation sits in the compiled specification."""
-
-    label: str
-    section: str  # e.g. "4.3"; "" for an equation before the first numbered heading
-    equation: int
-    page: int
-
-
-@dataclass(frozen=True)
-class SpecIndex:
-    """The labelled equations of one compiled specification."""
-
-    source: Path
-    refs: dict[str, SpecRef]  # by label, in document order
-    pdf: bytes = field(repr=False)
-    key: str = ""  # hash of the sources the index was built from
-    from_cache: bool = False
-    warnings: tuple[str, ...] = ()
-    # labels found on equations that carry no number (numbering: none)
-    unnumbered: frozenset[str] = frozenset()
-
-    def labels(self) -> list[str]:
-        """All equation labels, in document order."""
-        return list(self.refs)
-
-    def __contains__(self, label: object) -> bool:
-        return label in self.refs
-
-    def lookup(self, label: str) -> SpecRef:
-        """The reference for ``label``; a :class:`TraceError` if the spec lacks it.
-
-        The error has no place yet: the caller puts it at the page and line
-        that cite the label with ``TraceError.at``.
-        """
-        ref = self.refs.get(label)
-        if ref is not None:
-            return ref
-        raise TraceError(self._unknown_label_message(label))
-
-    def lookup_all(self, labels: Iterable[str]) -> list[SpecRef]:
-        """:meth:`lookup` for each label, in the given order."""
-        return [self.lookup(label) for label in labels]
-
-    def _unknown_label_message(self, label: str) -> str:
-        source = _display_path(self.source)
-        if label in self.unnumbered:
-            return (
-                f"spec label '{label}' is on an equation without a number in {source}, "
-                f"so it has no equation number to cite; number that equation "
-                f"(math.equation numbering) or cite another label"
-            )
-        message = f"unknown spec label '{label}': no numbered equation in {source} carries it"
-        candidates = self.labels()
-        close = difflib.get_close_matches(label, candidates, n=3, cutoff=0.6)
-        if close:
-            quoted = ", ".join(f"'{c}'" for c in close)
-            message += f"; did you mean {quoted}?"
-        elif candidates:
-            message += f" (it has {len(candidates)} labels, e.g. '{candidates[0]}')"
-        else:
-            message += " (it has no labelled equations)"
-        message += f" Cite a label that exists, or add <{label}> after the equation in {source}."
-        return message
-
-    # -- cache (de)serialisation --------------------------------------------
-
-    def _to_json(self) -> str:
-        return json.dumps(
-            {
-                "schema": _SCHEMA,
-                "key": self.key,
-                "refs": [ref.__dict__ for ref in self.refs.values()],
-                "warnings": list(self.warnings),
-                "unnumbered": sorted(self.unnumbered),
-            },
-            indent=1,
-        )
-
-    @classmethod
-    def _from_json(cls, text: str, source: Path, pdf: bytes) -> SpecIndex:
-        data = json.loads(text)
-        if data.get("schema") != _SCHEMA:
-            raise ValueError("cache schema differs")
-        refs = {}
-        for item in data["refs"]:
-            ref = SpecRef(
-                label=str(item["label"]),
-                section=str(item["section"]),
-                equation=int(item["equation"]),
-                page=int(item["page"]),
-            )
-            refs[ref.label] = ref
-        return cls(
-            source=source,
-            refs=refs,
-            pdf=pdf,
-            key=str(data["key"]),
-            from_cache=True,
-            warnings=tuple(data.get("warnings", ())),
-            unnumbered=frozenset(data.get("unnumbered", ())),
-        )
-
-
-# ---------------------------------------------------------------- compiling --
-
-
 def compile_spec(
     source: Path,
     pdf_out: Path | None = None,
@@ -234,13 +86,19 @@ def compile_spec(
     if not source.is_file():
         raise TraceError(
             "specification source not found; create it or fix the path to it in the configuration",
-            _display_path(source),
+            display_path(source),
         )
     root = source.parent
+    if importlib.util.find_spec("typst") is None:
+        raise TraceError(
+            "compiling the specification needs the typst package, which is not installed; install it with "
+            "pip install 'docs-hooks[spec]' (or pip install typst), or remove spec_source from [tool.docs_hooks]",
+            display_path(source),
+        )
     excluded = [p for p in (pdf_out, cache_dir) if p is not None]
-    key = _source_key(source, root, excluded)
+    key = source_key(source, root, excluded)
 
-    index = _read_cache(cache_dir, source, key) if cache_dir is not None else None
+    index = read_cache(cache_dir, source, key) if cache_dir is not None else None
     if index is None:
         index = _compile(source, root, key, timeout)
         if cache_dir is not None:
@@ -249,31 +107,6 @@ def compile_spec(
     if pdf_out is not None:
         _write_if_changed(Path(pdf_out), index.pdf)
     return index
-
-
-_TYPST_LABEL = re.compile(r"<([A-Za-z_][\w:.-]*)>")
-
-
-def labels_without_compiling(source: Path, cache_dir: Path | None = None) -> SpecIndex:
-    """The specification's labels with no Typst run, for ``check``: the compiled index when the cache holds
-    one for these sources, else every ``<label>`` written in them (numbers and pages unknown, so good for
-    telling a known label from an unknown one, not for showing where it is)."""
-    source = Path(source).resolve()
-    if not source.is_file():
-        raise TraceError(
-            "specification source not found; create it or fix the path to it in the configuration",
-            _display_path(source),
-        )
-    if cache_dir is not None:
-        cached = _read_cache(Path(cache_dir), source, _source_key(source, source.parent, [Path(cache_dir)]))
-        if cached is not None:
-            return cached
-    labels: dict[str, SpecRef] = {}
-    for typ in sorted(source.parent.rglob("*.typ")):
-        if _SKIP_DIRS.isdisjoint(typ.parts):
-            for label in _TYPST_LABEL.findall(typ.read_text(encoding="utf-8", errors="replace")):
-                labels.setdefault(label, SpecRef(label, "", 0, 0))
-    return SpecIndex(source, labels, b"")
 
 
 def _compile(source: Path, root: Path, key: str, timeout: float = DEFAULT_TIMEOUT) -> SpecIndex:
@@ -297,7 +130,7 @@ def _compile(source: Path, root: Path, key: str, timeout: float = DEFAULT_TIMEOU
                 f"spec label '{label}' is on two equations (Eq. {first.equation} on p. "
                 f"{first.page} and Eq. {ref.equation} on p. {ref.page}), so a citation "
                 f"of it is ambiguous; rename one of them",
-                _display_path(source),
+                display_path(source),
             )
         refs[label] = ref
 
@@ -344,7 +177,7 @@ def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, 
                 f"Typst did not finish compiling the specification within test_timeout = {timeout:g} s, so it "
                 "was stopped; look for a loop that does not end in the Typst source, or raise test_timeout in "
                 "[tool.docs_hooks]",
-                _display_path(source),
+                display_path(source),
             ) from None
         finally:
             children.release(proc)
@@ -360,7 +193,7 @@ def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, 
             raise TraceError(
                 f"Typst could not compile the specification: the compiling process {how}; check the file and "
                 f"its includes" + (f". Last lines of its output:\n{tail}" if tail else ""),
-                _display_path(source),
+                display_path(source),
             ) from None
         if "typst_error" in answer:
             raise _typst_error(SimpleNamespace(**answer["typst_error"]), source, root)
@@ -368,7 +201,7 @@ def _compile_in_child(source: Path, root: Path, timeout: float) -> tuple[bytes, 
             raise TraceError(
                 f"Typst could not compile the specification: {answer['runtime_error']}; check the file and its "
                 "includes",
-                _display_path(source),
+                display_path(source),
             )
         return pdf_file.read_bytes(), list(answer["warnings"]), answer["index"]
 
@@ -378,12 +211,14 @@ def _child_main() -> None:  # pragma: no cover - runs in the compiling process
     the error."""
     import sys
 
+    import typst
+
     from docs_hooks.run import children
 
     children.watch_parent()
     source, root, pdf_file = sys.argv[1:4]
     try:
-        compiler = typst.Compiler(source, root=root, ignore_system_fonts=_IGNORE_SYSTEM_FONTS)
+        compiler = typst.Compiler(source, root=root, ignore_system_fonts=IGNORE_SYSTEM_FONTS)
         pdf, warnings = compiler.compile_with_warnings(format="pdf")
         raw = compiler.eval(_INDEX_EXPR, format="json")
     except typst.TypstError as exc:
@@ -406,7 +241,7 @@ def _child_main() -> None:  # pragma: no cover - runs in the compiling process
     sys.stdout.flush()
 
 
-def _typst_error(exc: typst.TypstError, source: Path, root: Path) -> TraceError:
+def _typst_error(exc, source: Path, root: Path) -> TraceError:
     message = str(getattr(exc, "message", "") or exc)
     diagnostic = str(getattr(exc, "diagnostic", "") or "")
     hints = [str(h) for h in (getattr(exc, "hints", None) or [])]
@@ -419,7 +254,7 @@ def _typst_error(exc: typst.TypstError, source: Path, root: Path) -> TraceError:
     text += "; fix the Typst source there and build again."
     if diagnostic.strip():
         text += "\n" + diagnostic.rstrip()
-    return TraceError(text, path or _display_path(source), line)
+    return TraceError(text, path or display_path(source), line)
 
 
 def _diagnostic_place(diagnostic: str, root: Path) -> tuple[str | None, int | None]:
@@ -433,7 +268,7 @@ def _diagnostic_place(diagnostic: str, root: Path) -> tuple[str | None, int | No
         # Typst names a file relative to the working directory; the source's folder is the fallback.
         from_cwd = Path.cwd() / rel
         path = from_cwd if from_cwd.is_file() else root / rel
-    return _display_path(path), int(match.group("line"))
+    return display_path(path), int(match.group("line"))
 
 
 def _format_warning(warning: object, root: Path) -> str:
@@ -444,74 +279,9 @@ def _format_warning(warning: object, root: Path) -> str:
     return f"{path}:{line}: {message}" if line is not None else f"{path}: {message}"
 
 
-def _display_path(path: Path) -> str:
-    """``path`` relative to the working directory when it lies below it, else absolute."""
-    resolved = Path(path).resolve()
-    try:
-        return str(resolved.relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(resolved)
-
-
-# -------------------------------------------------------------------- cache --
-
-
-def _source_key(source: Path, root: Path, excluded: list[Path]) -> str:
-    """A hash of every file below ``root`` that Typst could read."""
-    skip = [Path(p).resolve() for p in excluded]
-    digest = hashlib.sha256()
-    for part in (
-        f"schema={_SCHEMA}",
-        f"typst={getattr(typst, '__version__', '?')}",
-        f"ignore_system_fonts={_IGNORE_SYSTEM_FONTS}",
-        f"main={source.relative_to(root).as_posix()}",
-    ):
-        digest.update(part.encode() + b"\0")
-    for path in _source_files(root, skip):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        data = path.read_bytes()
-        digest.update(str(len(data)).encode() + b"\0" + data)
-    return digest.hexdigest()
-
-
-def _source_files(root: Path, skip: list[Path]) -> list[Path]:
-    files = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS and (here / d).resolve() not in skip
-        )
-        for name in sorted(filenames):
-            path = here / name
-            if name.startswith(".") or path.suffix.lower() not in _SOURCE_SUFFIXES:
-                continue
-            if path.resolve() in skip:
-                continue
-            files.append(path)
-    return files
-
-
-def _cache_paths(cache_dir: Path, source: Path, key: str) -> tuple[Path, Path]:
-    stem = f"{source.stem}-{key[:24]}"
-    return cache_dir / f"{stem}.json", cache_dir / f"{stem}.pdf"
-
-
-def _read_cache(cache_dir: Path, source: Path, key: str) -> SpecIndex | None:
-    json_path, pdf_path = _cache_paths(Path(cache_dir), source, key)
-    try:
-        index = SpecIndex._from_json(json_path.read_text(encoding="utf-8"), source, pdf_path.read_bytes())
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if index.key != key:
-        return None
-    used(json_path)
-    used(pdf_path)
-    return index
-
-
 def _write_cache(cache_dir: Path, source: Path, index: SpecIndex) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
-    json_path, pdf_path = _cache_paths(cache_dir, source, index.key)
+    json_path, pdf_path = cache_paths(cache_dir, source, index.key)
     # PDF first: an index without its PDF is never read back as a hit.
     atomic_write(pdf_path, index.pdf)
     atomic_write(json_path, index._to_json().encode("utf-8"))
@@ -531,33 +301,3 @@ def _write_if_changed(path: Path, data: bytes) -> None:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, data)
-
-
-def format_refs(refs: Iterable[SpecRef]) -> str:
-    """Cite equations as "Section 4.3, Eq. 30, 31, p. 7".
-
-    Equations are put in document order (duplicates dropped) and grouped by
-    section and page; groups are joined with "; ", and a section that runs
-    over a page break is named once ("Section 4.3, Eq. 30, p. 4; Eq. 31,
-    p. 5").  An empty list gives :data:`NOT_STATED`.
-    """
-    unique = {ref.label: ref for ref in refs}
-    ordered = sorted(unique.values(), key=lambda r: (r.equation, r.page, r.label))
-    if not ordered:
-        return NOT_STATED
-    groups: list[tuple[str, int, list[int]]] = []
-    for ref in ordered:
-        if groups and groups[-1][0] == ref.section and groups[-1][1] == ref.page:
-            if ref.equation not in groups[-1][2]:
-                groups[-1][2].append(ref.equation)
-        else:
-            groups.append((ref.section, ref.page, [ref.equation]))
-    parts = []
-    previous_section = None
-    for section, page, equations in groups:
-        eqs = ", ".join(str(n) for n in equations)
-        # A section that runs over a page break is named once.
-        head = f"Section {section}, " if section and section != previous_section else ""
-        parts.append(f"{head}Eq. {eqs}, p. {page}")
-        previous_section = section
-    return "; ".join(parts)

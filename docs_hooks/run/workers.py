@@ -80,7 +80,8 @@ class Workers:
         return sorted(t for t in found if t in self.index.functions and self.index.functions[t].is_test)
 
     def in_background(self, jobs: list[Callable[[], object]]) -> None:
-        """Run each job in a thread of its own; they feed the workers ahead of the pages that need them.
+        """Run each job in a thread of its own; they feed the workers ahead of the pages that need them
+        (bench/README.md, "prefetch").
 
         A TraceError is dropped (the page that meets the same problem reports it
         where it is written); anything else is a bug, raised again in the build's
@@ -99,28 +100,6 @@ class Workers:
         for thread in started:
             thread.start()
         self._threads += started
-
-    # Speed device (bench/bench_docs.py --devices, cold build of this site, machine loaded): without the
-    # prefetch the build took 1.29x as long. turns.Turns keeps it from delaying the page being expanded.
-    def prefetch(self, parsed: dict, recordings: list[Callable[[], object]]) -> None:
-        """Start KaTeX on every formula of the pages (parsed, in the order the build asks for them) and
-        the ``recordings`` jobs (the block kinds' prefetch), each in a thread of its own.
-
-        KaTeX, the recorder and the coverage run are child processes, so on a cold
-        build they use every core at once instead of waiting in turn; a page being
-        expanded waits only for what it uses.
-        """
-
-        def math() -> None:
-            from docs_hooks.resolve.context import page_formulas
-
-            if self.math.available():
-                for page in parsed.values():
-                    formulas = page_formulas(page)
-                    if formulas:
-                        self.math.render_many(formulas)
-
-        self.in_background([math, lambda: [job() for job in recordings]])
 
     def raise_errors(self) -> None:
         if self._errors:

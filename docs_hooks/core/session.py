@@ -1,0 +1,134 @@
+"""A site as a front end keeps it: one build at a time, replaced when the code changes, and each page's problems.
+
+Every front end does the same with the core: read the settings, keep a build
+while the code it was made from is unchanged (``mkdocs serve`` and ``zensical
+serve`` rebuild the site in the same process after each edit), resolve every page
+before the first is rendered, expand each page and compare its references with
+the review lock, and end the build's processes when it is replaced or the
+front end stops. ``Session`` is that, once, for all of them.
+
+A problem of a page is reported (``report``) and also shown on the page: a
+problem with no error box of its own (a broken reference in an equation, code
+changed since it was reviewed) gets one at the top of the page, so an author
+sees it in the browser as well as in the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from docs_hooks.base import gcpause
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import Settings, load_settings
+from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make_build
+from docs_hooks.render import html as R
+from docs_hooks.render.segments import Html, Piece
+from docs_hooks.resolve.lock import compare, read_lock
+
+# Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
+FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
+
+
+KERNEL = re.compile(r"""\bregister\(\s*["']([\w.]+)["']""")  # a browser kernel, as trace-widgets.js takes it
+
+
+def widget_kernels(docs_dir: Path, scripts) -> frozenset[str]:
+    """The functions the site's own scripts (its extra_javascript, paths in the docs folder) register a
+    browser kernel for."""
+    names: set[str] = set()
+    for script in scripts:
+        path = docs_dir / str(script)
+        if path.suffix in (".js", ".mjs") and path.is_file():
+            names.update(KERNEL.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return frozenset(names)
+
+
+def without_front_matter(text: str) -> str:
+    """The page as a builder hands it over (its front matter left out), with as many empty lines in its place,
+    so that line numbers stay those of the file."""
+    m = FRONT_MATTER.match(text)
+    if m is None:
+        return text
+    rest = text[m.end() :].lstrip("\n")
+    return "\n" * text[: len(text) - len(rest)].count("\n") + rest
+
+
+class Session:
+    """The core as one front end uses it, across pages and rebuilds."""
+
+    def __init__(self, root: Path, report: Callable[[TraceError], None] | None = None):
+        self.root = root
+        self.report = report or (lambda problem: None)
+        self.settings: Settings | None = None
+        self.build: Build | None = None
+        self.fingerprint: str | None = None
+        self.locked: dict = {}
+        self.widget_kernels: frozenset[str] | None = None
+
+    def refresh(self, widget_kernels: frozenset[str] | None = None) -> Build:
+        """The settings read again; a new build when the code, the settings or the site's scripts changed
+        (the old one's processes ended), else the one before, with the pages it expanded."""
+        gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
+        settings = load_settings(self.root)
+        stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
+        if self.build is None or self.fingerprint != stamp:
+            self.close()
+            self.build = make_build(settings, widget_kernels=widget_kernels)
+            self.fingerprint = stamp
+        self.settings = settings
+        self.widget_kernels = widget_kernels
+        self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+        gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
+        return self.build
+
+    def plan_site(self, pages: dict[str, str] | None = None) -> None:
+        """Resolve every page of the site now (``pages``: path -> text as the builder will hand it over;
+        by default every page of the docs folder), and start what they need in the background."""
+        if pages is None:
+            pages = {}
+            for file in build_order(self.settings):
+                try:
+                    pages[self.settings.rel(file)] = without_front_matter(file.read_text(encoding="utf-8"))
+                except (OSError, UnicodeDecodeError):
+                    continue  # the page's own read reports it
+        self.build.plan_site(pages)
+
+    def expand(self, page: str, text: str) -> Expanded:
+        """The page through the stages, its problems (its own, and against the review lock) reported, and
+        each one that has no error box on the page given one at its top."""
+        expanded = self.build.expand(page, text)
+        s = self.settings
+        lock_name = s.rel(s.lock_path)
+        problems = expanded.problems + compare(self.locked, expanded.uses, lock_name, expanded.unresolved, {page})
+        for problem in problems:
+            self.report(problem)
+        boxed = expanded.markdown
+        loose = [p for p in problems if R.esc(str(p)) not in boxed]
+        if not loose:
+            return expanded
+        boxes: list[Piece] = [Html("".join(R.error_box(str(p)) for p in loose).rstrip("\n"), block=True), "\n\n"]
+        return Expanded(
+            _after_title(expanded.parts, boxes), problems, expanded.uses, expanded.unresolved, expanded.entries
+        )
+
+    def close(self) -> None:
+        """End the processes of the current build (the recorder, KaTeX, the coverage run) and let it go."""
+        if self.build is not None:
+            self.build.close()
+            self.build = None
+            self.fingerprint = None
+
+
+def _after_title(parts: list[Piece], boxes: list[Piece]) -> list[Piece]:
+    """``boxes`` put below the page's title (a first line '# ...'), else at its top (after the empty lines that
+    stand for its front matter)."""
+    if not parts or not isinstance(parts[0], str):
+        return [*boxes, *parts]
+    text = parts[0]
+    lead = len(text) - len(text.lstrip("\n"))
+    first, _, rest = text[lead:].partition("\n")
+    if first.startswith("# "):
+        return [text[: lead + len(first) + 1] + "\n", *boxes, rest, *parts[1:]]
+    return [text[:lead], *boxes, text[lead:], *parts[1:]]

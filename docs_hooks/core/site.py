@@ -1,0 +1,425 @@
+"""One build of a whole site: index the code once, resolve every page, run what the plans need, render pages.
+
+Used by every front end (the MkDocs plugin, the Python-Markdown extension, the
+command line). ``make_build`` is the one factory: with ``static=True`` (what
+``check``, ``relock`` and ``impact`` use) the build only reads and resolves, and
+starts no process.
+
+A full build resolves every page before it renders any (``plan_site``): the
+site-wide tables and the source pages then read the entries every page really
+has, and the run stage gets every plan's needs at once, in the background
+(recordings in one child process, formulas in one KaTeX process, the tests
+under coverage), while the pages are rendered; a page waits only for what it
+shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from docs_hooks.base.cachedir import store_file
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.gcpause import freeze, paused, unfreeze
+from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
+from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, plan_page, render_page
+from docs_hooks.kinds import KINDS
+from docs_hooks.kinds.base import Project
+from docs_hooks.read.blocks import Page, page_title, parse_page, parse_pages
+from docs_hooks.read.formulas import page_formulas
+from docs_hooks.render import segments
+from docs_hooks.render.links import Links
+from docs_hooks.render.segments import Piece
+from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.codeindex import CodeIndex, Root, build_index
+from docs_hooks.resolve.entries import EntryData, SiteEntries
+from docs_hooks.resolve.lock import LockEntry, compare, read_lock
+from docs_hooks.run.record import Request
+from docs_hooks.run.recording import Recording
+from docs_hooks.run.results import Results
+from docs_hooks.run.workers import Workers, recorder_path
+
+
+@dataclass
+class Expanded:
+    """One page through the stages: what MkDocs (or any front end) shows, and what ``check`` compares."""
+
+    parts: list[Piece]  # Markdown and the generated HTML kept apart from it (see render.segments)
+    problems: list[TraceError]
+    uses: list[LockEntry]  # every reference that resolved, for the lock
+    unresolved: dict[tuple[str, str], int]  # (page, key) -> line, for references that did not
+    entries: list[EntryData]
+
+    @property
+    def markdown(self) -> str:
+        """The page as one Markdown text with the generated HTML in it."""
+        return segments.markdown(self.parts)
+
+
+def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex:
+    """The code index of the source and tests roots (optionally of a copy of the tree)."""
+    root = project_root or settings.project_root
+    src = root / settings.source_root.relative_to(settings.project_root)
+    tests = root / settings.tests_root.relative_to(settings.project_root)
+    roots = [Root(src, src, False)]
+    if tests.is_dir():
+        roots.append(Root(tests, root, True))
+    # A copy of the tree (impact's old revision) lives in a temporary folder: nothing to keep for it.
+    cache = store_file(settings.cache_dir, "index") if project_root is None else None
+    return build_index(roots, root, cache, settings.exclude)
+
+
+def fingerprint(settings: Settings) -> str:
+    """A digest of everything a build is made from: the code, the tests, the helpers, the spec, the settings.
+
+    Equal fingerprints mean a build made earlier (and the pages it resolved) is
+    still right, which is what makes ``mkdocs serve`` rebuilds after a page edit cheap.
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    code = [settings.source_root, settings.tests_root]  # walked as the index walks them: excludes left out
+    helpers = [p.parent for p in (settings.model_run, settings.spec_source) if p is not None]
+    files: dict[Path, None] = {}
+    for folder in dict.fromkeys([*code, *helpers]):
+        if folder.is_dir():
+            patterns = settings.exclude if folder in code else DEFAULT_EXCLUDE
+            files.update(dict.fromkeys(walk_files(folder, settings.project_root, patterns)))
+    for file in sorted(files):
+        h.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
+    h.update(repr(sorted(vars(settings).items(), key=lambda kv: kv[0])).encode())
+    return h.hexdigest()
+
+
+class Build:
+    """One build: the project as resolved (``project``), the run stage's ``results``, the ``links``, and
+    every page planned so far. Make it with ``make_build``; ``close`` ends what it started."""
+
+    def __init__(self, project: Project, workers: Workers | None, static: bool):
+        self.project = project
+        self.settings = project.settings
+        self.static = static
+        self.kinds = KINDS
+        self.links = Links(project.settings, project.index)
+        self.workers = workers
+        self.site = SiteEntries()
+        self.results = Results(workers, self.site) if workers is not None else None
+        self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
+        self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
+        self._rendered: dict[tuple, Expanded] = {}  # (page, text, site version) -> the page, once per build
+        self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
+
+    # ------------------------------------------------------------------ read and resolve
+
+    def remember_parse(self, page: str, text: str, parsed: Page) -> None:
+        self._parsed[page] = (text, parsed)
+
+    def parse(self, page: str, text: str) -> Page:
+        """The page split into Markdown and blocks, parsed once for each text of it."""
+        known = self._parsed.get(page)
+        if known is None or known[0] != text:
+            known = self._parsed[page] = (text, parse_page(text, page))
+        return known[1]
+
+    def plan(self, page: str, text: str) -> PagePlan:
+        """The page resolved (once for each text of it); its entries join the site's."""
+        known = self._plans.get(page)
+        if known is None or known[0] != text:
+            plan = plan_page(self.parse(page, text), self.project, self.kinds)
+            known = self._plans[page] = (text, plan)
+            self.site.set(page, plan.entries, page_title(text, page))
+        return known[1]
+
+    def plan_site(self, pages: dict[str, str]) -> None:
+        """Resolve every page now (in order), then start in the background what their plans need."""
+        for page, text in pages.items():
+            self.plan(page, text)
+        if self.results is not None:
+            self._prefetch([self._plans[p][1] for p in pages], [self._parsed[p][1] for p in pages])
+
+    def site_entries(self) -> SiteEntries:
+        """Every page's entries, the pages not planned yet read now (from their files)."""
+        for file in build_order(self.settings):
+            rel = self.settings.rel(file)
+            if rel not in self._plans:
+                try:
+                    self.plan(rel, file.read_text(encoding="utf-8"))
+                except (OSError, UnicodeDecodeError):
+                    continue  # the page's own read reports it
+        order = {self.settings.rel(f): i for i, f in enumerate(build_order(self.settings))}
+        self.site.pages = dict(sorted(self.site.pages.items(), key=lambda kv: order.get(kv[0], len(order))))
+        return self.site
+
+    # ------------------------------------------------------------------ run
+
+    def _prefetch(self, plans: list[PagePlan], pages: list[Page]) -> None:
+        """Every plan's needs, started in the background; asked again with what was recorded, until no plan
+        asks for more (a need may follow from a recording)."""
+        results = self.results
+        formulas = {id(plan): page_formulas(page) for plan, page in zip(plans, pages)}
+
+        def rounds() -> None:
+            done: dict[Request, Recording | TraceError] = {}
+            first = True
+            while True:
+                needs = []
+                for plan in plans:
+                    needs += page_needs(plan, done, formulas[id(plan)] if first else ())
+                fresh = [n for n in dict.fromkeys(needs) if not (isinstance(n, Request) and n in done)]
+                if not first and not fresh:
+                    return
+                if first:
+                    results.prefetch([n for n in fresh if not isinstance(n, Request)])
+                first = False
+                requests = [n for n in fresh if isinstance(n, Request)]
+                if not requests:
+                    return
+                done.update(results.recordings(requests))
+
+        self.workers.in_background([rounds])
+
+    # ------------------------------------------------------------------ render
+
+    def expand(self, page: str, text: str) -> Expanded:
+        """The page through every stage (a static build: resolved only); the same text once per build, as
+        long as what it shows of the other pages (a site-wide table, a source page) has not changed."""
+        if self.workers is not None:
+            self.workers.raise_errors()
+        plan = self.plan(page, text)
+        if not self.static:
+            self.site_entries()
+        key = (page, text, self.site.version if plan.reads_site else None)
+        if key in self._rendered:
+            return self._rendered[key]
+        problems = list(plan.problems)
+        parts: list[Piece] = []
+        if not self.static:
+            rendered: RenderedPage = render_page(plan, self.results, self.links)
+            parts = rendered.parts
+            problems += [p for p in rendered.problems if self._shown_here(p, page)]
+        result = Expanded(parts, problems, plan.refs.uses, plan.refs.unresolved, plan.entries)
+        self._rendered[key] = result
+        return result
+
+    def _shown_here(self, problem: TraceError, page: str) -> bool:
+        """A problem of the page's own is the page's; one placed elsewhere (the coverage run's failure, at its
+        setting) is one problem of the build, shown with the first page that meets it, in each build."""
+        if problem.path in (None, page):
+            return True
+        owner = self._problem_owner.setdefault(str(problem), page)
+        return owner == page
+
+    def await_background(self) -> None:
+        """Wait until the background work is done; raise what went wrong in it that was not a TraceError."""
+        if self.workers is not None:
+            self.workers.wait()
+
+    def close(self) -> None:
+        """End every process this build started and drop their state (a replaced or finished build)."""
+        if self.workers is not None:
+            self.workers.close()
+
+
+def make_build(
+    settings: Settings,
+    coverage: bool = True,
+    static: bool = False,
+    index: CodeIndex | None = None,
+    widget_kernels: frozenset[str] | None = None,
+) -> Build:
+    """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
+
+    A full build indexes the code, then starts the slow work early: the coverage
+    run (unless ``coverage`` is false), the recordings and KaTeX, each in a child
+    process of its own, so that they overlap with each other and with the rest of
+    the build instead of running in turn.
+
+    A ``static`` build (``check``, ``relock``, ``impact``) stops after resolving:
+    it reads the pages and resolves every reference against the index, and starts
+    no process. ``index`` is the code index to resolve against (``impact`` passes
+    the base revision's); by default the project's own.
+    """
+    with paused():
+        build = _make_build(settings, coverage and not static, static, index, widget_kernels)
+        # What the build holds lives through it: out of collections until expand_site ends, or the front
+        # end's next build starts (see gcpause), and frozen before the collector runs again.
+        freeze()
+    return build
+
+
+def _make_build(
+    settings: Settings, coverage: bool, static: bool, index: CodeIndex | None, widget_kernels: frozenset[str] | None
+) -> Build:
+    pages = {}
+    for file in build_order(settings):
+        try:
+            pages[settings.rel(file)] = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # the page's own read reports it
+    parsed = parse_pages(pages, store_file(settings.cache_dir, "pages"))  # needs no index: read first
+    evidence = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
+    spare = _early_recorder(settings, parsed.values()) if coverage and evidence else None
+    math = None if static else _early_katex(settings)
+    try:
+        index = index if index is not None else index_for(settings)
+    except BaseException:
+        if spare is not None:
+            from docs_hooks.run.record import stop_child
+
+            stop_child(*spare)
+        if math is not None:
+            math.close()
+        raise
+    spec = None
+    if settings.spec_source is not None:
+        from docs_hooks.read.spec import labels_without_compiling
+
+        cache = settings.cache_dir / "spec" if settings.cache_dir else None
+        if static:  # resolving needs the labels only: no Typst run
+            spec = labels_without_compiling(settings.spec_source, cache)
+        else:  # Typst runs in a child process of its own
+            from docs_hooks.run.spec import compile_spec
+
+            spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
+    project = Project(settings, index, CallGraph(index), spec, widget_kernels)
+    workers = None if static else Workers(settings, index, math)
+    build = Build(project, workers, static)
+    if build.results is not None:
+        build.results.spec = spec
+    for rel, text in pages.items():
+        build.remember_parse(rel, text, parsed[rel])
+    if workers is not None:
+        if spare is not None:
+            workers.make_recorder(spare)  # which uses it, or stops it with itself
+        if coverage:  # check reads no HTML and never waits for it: it makes its build without
+            workers.start_coverage()
+    return build
+
+
+# Blocks that (mostly) show the code and the pages only: a page with nothing else needs no recording
+# process started early. Only an optimisation: an inventory of parameters records on first use all the same.
+PLAIN_BLOCKS = frozenset({"entry", "equation", "excerpt", "inventory", "source"})
+
+
+def _early_recorder(settings: Settings, pages=()):
+    """A recording child started before the code is indexed, importing meanwhile the source's modules
+    and the test modules the ``pages`` (parsed) name (bench/README.md, "early children").
+
+    Only when some page shows recorded evidence and the cache holds no
+    recording at all (a first build, or after the cache was deleted): then the
+    build will record, and Python with the project's imports takes a good part of
+    a second to start. Otherwise most recordings are cached, and a child started
+    for nothing would only take a core from the build; one starts on the first
+    miss instead. ``check`` never starts one early.
+    """
+    if settings.cache_dir is not None and store_file(settings.cache_dir, "recordings").is_file():
+        return None
+    if not settings.source_root.is_dir():
+        return None
+    modules = sorted(
+        p.stem
+        for p in settings.source_root.glob("*.py")
+        if p.stem not in ("__init__", "setup") and not is_test_file(p) and not settings.is_excluded(p)
+    )
+    from docs_hooks.run.record import start_child  # imported by a build that records, not by check
+
+    return start_child(settings.project_root, recorder_path(settings), modules + _test_modules(settings, pages))
+
+
+def _test_modules(settings: Settings, pages) -> list[str]:
+    """The modules of the tests that the pages' blocks name (``test:``), in the order the pages name them."""
+    from docs_hooks.run.record import test_request
+
+    found: dict[str, None] = {}
+    for page in pages:
+        for block in page.blocks:
+            test = block.data.get("test")
+            if isinstance(test, str):
+                try:
+                    found[test_request(test, settings.project_root).module] = None
+                except TraceError:
+                    continue  # the page reports it where it is written
+    return list(found)
+
+
+def _early_katex(settings: Settings):
+    """A KaTeX renderer whose process starts now, loading KaTeX while the code is indexed, or None.
+
+    Only when the cache holds no rendered formula (a first build): then the
+    pages' formulas all go to KaTeX, the first of them soon after the index.
+    """
+    if settings.cache_dir is not None and store_file(settings.cache_dir, "katex").is_file():
+        return None
+    from docs_hooks.run.math import MathRenderer
+
+    math = MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
+    math.start()
+    return math
+
+
+def build_order(settings: Settings) -> list[Path]:
+    """The pages in the order MkDocs builds them: folder by folder, each folder's index page first."""
+
+    def key(file: Path):
+        rel = file.relative_to(settings.docs_dir)
+        return (rel.parent.parts, rel.name not in ("index.md", "README.md"), rel.name)
+
+    return sorted(settings.pages(), key=key)
+
+
+@dataclass
+class SiteResult:
+    pages: dict[str, Expanded] = field(default_factory=dict)
+    problems: list[TraceError] = field(default_factory=list)
+
+    @property
+    def uses(self) -> list[LockEntry]:
+        return [u for e in self.pages.values() for u in e.uses]
+
+
+def site_pages(settings: Settings) -> dict[str, str]:
+    """Every page of the site (its path from the project root -> its text), in build order."""
+    return {settings.rel(f): f.read_text(encoding="utf-8") for f in build_order(settings)}
+
+
+def expand_site(settings: Settings, build: Build | None = None) -> SiteResult:
+    """Every page through the stages (a static build: resolved only)."""
+    build = build or make_build(settings)
+    result = SiteResult()
+    freeze()  # the index and the parsed pages live through the build: see gcpause
+    try:
+        pages = site_pages(settings)
+        build.plan_site(pages)
+        for rel, text in pages.items():
+            expanded = build.expand(rel, text)
+            result.pages[rel] = expanded
+            result.problems.extend(expanded.problems)
+        build.await_background()  # a bug in the background work is raised here, not lost
+    finally:
+        unfreeze()
+    return result
+
+
+def check_site(settings: Settings, build: Build | None = None) -> list[TraceError]:
+    """Every problem of the pages' references, plus the lock comparison: what ``check`` reports.
+
+    It stops after resolving (a static build): it runs nothing, so it reads no
+    recording, renders no formula and does not wait for the coverage run."""
+    build = build or make_build(settings, static=True)
+    result = expand_site(settings, build)
+    locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+    unresolved = {k: v for e in result.pages.values() for k, v in e.unresolved.items()}
+    return result.problems + compare(locked, result.uses, settings.rel(settings.lock_path), unresolved)
+
+
+__all__ = [
+    "Build",
+    "Expanded",
+    "SiteResult",
+    "build_order",
+    "check_site",
+    "expand_site",
+    "fingerprint",
+    "index_for",
+    "make_build",
+]

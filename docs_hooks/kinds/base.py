@@ -1,0 +1,114 @@
+"""The interface every block kind implements, and the data each of its steps is given.
+
+A block kind (``trace-example``, ``trace-shapes``, ...) takes part in three of
+the four stages, each a method with a narrow input:
+
+- ``resolve(block, scope) -> plan``: the block's fields checked and its code
+  references resolved (through ``scope.resolve``, which records them for the
+  lock), against the code index; nothing runs. ``check``, ``relock`` and
+  ``impact`` stop here.
+- ``needs(plan, done)``: what the plan asks the run stage for (recordings,
+  formulas, line coverage), given what was recorded so far (``done``). Asked
+  again when what it asked for is in, so a need may follow from a recording
+  (central differences need the recorded call). The build starts them all early,
+  in the background; rendering asks the results for them all the same.
+- ``render(plan, results, links) -> Rendered``: the block's HTML, a pure
+  function of the plan, the run's results and the site's links.
+
+No kind is given the build: a plan holds what its render needs, and the kinds
+are one explicit registry (``docs_hooks.kinds.KINDS``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+
+from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import Settings
+from docs_hooks.read.blocks import Block, BlockSpec
+from docs_hooks.resolve.anchors import Resolved
+from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.codeindex import CodeIndex, Function
+from docs_hooks.resolve.entries import EntryData
+from docs_hooks.resolve.refs import References
+
+if TYPE_CHECKING:
+    from docs_hooks.read.spec import SpecIndex
+    from docs_hooks.render.links import Links
+    from docs_hooks.run.record import Request
+    from docs_hooks.run.recording import Recording
+    from docs_hooks.run.results import Need, Results
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Project:
+    """What resolving may read of the project: its settings, the code index and call graph, the
+    specification's labels, and what the front end knows of the site's scripts. Nothing here runs code."""
+
+    settings: Settings
+    index: CodeIndex
+    graph: CallGraph
+    spec: SpecIndex | None = None  # the specification's labels (its numbers come from the run stage)
+    # The functions the site's scripts register a browser kernel for (the front end reads them from the
+    # site's extra_javascript); None when unknown (the command line), and then no example is warned about.
+    widget_kernels: frozenset[str] | None = None
+    _trees: dict[Path, ast.Module] = field(default_factory=dict, compare=False, repr=False)
+
+    def tree(self, path: Path) -> ast.Module:
+        """The parsed module at ``path`` (a file of the index), parsed once per build."""
+        if path not in self._trees:
+            self._trees[path] = ast.parse(path.read_text(encoding="utf-8"))
+        return self._trees[path]
+
+
+@dataclass
+class Scope:
+    """Where a block sits: its page, the entry above it, and the page's references (see ``resolve``)."""
+
+    project: Project
+    page: str
+    entry: EntryData | None
+    refs: References
+
+    def resolve(self, text: str, line: int, where: str) -> Resolved | None:
+        """One code reference, resolved (trying the entry's functions first) and recorded for the lock; None
+        when it did not resolve (its problem, at ``line``, is recorded with the page's)."""
+        scope = [f.name for f in self.entry.functions] if self.entry else None
+        return self.refs.resolve(text, line, where, scope)
+
+    def function(self, name: str) -> Function:
+        return self.project.index.function(name)
+
+
+class Rendered(NamedTuple):
+    """A block's HTML, and the problems met making it that still let it show (a warning, not an error box)."""
+
+    html: str
+    problems: tuple[TraceError, ...] = ()
+
+
+class BlockKind(Protocol[P]):
+    """One kind of trace block (see the module's doc). ``name`` is what follows ``trace-`` in the page."""
+
+    name: str
+    spec: BlockSpec
+
+    def resolve(self, block: Block, scope: Scope) -> P: ...
+
+    def needs(self, plan: P, done: Mapping[Request, Recording | TraceError]) -> Iterable[Need]: ...
+
+    def render(self, plan: P, results: Results, links: Links) -> Rendered: ...
+
+
+def placed(err: TraceError, block: Block, page: str, field_name: str | None = None) -> TraceError:
+    """``err`` placed at the block (or at one of its fields) when it has no place of its own."""
+    return err.at(page, block.field_line(field_name) if field_name else block.line)
+
+
+AnyKind = BlockKind[Any]

@@ -1,0 +1,143 @@
+"""What the run stage gives the render stage: recordings, rendered formulas, line coverage, the compiled
+specification, and the entries of every page of the site.
+
+``Results`` answers each question from what was run before it was asked (the
+build starts every plan's requests in the background as soon as the pages are
+resolved: ``prefetch``), and otherwise runs it then, so rendering never depends
+on the order the pages are rendered in. Each answer is the same for the whole
+build: a value or the TraceError that making it met.
+
+What a block kind asks for is a ``Need``: a ``Request`` (a recording), a
+``Formula``, or ``COVERAGE`` (which test ran which line).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from docs_hooks.base.errors import TraceError
+from docs_hooks.run.record import Request
+from docs_hooks.run.recording import Recording
+
+if TYPE_CHECKING:
+    from docs_hooks.read.spec import SpecIndex
+    from docs_hooks.resolve.anchors import Resolved
+    from docs_hooks.resolve.entries import SiteEntries
+    from docs_hooks.run.coverage_map import CoverageMap
+    from docs_hooks.run.workers import Workers
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A formula to render with KaTeX: its TeX, and whether it is shown as a block."""
+
+    tex: str
+    display: bool = False
+
+
+class _Coverage:
+    def __repr__(self) -> str:
+        return "COVERAGE"
+
+
+COVERAGE = _Coverage()  # the need of line coverage (which test ran which line)
+
+Need = Request | Formula | _Coverage
+
+
+class Results:
+    """The run stage's answers for one build, made at most once each (see the module's doc)."""
+
+    def __init__(self, workers: Workers, site: SiteEntries, spec: SpecIndex | None = None):
+        self.workers = workers
+        self.site = site  # every page's entries (resolved), for the site-wide tables
+        self.spec = spec  # the compiled specification, or None when none is configured
+        self._derived: dict[Any, Any] = {}
+        self._lock = threading.RLock()  # a derived fact may read another one
+        self._math_problem: TraceError | None = None
+
+    # ------------------------------------------------------------------ recordings
+
+    def recording(self, request: Request) -> Recording:
+        """The recording of ``request``; its TraceError when it failed."""
+        value = self.recordings([request])[request]
+        if isinstance(value, TraceError):
+            raise TraceError(value.message)
+        return value
+
+    def recordings(self, requests: Iterable[Request]) -> dict[Request, Recording | TraceError]:
+        """Each request's recording or error, all in one child process (what was recorded before is read back)."""
+        wanted = list(dict.fromkeys(requests))
+        if not wanted:
+            return {}
+        try:
+            return self.workers.recorder.record_each(wanted)
+        except TraceError as err:  # the child process itself failed: every request failed with it
+            return {req: err for req in wanted}
+
+    # ------------------------------------------------------------------ formulas
+
+    def formulas(self, formulas: list[Formula]) -> list[tuple[str | None, str | None]]:
+        """Each formula's (HTML, error): HTML None with an error message when KaTeX refused it, with an
+        empty message when KaTeX could not run at all (that problem is raised, once, by ``math_problem``)."""
+        if not formulas:
+            return []
+        try:
+            return self.workers.math.render_many([(f.tex, f.display) for f in formulas])
+        except TraceError as err:
+            self._math_problem = self._math_problem or err
+            return [(None, "")] * len(formulas)
+
+    def math_problem(self) -> TraceError | None:
+        """Why KaTeX could not render at all in this build, if it could not."""
+        return self._math_problem
+
+    # ------------------------------------------------------------------ line coverage
+
+    @property
+    def coverage(self) -> CoverageMap | None:
+        """Which test ran which line, measured once per change of the code; None when not set up (the
+        ``coverage_tests`` setting); the run's TraceError when it failed."""
+        return self.workers.coverage
+
+    def tests_running(self, resolved: list[Resolved]) -> list[str]:
+        """Tests that executed any of these statements, by line coverage (tests of the index only)."""
+        return self.workers.tests_running(resolved)
+
+    # ------------------------------------------------------------------ derived facts
+
+    def derived(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per build for ``key``: facts several blocks read (the model run's dimensions,
+        the parameter inventory); a TraceError it raised is raised again on every later use."""
+        with self._lock:
+            if key not in self._derived:
+                try:
+                    self._derived[key] = compute()
+                except TraceError as err:
+                    self._derived[key] = err
+            value = self._derived[key]
+        if isinstance(value, TraceError):
+            raise TraceError(value.message, value.path, value.line)
+        return value
+
+    # ------------------------------------------------------------------ ahead of time
+
+    def prefetch(self, needs: Iterable[Need]) -> None:
+        """Start what ``needs`` ask for now, in the background: the coverage run, the recordings (in one
+        child process) and the formulas (in one KaTeX process), so they run at once on a cold build."""
+        needs = list(dict.fromkeys(needs))
+        if any(n is COVERAGE for n in needs):
+            self.workers.start_coverage()
+        requests = [n for n in needs if isinstance(n, Request)]
+        formulas = [n for n in needs if isinstance(n, Formula)]
+        jobs: list[Callable[[], object]] = []
+        if formulas and self.workers.math.available():
+            jobs.append(lambda: self.formulas(formulas))
+        if requests:
+            jobs.append(lambda: self.recordings(requests))
+        self.workers.in_background(jobs)
