@@ -51,8 +51,11 @@ class TraceExtension(Extension):
         **kwargs: Any,
     ):
         self.config = {
-            "root": ["", "folder holding the pyproject.toml whose [tool.docs_hooks] configures the site; "
-                     "default: the builder's project folder (Zensical: the folder of mkdocs.yml)"],
+            "root": [
+                "",
+                "folder holding the pyproject.toml whose [tool.docs_hooks] configures the site; "
+                "default: the builder's project folder (Zensical: the folder of mkdocs.yml)",
+            ],
         }
         super().__init__(**kwargs)
         self.session = session

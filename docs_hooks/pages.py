@@ -55,7 +55,9 @@ def write_pages(settings: Settings, out: Path | None = None) -> int:
         from docs_hooks.run.spec import compile_spec
 
         cache = settings.cache_dir / "spec" if settings.cache_dir else None
-        wanted[settings.spec_pdf] = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout).pdf
+        wanted[settings.spec_pdf] = compile_spec(
+            settings.spec_source, cache_dir=cache, timeout=settings.test_timeout
+        ).pdf
     written, removed = _write(folder, wanted)
     where = settings.rel(folder)
     print(

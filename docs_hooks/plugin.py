@@ -48,6 +48,7 @@ from docs_hooks.render import sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
+
 class PluginConfig(base.Config):
     root = c.Optional(c.Dir(exists=True))
     """Folder holding the pyproject.toml whose ``[tool.docs_hooks]`` configures the plugin; default: the folder of mkdocs.yml."""

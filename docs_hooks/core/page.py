@@ -374,7 +374,9 @@ def _typeset(w: _Writer, results: Results, page: str) -> tuple[list[Line], list[
             html, error = rendered[n]
             if error is not None:
                 if error:
-                    problems.append(TraceError(f"KaTeX cannot render {p.tex!r}: {error}; fix the TeX", page, w.formula_lines[n]))
+                    problems.append(
+                        TraceError(f"KaTeX cannot render {p.tex!r}: {error}; fix the TeX", page, w.formula_lines[n])
+                    )
                 html = f'<code class="trace-error">{R.esc(p.tex)}</code>'
             n += 1
             if p.display:

@@ -37,6 +37,8 @@ KINDS: dict[str, AnyKind] = {
 }
 
 if set(KINDS) | STRUCTURE != set(BLOCK_KINDS):  # pragma: no cover - a kind declared in one table and not the other
-    raise ImportError(f"docs_hooks.kinds and BLOCK_KINDS disagree: {sorted((set(KINDS) | STRUCTURE) ^ set(BLOCK_KINDS))}")
+    raise ImportError(
+        f"docs_hooks.kinds and BLOCK_KINDS disagree: {sorted((set(KINDS) | STRUCTURE) ^ set(BLOCK_KINDS))}"
+    )
 
 __all__ = ["KINDS", "STRUCTURE", "AnyKind", "BlockKind", "Project", "Rendered", "Scope"]

@@ -177,7 +177,7 @@ class ExampleKind:
                 fail(
                     f"widget: no browser kernel registers {fn.name}, so its inputs cannot be edited on the page; add "
                     f"one to a script listed in mkdocs.yml's extra_javascript (see trace-widgets.js: "
-                    f'register("{fn.name}", ...)), or remove \'widget: true\'',
+                    f"register(\"{fn.name}\", ...)), or remove 'widget: true'",
                     "widget",
                 )
             )

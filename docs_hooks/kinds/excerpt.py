@@ -26,7 +26,9 @@ class ExcerptKind:
 
     def resolve(self, block: Block, scope: Scope) -> ExcerptPlan:
         context = _context_lines(block)
-        found = [scope.resolve(text, block.field_line("code"), f"excerpt {text.strip()}") for text in block.data["code"]]
+        found = [
+            scope.resolve(text, block.field_line("code"), f"excerpt {text.strip()}") for text in block.data["code"]
+        ]
         return ExcerptPlan(context, tuple(r for r in found if r is not None))
 
     def needs(self, plan: ExcerptPlan, done: Mapping) -> list[Need]:
@@ -40,7 +42,9 @@ class ExcerptKind:
             start = max(fn.start, r.start - plan.context)
             end = min(fn.end, r.end + plan.context)
             lines = list(fn.source_lines[start - fn.start : end - fn.start + 1])
-            head = f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {links.code_links(fn, r.start, r.end)}"
+            head = (
+                f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {links.code_links(fn, r.start, r.end)}"
+            )
             highlight = list(range(r.start, r.end + 1)) if plan.context else None
             out.append(R.listing(lines, start, head, highlight=highlight))
         return Rendered("\n".join(out))

@@ -865,9 +865,7 @@ def _imported_readers(ev: Evidence, module: str, fields: list[ConfigField]) -> N
                 by_name[imported[node.id]].readers.append((fn, node.lineno))
 
 
-def _classify_bases(
-    ev, attrs_of: dict[str, set[str]], config_module: str | None
-) -> dict[tuple[str, str], list[str]]:
+def _classify_bases(ev, attrs_of: dict[str, set[str]], config_module: str | None) -> dict[tuple[str, str], list[str]]:
     """Which config class each (function, name) reads through: ``cfg`` in block_forward -> ModelConfig.
 
     A name is taken to hold a class when every attribute the function reads through
@@ -1099,7 +1097,13 @@ def _site(plan: InventoryPlan, results: Results, links: Links) -> Site:
     s = plan.project.settings
     tests_running = results.tests_running if s.coverage_tests else None
     return Site(
-        results.site, plan.project.index, plan.project.graph, links, results.spec, s.spec_pdf or "spec.pdf", tests_running
+        results.site,
+        plan.project.index,
+        plan.project.graph,
+        links,
+        results.spec,
+        s.spec_pdf or "spec.pdf",
+        tests_running,
     )
 
 
@@ -1108,7 +1112,10 @@ TABLES = {
     "parameters": (parameter_requests, lambda plan, results, links: parameters_table(plan.evidence(results, links))),
     "config": (config_requests_of, lambda plan, results, links: config_table(plan.evidence(results, links))),
     **{
-        name: (lambda project: {}, lambda plan, results, links, table=table: table(_site(plan, results, links), plan.page))
+        name: (
+            lambda project: {},
+            lambda plan, results, links, table=table: table(_site(plan, results, links), plan.page),
+        )
         for name, table in matrix.TABLES.items()
     },
 }

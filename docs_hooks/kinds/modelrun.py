@@ -119,8 +119,6 @@ class Evidence:
         return self.project.tree(path)
 
 
-
-
 @dataclass(frozen=True)
 class Dim:
     value: int  # in the real run

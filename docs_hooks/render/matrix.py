@@ -120,9 +120,7 @@ def matrix(site: Site, here: str) -> str:
             "<br>".join(
                 R.code(fn.short_name)
                 + " "
-                + ", ".join(
-                    site.links.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn
-                )
+                + ", ".join(site.links.line_link(r.function, r.start, r.end) for r in eq.resolved if r.function is fn)
                 for fn in row.functions
                 if any(r.function is fn for r in eq.resolved)
             )

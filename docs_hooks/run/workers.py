@@ -110,9 +110,10 @@ class Workers:
 
         What was recorded is then in the recorder's store, for the next build.
         """
-        threads, self._threads = self._threads, []
-        for thread in threads:
-            thread.join()
+        while self._threads:  # a job may start more of them (the recordings that follow from a recording)
+            threads, self._threads = self._threads, []
+            for thread in threads:
+                thread.join()
         if self._recorder is not None:
             self._recorder.flush()
         self.raise_errors()

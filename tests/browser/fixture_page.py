@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.expand import Builder
-from docs_hooks.project import index_for
+from docs_hooks.core.site import make_build
 
 REPO = Path(__file__).resolve().parents[2]
 URL = "_widget-fixture/"
@@ -119,8 +118,11 @@ def page_text() -> str:
 def example_html() -> str:
     """The expanded page's example blocks (raw HTML: one block each, no blank line inside)."""
     settings = load_settings(REPO)
-    builder = Builder(settings, index_for(settings))
-    result = builder.expand("docs/_widget-fixture.md", page_text())
+    build = make_build(settings, coverage=False)
+    try:
+        result = build.expand("docs/_widget-fixture.md", page_text())
+    finally:
+        build.close()
     if result.problems:
         raise AssertionError("the widget fixture page does not expand:\n" + "\n".join(map(str, result.problems)))
     blocks = [

@@ -20,7 +20,7 @@ import pytest
 
 from docs_hooks import cli
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import expand_site, make_builder
+from docs_hooks.core.site import expand_site, make_build
 from docs_hooks.run.record import Recorder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -208,7 +208,7 @@ def relock(capsys):
 def expand_page(root: Path, rel: str = "docs/page.md"):
     """The Expanded result of one page of the project at ``root``."""
     settings = load_settings(root)
-    return expand_site(settings, make_builder(settings)).pages[rel]
+    return expand_site(settings, make_build(settings)).pages[rel]
 
 
 def make_recorder(tmp_path: Path, name: str, text: str, digest: str | None = None, cache: Path | None = None):

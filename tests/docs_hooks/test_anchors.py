@@ -12,7 +12,7 @@ import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for
+from docs_hooks.core.site import index_for
 from docs_hooks.resolve.anchors import parse_ref, resolve
 
 from .conftest import FWD_ENTRY, expand_page, page, page_problems

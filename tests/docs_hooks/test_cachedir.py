@@ -15,7 +15,7 @@ import pytest
 
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, Store, prune, used
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for
+from docs_hooks.core.site import index_for
 from docs_hooks.run.math import MathRenderer
 
 MONTH_AND_A_DAY = (MAX_AGE_DAYS + 1) * 86400
@@ -316,17 +316,17 @@ def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(mak
     if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
         pytest.skip("KaTeX is not installed here: run npm ci")
     from docs_hooks.base.settings import load_settings
-    from docs_hooks.project import make_builder
+    from docs_hooks.core.site import make_build
 
     root = make_project({"docs/page.md": "# Page\n\nThe mean $\\mu$.\n"})
     if not (root / "node_modules").exists():
         (root / "node_modules").symlink_to(REPO / "node_modules")
-    first = make_builder(load_settings(root), coverage=False)
+    first = make_build(load_settings(root), coverage=False)
     assert first.workers.math._proc is not None  # running before any page asked for a formula
     first.expand("docs/page.md", (root / "docs/page.md").read_text())
     first.await_background()
     first.workers.math.close()
     assert (root / ".cache/docs_hooks/katex.sqlite3").is_file()
 
-    later = make_builder(load_settings(root), coverage=False)
+    later = make_build(load_settings(root), coverage=False)
     assert later.workers.math._proc is None  # formulas are cached: KaTeX starts only if one is missing

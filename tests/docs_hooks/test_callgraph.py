@@ -5,7 +5,7 @@ reach: the first hundred, then 'and more', folded under their count."""
 from __future__ import annotations
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for, make_builder
+from docs_hooks.core.site import index_for, make_build
 from docs_hooks.resolve.callgraph import REACHED_SHOWN, CallGraph
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page
@@ -37,7 +37,7 @@ def facts_row(markdown: str) -> str:
 
 def test_a_long_list_of_reaching_tests_stops_after_the_first_hundred(make_project):
     root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(REACHED_SHOWN + 20)})
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
 
     row = facts_row(builder.expand("docs/hub.md", PAGE).markdown)
 
@@ -48,7 +48,7 @@ def test_a_long_list_of_reaching_tests_stops_after_the_first_hundred(make_projec
 
 def test_a_short_list_is_complete(make_project):
     root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(3)})
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
 
     row = facts_row(builder.expand("docs/hub.md", PAGE).markdown)
 
@@ -59,7 +59,7 @@ def test_a_short_list_is_complete(make_project):
 
 def test_a_site_that_shows_no_recorded_evidence_starts_no_recording_process(make_project):
     root = make_project({"src/hub.py": HUB, "tests/test_hub.py": reaching_tests(3), "docs/hub.md": PAGE})
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
 
     builder.expand("docs/hub.md", PAGE)
 

@@ -46,11 +46,11 @@ show:
 
 BUILD = """
 import sys
-from docs_hooks.project import expand_site, make_builder
+from docs_hooks.core.site import expand_site, make_build
 from docs_hooks.base.settings import load_settings
 
 settings = load_settings(sys.argv[1])
-expand_site(settings, make_builder(settings))
+expand_site(settings, make_build(settings))
 """
 
 

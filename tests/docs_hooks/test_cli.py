@@ -118,11 +118,11 @@ def test_impact_refuses_a_revision_that_starts_with_a_dash(committed, capsys, tm
 
 
 def test_impact_gives_git_the_revision_after_end_of_options(committed, capsys, monkeypatch):
-    from docs_hooks import cli
+    from docs_hooks.core import review
 
     calls = []
     run = subprocess.run
-    monkeypatch.setattr(cli.subprocess, "run", lambda args, **kw: calls.append(args) or run(args, **kw))
+    monkeypatch.setattr(review.subprocess, "run", lambda args, **kw: calls.append(args) or run(args, **kw))
 
     assert impact(committed, capsys)[0] == 0
     [archive] = [c for c in calls if c[:2] == ["git", "archive"]]
@@ -397,7 +397,7 @@ def test_a_full_build_of_the_same_project_does_start_workers(rich):
     """The other direction: the same watch sees the recorder and KaTeX of a real build (so the test above can fail)."""
     code = PROCESS_WATCH.replace(
         'from docs_hooks import cli\ncode = cli.main(["--root", sys.argv[1], sys.argv[2]])',
-        "from docs_hooks.project import expand_site\nfrom docs_hooks.base.settings import "
+        "from docs_hooks.core.site import expand_site\nfrom docs_hooks.base.settings import "
         "load_settings\nexpand_site(load_settings(sys.argv[1]))\ncode = 0",
     )
     result = subprocess.run(

@@ -14,7 +14,7 @@ import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import expand_site, index_for, make_builder
+from docs_hooks.core.site import expand_site, index_for, make_build
 from docs_hooks.resolve import codeindex
 
 from .conftest import page, page_problems, write_tree
@@ -264,7 +264,7 @@ def test_an_entry_of_a_layer_with_tests_beside_the_code_lists_each_test_once(tmp
     )
     root = flat_project(tmp_path / "proj", {"docs/page.md": page})
     settings = load_settings(root)
-    result = expand_site(settings, make_builder(settings, coverage=False)).pages["docs/page.md"]
+    result = expand_site(settings, make_build(settings, coverage=False)).pages["docs/page.md"]
 
     assert [str(p) for p in result.problems] == []
     used = re.search(r"<td>Called by</td><td>(.*?)</td>.*?<td>Tested by</td><td>(.*?)</td>", result.markdown, re.S)

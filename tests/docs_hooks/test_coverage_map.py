@@ -9,7 +9,7 @@ import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import check_site, expand_site, index_for, make_builder
+from docs_hooks.core.site import check_site, expand_site, index_for, make_build
 from docs_hooks.run.coverage_map import Measurement, measure
 
 BRANCHY = """\
@@ -101,8 +101,8 @@ def test_the_result_is_cached_until_the_code_changes(make_project, tmp_path):
 
 def test_the_builder_lists_only_indexed_tests(make_project):
     root = project(make_project)
-    builder = make_builder(load_settings(root))
-    fn = builder.index.functions["branchy.clip"]
+    builder = make_build(load_settings(root))
+    fn = builder.project.index.functions["branchy.clip"]
 
     from docs_hooks.resolve.anchors import Ref, Resolved
 
@@ -132,7 +132,7 @@ def test_failing_tests_are_a_clear_error_every_time_it_is_asked_and_nothing_is_c
 
 def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
     root = project(make_project)
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
 
     run = builder.workers._coverage_run
     assert run is not None and run._proc is not None  # running in the background already
@@ -149,7 +149,7 @@ def test_the_coverage_run_has_the_lowest_priority_and_the_build_keeps_its_own(ma
 
     root = project(make_project)
     before = os.getpriority(os.PRIO_PROCESS, 0)
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
     proc = builder.workers._coverage_run._proc
     niceness = os.getpriority(os.PRIO_PROCESS, proc.pid) if proc.poll() is None else None
     assert builder.workers.coverage is not None  # the run still ends and is read as usual
@@ -175,20 +175,15 @@ code: return limit
 """
 
 
-def test_the_coverage_row_waits_for_the_run_as_a_placeholder_that_finish_fills(make_project):
+def test_the_coverage_row_names_the_tests_that_ran_the_equations_lines(make_project):
     root = project(make_project)
     (root / "docs").mkdir(exist_ok=True)
     (root / "docs/clip.md").write_text(CLIP_PAGE, encoding="utf-8")
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
 
     expanded = builder.expand("docs/clip.md", CLIP_PAGE)
     assert expanded.problems == []
-    assert "<!--trace-late:0-->" in expanded.markdown
-    assert "line coverage" not in expanded.markdown
-
-    html, problems = builder.finish("docs/clip.md", expanded.markdown)
-    assert problems == []
-    assert "trace-late" not in html
+    html = expanded.markdown
     row = re.search(r"<tr><td>Tests that run these equations' lines \(line coverage\)</td><td>(.*?)</td></tr>", html)
     assert row and "test_large_values_are_clipped" in row.group(1)
     assert "test_small_values_pass_through" not in row.group(1)  # it never reaches `return limit`
@@ -228,14 +223,11 @@ def test_a_builder_kept_for_the_next_build_reports_the_failed_coverage_run_again
     """mkdocs serve keeps the builder while no code changes: each build reports the failure once."""
     root = project(make_project)
     (root / "tests/test_branchy.py").write_text(TESTS.replace("== 5", "== 6"), encoding="utf-8")
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
     pages = {"docs/clip.md": CLIP_PAGE, "docs/again.md": CLIP_PAGE.replace("id: cap", "id: cap-again")}
-    expanded = {name: builder.expand(name, text).markdown for name, text in pages.items()}
 
-    for _ in range(2):  # two builds
-        reported = {
-            name: [str(p)[:40] for p in builder.finish(name, markdown)[1]] for name, markdown in expanded.items()
-        }
+    for _ in range(2):  # two builds: the pages are expanded (or read back) again, each time
+        reported = {name: [str(p)[:40] for p in builder.expand(name, text).problems] for name, text in pages.items()}
         assert reported == {"docs/clip.md": ["pyproject.toml: coverage_tests: while me"], "docs/again.md": []}
 
 
@@ -307,15 +299,19 @@ def test_a_cached_line_map_cut_short_is_measured_again(make_project, tmp_path):
     assert cached.read_text() == whole  # written whole again
 
 
-def test_a_page_expanded_again_while_serving_reuses_its_placeholders(make_project):
+def test_a_page_expanded_again_while_serving_reads_the_same_coverage_run(make_project, monkeypatch):
     root = project(make_project)
-    builder = make_builder(load_settings(root))
+    started = []
+    init = Measurement.__init__
+    monkeypatch.setattr(Measurement, "__init__", lambda self, *a: started.append(1) or init(self, *a))
+    builder = make_build(load_settings(root))
 
     first = builder.expand("docs/clip.md", CLIP_PAGE)
     edited = builder.expand("docs/clip.md", CLIP_PAGE + "\nA new sentence.\n")  # a prose edit: expanded again
 
-    assert len(builder.late._items) == 1
-    assert "<!--trace-late:0-->" in first.markdown and "<!--trace-late:0-->" in edited.markdown
+    assert started == [1]
+    row = "Tests that run these equations' lines (line coverage)"
+    assert row in first.markdown and row in edited.markdown
 
 
 # ------------------------------------------------------------------ no page is written before the run has ended

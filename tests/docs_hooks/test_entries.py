@@ -5,9 +5,10 @@ reference resolved; the messages for equations that cannot be placed or resolved
 from __future__ import annotations
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for
+from docs_hooks.core.site import index_for
 from docs_hooks.read.blocks import Markdown, parse_page
-from docs_hooks.resolve.entries import read_entry, split_at_headings
+from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.entries import EntryData, read_entry, split_at_headings, status_problem
 
 from .conftest import FWD_ENTRY, expand_page, page, page_problems
 
@@ -157,3 +158,29 @@ def test_markdown_is_split_before_each_heading_of_level_one_or_two_outside_code_
         ("# A\ntext\n```\n# not a heading\n```\n### C is inside B", 6, True),
         ("## B\nend", 12, True),
     ]
+
+
+def entry_of(root, title: str, status: str, *names: str) -> tuple[EntryData, CallGraph]:
+    """An entry of ``names`` (resolved data, as entries.read_entry makes it) and the project's call graph."""
+    index = index_for(load_settings(root))
+    functions = [index.function(name) for name in names]
+    return EntryData("docs/page.md", "e", title, status, functions, [], 4), CallGraph(index)
+
+
+def test_status_problem_names_the_entry_and_its_untested_functions_at_the_entrys_line(make_project):
+    entry, graph = entry_of(make_project(), "Build and run", "implemented", "model.build", "model.Block.forward")
+
+    problem = status_problem(entry, graph)
+
+    assert str(problem) == (
+        "docs/page.md:4: entry 'Build and run' is marked implemented, but no test calls "
+        "model.build, model.Block.forward; add a test or change its status"
+    )
+
+
+def test_status_problem_accepts_a_tested_function_and_an_entry_that_claims_no_implementation(make_project):
+    root = make_project()
+
+    assert status_problem(*entry_of(root, "Forward", "implemented", "ops.layer_norm_forward")) is None
+    assert status_problem(*entry_of(root, "Build", "derived", "model.build")) is None
+    assert status_problem(*entry_of(root, "Build", "illustrative", "model.build")) is None

@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.expand import Builder
+from docs_hooks.core.site import Build, make_build
 from docs_hooks.kinds import example as examples
-from docs_hooks.project import index_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -180,11 +179,11 @@ def project(tmp_path_factory) -> Path:
     return write_project(tmp_path_factory.mktemp("examples") / "proj")
 
 
-def builder_for(root: Path, **overrides) -> Builder:
+def builder_for(root: Path, **overrides) -> Build:
     settings = load_settings(root)
     for key, value in overrides.items():
         setattr(settings, key, value)
-    return Builder(settings, index_for(settings))
+    return make_build(settings, coverage=False)
 
 
 def page(example: str, function: str = "ops.layer_norm_backward") -> str:
@@ -277,21 +276,19 @@ def test_worked_example_shows_the_recorded_values(project):
 
 
 def test_the_data_behind_the_table_is_the_recorded_call(project):
-    builder = builder_for(project)
-    from docs_hooks.read.blocks import parse_page
-    from docs_hooks.resolve.context import Context
-    from docs_hooks.resolve.entries import read_entry
+    from docs_hooks.core.page import BlockPart
 
-    parsed = parse_page(page(BACKWARD_EXAMPLE), "docs/page.md")
-    ctx = Context(builder, "docs/page.md", None, [], [], {})
-    ctx.entry = read_entry(parsed.blocks[0], "docs/page.md", builder.index, builder.spec, ctx.uses)
-    data = examples.collect(ctx, parsed.blocks[1])
+    builder = builder_for(project)
+    plan = builder.plan("docs/page.md", page(BACKWARD_EXAMPLE))
+    [part] = [p for p in plan.parts if isinstance(p, BlockPart)]
+    data, problems = examples.collect(part.plan, builder.results, builder.links)
+    assert problems == []
     for row, expected in zip(data.rows, [DY, XHAT, S, DXHAT, M1, M2, DX, DGAMMA, DBETA]):
         np.testing.assert_allclose(row.value, expected, rtol=1e-12, atol=1e-15, err_msg=row.label)
     assert data.test == "tests/test_ops.py::test_worked_example"
     assert data.function == "ops.layer_norm_backward"
     # every expression row is locked to the statement it comes from
-    keys = [u.key for u in ctx.uses if u.key.startswith("example")]
+    keys = [u.key for u in plan.refs.uses if u.key.startswith("example")]
     assert keys == [
         "example A worked backward | ops.layer_norm_backward: dXhat = dY * gamma",
         "example A worked backward | ops.layer_norm_backward: dXhat.mean(axis=-1, keepdims=True)",
@@ -838,7 +835,7 @@ def test_prefetch_records_every_examples_test_in_one_batch_before_the_page_is_ex
         batches.append([r.name for r in requests]) or run_child(requests)
     )
 
-    builder.prefetch({"docs/page.md": TWO_EXAMPLES})
+    builder.plan_site({"docs/page.md": TWO_EXAMPLES})
     builder.await_background()
     assert batches == [["tests/test_ops.py::test_worked_example", "tests/test_ops.py::test_wrong_backward"]]
 
@@ -859,23 +856,25 @@ def test_prefetch_renders_the_prose_formulas_in_the_background(tmp_path):
     builder.workers.math.project_root = REPO  # the project's node_modules
     if not builder.workers.math.available():
         pytest.skip("KaTeX is not installed here: run npm ci")
-    builder.prefetch({"docs/page.md": TWO_EXAMPLES})
+    builder.plan_site({"docs/page.md": TWO_EXAMPLES})
     builder.await_background()
 
     assert ("\\mu = \\frac{1}{d}\\sum_j x_j", False) in builder.workers.math.cache
 
 
-def test_a_bug_in_a_prefetch_is_raised_in_the_build_not_swallowed(tmp_path):
+def test_a_bug_in_the_background_work_is_raised_in_the_build_not_swallowed(tmp_path, monkeypatch):
+    from docs_hooks.kinds.example import ExampleKind
+
     root = write_project(tmp_path / "proj")
     builder = builder_for(root)
 
-    def broken(b, parsed):
-        raise KeyError("a bug in a prefetcher")
+    def broken(self, plan, done):
+        raise KeyError("a bug in what a kind needs")
 
-    builder.prefetchers.append(broken)
-    builder.prefetch({"docs/page.md": "# Page\n"})
-    with pytest.raises(KeyError, match="a bug in a prefetcher"):  # at the latest when the build ends
-        builder.expand("docs/page.md", "# Page\n")
+    monkeypatch.setattr(ExampleKind, "needs", broken)
+    builder.plan_site({"docs/page.md": TWO_EXAMPLES})
+    with pytest.raises(KeyError, match="a bug in what a kind needs"):  # at the latest when the build ends
+        builder.expand("docs/index.md", "# Page\n")
         builder.await_background()
 
 
@@ -887,11 +886,10 @@ def test_a_table_of_every_page_reads_the_other_pages_without_running_their_examp
     (root / "docs/page.md").write_text(TWO_EXAMPLES, encoding="utf-8")
     builder = builder_for(root)
 
-    result = builder.expand("docs/index.md", home)
-    html, problems = builder.finish("docs/index.md", result.markdown)  # as if MkDocs had left out docs/page.md
+    result = builder.expand("docs/index.md", home)  # as if MkDocs had left out docs/page.md
 
-    assert result.problems == [] and problems == []
-    assert "The entry" in html  # the other page's entry is listed ...
+    assert result.problems == []
+    assert "The entry" in result.markdown  # the other page's entry is listed ...
     assert builder.workers.recorder.child.runs == 0  # ... and none of its examples ran for it
 
 
@@ -1028,7 +1026,7 @@ def test_an_example_of_the_test_itself_records_only_the_test_and_the_prefetch_as
     run_child = builder.workers.recorder.child.run
     builder.workers.recorder.child.run = lambda requests: batches.append(list(requests)) or run_child(requests)
 
-    builder.prefetch({"docs/page.md": text})
+    builder.plan_site({"docs/page.md": text})
     builder.await_background()
     result = builder.expand("docs/page.md", text)
     builder.workers.recorder.close()

@@ -42,11 +42,11 @@ def test_paused_leaves_a_collector_that_was_off_off():
 def test_a_build_keeps_its_objects_out_of_garbage_collection_and_hands_them_back_at_its_end(make_project):
     import gc
 
-    from docs_hooks.project import expand_site, make_builder
+    from docs_hooks.core.site import expand_site, make_build
 
     gc.unfreeze()
     settings = load_settings(make_project())
-    builder = make_builder(settings)
+    builder = make_build(settings)
     assert gc.isenabled()  # paused only while the builder was made
     assert gc.get_freeze_count() > 0  # the index and the parsed pages are skipped by collections
 
@@ -68,7 +68,12 @@ def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_proc
     plugin.load_config({})
     root = make_project()
     config = SimpleNamespace(
-        config_file_path=str(root / "mkdocs.yml"), docs_dir=str(root / "docs"), extra_css=[], extra_javascript=[]
+        config_file_path=str(root / "mkdocs.yml"),
+        docs_dir=str(root / "docs"),
+        extra_css=[],
+        extra_javascript=[],
+        markdown_extensions=[],
+        strict=False,
     )
     plugin.on_config(config)
     plugin.on_post_build(config=config)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import make_builder
+from docs_hooks.core.site import make_build
 
 from .test_shapes import MODEL, REPO, SETTINGS, TRAIN, build, dedent, line_of, link, table_rows, tiny_project
 
@@ -175,7 +175,7 @@ def test_config_fields_of_a_page(tmp_path):
     final_ln = line_of(MODEL, "Xf, _ = layer_norm_forward(")
     ctor = (line_of(TRAIN, "cfg = Config("), line_of(TRAIN, "    )"))
     ctor_link = (
-        f'<a href="docs-hooks-source:src/train.py#L{ctor[0]}-L{ctor[1]}" '
+        f'<a href="../source/src/train.py/#L{ctor[0]}" '
         f'title="train.build_config"><code>train.py:{ctor[0]}-{ctor[1]}</code></a>'
     )
     assert rows["Config.eps"] == [
@@ -258,7 +258,9 @@ def test_an_unknown_config_field_fails_with_a_suggestion(tmp_path):
     ]
 
 
-def test_an_inventory_nobody_generates_fails(tmp_path):
+def test_an_inventory_nobody_generates_fails(tmp_path, monkeypatch):
+    from docs_hooks.kinds import inventory
+
     root = tiny_project(
         tmp_path,
         """
@@ -267,12 +269,11 @@ def test_an_inventory_nobody_generates_fails(tmp_path):
         ```
         """,
     )
-    builder = make_builder(load_settings(root))
-    builder.inventory_kinds.pop("spec", None)  # in case another module provides it
-    _, problems, _ = build(root, builder)
+    monkeypatch.delitem(inventory.TABLES, "spec")  # as if no table of that name were made
+    _, problems, _ = build(root)
     assert problems == [
         "docs/page.md:1: trace-inventory of: spec has no generator in this build; available: "
-        + ", ".join(sorted(builder.inventory_kinds))
+        + ", ".join(sorted(inventory.TABLES))
     ]
 
 
@@ -281,7 +282,7 @@ def test_an_inventory_nobody_generates_fails(tmp_path):
 
 def test_smoke_on_the_real_project(tmp_path):
     settings = load_settings(REPO, {"cache_dir": str(tmp_path / "cache")})
-    builder = make_builder(settings)
+    builder = make_build(settings)
     page = dedent("""
         ```trace-params
         match: [ln]
@@ -386,11 +387,11 @@ def run(cfg):
 """
 
 CONFIG_PAGE = "```trace-inventory\nof: config\n```\n"
-FLAT_URL = "docs-hooks-source:"  # a line reference, before its page makes it relative
+SOURCE_URL = "../source/"  # the source pages, from a page at docs/page.md (its URL: page/)
 
 
 def flat_link(path: str, line: int, title: str) -> str:
-    return f'<a href="{FLAT_URL}{path}#L{line}" title="{title}"><code>{path}:{line}</code></a>'
+    return f'<a href="{SOURCE_URL}{path}/#L{line}" title="{title}"><code>{path}:{line}</code></a>'
 
 
 def dict_project(tmp_path, settings: str, files: dict[str, str] | None = None, page: str = CONFIG_PAGE):
@@ -462,7 +463,7 @@ def test_a_config_loaded_from_yaml_by_a_function(tmp_path):
     assert problems == []
     rows = table_rows(markdown, "trace-config")
     loads = (
-        f'<code>loader.load()</code> <a href="{FLAT_URL}loader.py#L6-L7" title="loader.load">'
+        f'<code>loader.load()</code> <a href="{SOURCE_URL}loader.py/#L6" title="loader.load">'
         "<code>loader.py:6-7</code></a> loads it"
     )
     assert rows == [

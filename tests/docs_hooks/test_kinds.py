@@ -1,10 +1,13 @@
-"""Tests of docs_hooks.kinds: one row for every block kind blocks.py reads, and a kind the build cannot show is
-an error at its block, not a block left out."""
+"""Tests of docs_hooks.kinds: one kind for every block blocks.py reads, each with the three steps of the
+interface (resolve, needs, render), and a block the build has no kind for is an error at its block."""
 
 from __future__ import annotations
 
+import inspect
+
 from docs_hooks import kinds
-from docs_hooks.kinds import KINDS, Kind
+from docs_hooks.kinds import KINDS, STRUCTURE
+from docs_hooks.kinds.base import BlockKind
 from docs_hooks.read.blocks import BLOCK_KINDS
 
 from .conftest import expand_page, page
@@ -18,34 +21,35 @@ EXCERPT_PAGE = page("""
     """)
 
 
-def test_every_block_kind_has_one_row_with_its_fields():
-    assert sorted(KINDS) == sorted(BLOCK_KINDS)
+def test_every_block_kind_has_one_kind_with_its_fields():
+    assert sorted([*KINDS, *STRUCTURE]) == sorted(BLOCK_KINDS)
     for name, kind in KINDS.items():
+        assert kind.name == name
         assert kind.spec is BLOCK_KINDS[name], name
 
 
-def test_every_kind_but_entry_and_equation_renders_itself():
-    """The builder renders entries and equations; every other kind is shown by its row's render."""
-    assert sorted(name for name, kind in KINDS.items() if kind.render is None) == ["entry", "equation"]
+def test_every_kind_has_the_three_steps_of_the_interface_with_its_arguments():
+    steps = {
+        name: list(inspect.signature(getattr(BlockKind, name)).parameters) for name in ("resolve", "needs", "render")
+    }
+    for name, kind in KINDS.items():
+        for step, params in steps.items():
+            method = getattr(kind, step)
+            assert list(inspect.signature(method).parameters) == params[1:], (name, step)
 
 
-def test_inventory_offers_a_table_for_each_value_of_of():
-    assert {"parameters", "config"} <= set(KINDS["inventory"].tables)
-    assert all(callable(table) for table in KINDS["inventory"].tables.values())
-
-
-def test_a_kind_without_render_cannot_be_shown(make_project, monkeypatch):
-    monkeypatch.setitem(kinds.KINDS, "excerpt", Kind(BLOCK_KINDS["excerpt"]))
+def test_a_block_the_build_has_no_kind_for_is_an_error_at_its_block(make_project, monkeypatch):
+    monkeypatch.delitem(kinds.KINDS, "excerpt")
     root = make_project({"docs/page.md": EXCERPT_PAGE})
 
     expanded = expand_page(root)
 
     assert [str(p) for p in expanded.problems] == [
-        "docs/page.md:3: block 'trace-excerpt' cannot be shown: this build has no handler for it"
+        "docs/page.md:3: block 'trace-excerpt' cannot be shown: this build has no kind for it"
     ]
 
 
-def test_the_same_page_shows_the_excerpt_with_its_row(make_project):
+def test_the_same_page_shows_the_excerpt_with_its_kind(make_project):
     expanded = expand_page(make_project({"docs/page.md": EXCERPT_PAGE}))
 
     assert expanded.problems == []

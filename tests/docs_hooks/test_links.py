@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for
+from docs_hooks.core.site import index_for
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.codeindex import CodeIndex
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import expand_site, make_builder
+from docs_hooks.core.site import expand_site, make_build
 from docs_hooks.render import matrix
 
 from .conftest import page
@@ -75,7 +75,7 @@ MATRIX_PAGE = page("""
 def site(make_project):
     root = make_project({"docs/ln.md": LN_PAGE, "docs/matrix.md": MATRIX_PAGE})
     settings = load_settings(root)
-    builder = make_builder(settings)
+    builder = make_build(settings)
     result = expand_site(settings, builder)
     assert result.problems == []
     return builder, result.pages["docs/matrix.md"].markdown
@@ -94,10 +94,12 @@ def body_rows(html: str, table_class: str) -> list[list[str]]:
 
 def test_one_row_per_equation_with_its_page_functions_and_direct_tests(make_project):
     builder, _ = site(make_project)
+    project, links = builder.project, builder.links
+    facts = matrix.Site(builder.site_entries(), project.index, project.graph, links, None, "spec.pdf", None)
 
     rows = [
         (r.page, r.page_title, r.entry.id, r.eq.id, [f.name for f in r.functions], r.direct)
-        for r in matrix.matrix_rows(builder)
+        for r in matrix.matrix_rows(facts)
     ]
 
     forward_tests = ["tests.test_ops.test_rows_have_zero_mean", "tests.test_ops.test_backward_returns_three_gradients"]

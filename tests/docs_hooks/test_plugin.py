@@ -289,8 +289,11 @@ def test_serve_watches_the_code_beside_everything_but_not_the_site_the_cache_or_
         def watch(self, path):
             self.watched.append(path)
 
+    from docs_hooks.core.session import Session
+
     plugin = TracePlugin()
-    plugin.settings = load_settings(root)
+    plugin.session = Session(root)
+    plugin.session.settings = load_settings(root)
     server = plugin.on_serve(Server(), config=None, builder=None)
 
     assert sorted(server.watched) == [

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for
+from docs_hooks.core.site import index_for
 from docs_hooks.run.coverage_map import Measurement, cached_map_path
 
 from .test_coverage_map import BRANCHY, TESTS

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for
+from docs_hooks.core.site import index_for
 from docs_hooks.render import html as R
 from docs_hooks.render import sections
 from docs_hooks.resolve.callgraph import CallGraph
@@ -237,25 +237,6 @@ def entry_of(root, title: str, status: str, *names: str) -> tuple[EntryData, Cal
     index = index_for(load_settings(root))
     functions = [index.function(name) for name in names]
     return EntryData("docs/page.md", "e", title, status, functions, [], 4), CallGraph(index)
-
-
-def test_status_problem_names_the_entry_and_its_untested_functions_at_the_entrys_line(make_project):
-    entry, graph = entry_of(make_project(), "Build and run", "implemented", "model.build", "model.Block.forward")
-
-    problem = sections.status_problem(entry, graph)
-
-    assert str(problem) == (
-        "docs/page.md:4: entry 'Build and run' is marked implemented, but no test calls "
-        "model.build, model.Block.forward; add a test or change its status"
-    )
-
-
-def test_status_problem_accepts_a_tested_function_and_an_entry_that_claims_no_implementation(make_project):
-    root = make_project()
-
-    assert sections.status_problem(*entry_of(root, "Forward", "implemented", "ops.layer_norm_forward")) is None
-    assert sections.status_problem(*entry_of(root, "Build", "derived", "model.build")) is None
-    assert sections.status_problem(*entry_of(root, "Build", "illustrative", "model.build")) is None
 
 
 def test_status_evidence_says_what_backs_each_status(make_project):

@@ -17,8 +17,8 @@ import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
-from docs_hooks.kinds.shapes import Dims
-from docs_hooks.project import make_builder
+from docs_hooks.core.site import make_build
+from docs_hooks.kinds.modelrun import Dims
 
 from .conftest import write_tree
 
@@ -246,7 +246,7 @@ class StubMath:
 def build(root: Path, builder=None):
     """(markdown, problems as text, builder) of docs/page.md."""
     if builder is None:
-        builder = make_builder(load_settings(root))
+        builder = make_build(load_settings(root))
         builder.workers.math = StubMath()
     result = builder.expand("docs/page.md", (root / "docs/page.md").read_text(encoding="utf-8"))
     builder.await_background()  # as a build ends: what was recorded is stored for the next one
@@ -262,10 +262,10 @@ def line_of(text: str, needle: str) -> int:
 
 
 def link(path: str, line: int, title: str) -> str:
-    """A line reference as a block makes it: to the line on its source page (made relative when the page is
-    finished; see docs_hooks.sources)."""
+    """A line reference as the page at docs/page.md shows it: to the line on its source page (see
+    docs_hooks.render.sources)."""
     display = path.split("/", 1)[1]
-    return f'<a href="docs-hooks-source:{path}#L{line}" title="{title}"><code>{display}:{line}</code></a>'
+    return f'<a href="../source/{path}/#L{line}" title="{title}"><code>{display}:{line}</code></a>'
 
 
 def table_rows(html: str, cls: str) -> list[list[str]]:
@@ -654,7 +654,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_smoke_on_the_real_project(tmp_path):
     settings = load_settings(REPO, {"cache_dir": str(tmp_path / "cache")})
-    builder = make_builder(settings)
+    builder = make_build(settings)
     page = dedent("""
         ```trace-entry
         title: LayerNorm backward
@@ -683,7 +683,7 @@ def test_smoke_on_the_real_project(tmp_path):
 
 
 def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_one_does_not(tmp_path, monkeypatch):
-    from docs_hooks import project
+    from docs_hooks.core import site as project
 
     started = []
     early = project._early_recorder
@@ -697,9 +697,9 @@ def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_
         builder.workers.recorder.child.runs == 1 and builder.workers.recorder.child.proc is started[0][0]
     )  # and the recorder used it
 
-    make_builder(load_settings(root))
+    make_build(load_settings(root))
     assert started[1] is None  # recordings are cached now: a child starts only on a miss
-    make_builder(load_settings(root), coverage=False)
+    make_build(load_settings(root), coverage=False)
     assert len(started) == 2  # check never starts one early
 
 
@@ -812,7 +812,7 @@ def test_shapes_at_the_call_sites_of_a_layers_forward_called_through_call(tmp_pa
 
     def at(line: int, fn: str) -> str:
         return (
-            f'<strong><code>{fn}</code></strong> <a href="docs-hooks-source:layers.py#L{line}" title="{fn}">'
+            f'<strong><code>{fn}</code></strong> <a href="../source/layers.py/#L{line}" title="{fn}">'
             f"<code>layers.py:{line}</code></a>"
         )
 

@@ -80,8 +80,8 @@ def test_a_file_nothing_cites_says_so_and_links_to_the_repository_when_there_is_
     assert 'class="trace-src-cited"' not in html
 
 
-def test_a_source_page_is_titled_by_its_file_and_left_out_of_search():
-    assert sources.page_markdown("src/ops.py", "PLACEHOLDER") == (
+def test_a_source_page_is_titled_by_its_file_left_out_of_search_and_shows_the_file_with_its_block():
+    assert sources.page_markdown("src/ops.py") == (
         "---\ntitle: ops.py\nhide:\n  - navigation\n  - toc\nsearch:\n  exclude: true\n---\n\n"
-        "# `src/ops.py`\n\nPLACEHOLDER\n"
+        "# `src/ops.py`\n\n```trace-source\nfile: src/ops.py\n```\n"
     )

@@ -10,9 +10,10 @@ import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import make_builder
+from docs_hooks.core.site import make_build
+from docs_hooks.read.spec import SpecRef, format_refs
 from docs_hooks.run import spec
-from docs_hooks.run.spec import SpecRef, compile_spec, format_refs
+from docs_hooks.run.spec import compile_spec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -312,7 +313,7 @@ def spec_project(make_project, spec: str = SPEC, label: str = "eq:ln-mean"):
 
 
 def pdf_reference(root) -> tuple[str, list[str]]:
-    builder = make_builder(load_settings(root))
+    builder = make_build(load_settings(root))
     result = builder.expand("docs/page.md", (root / "docs/page.md").read_text())
     found = re.search(r"<td>PDF reference</td><td>(.*?)</td>", result.markdown)
     cell = found.group(1) if found else ""
@@ -356,5 +357,5 @@ def test_a_typst_error_stops_the_build_with_the_spec_file_and_line(make_project,
     root = spec_project(make_project, spec=broken)
     monkeypatch.chdir(root)  # as mkdocs build runs: in the project root
     with pytest.raises(TraceError) as info:
-        make_builder(load_settings(root))
+        make_build(load_settings(root))
     assert str(info.value).startswith("spec/model.typ:8: Typst could not compile the specification: unclosed delimiter")

@@ -10,7 +10,7 @@ import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
-from docs_hooks.project import index_for
+from docs_hooks.core.site import index_for
 from docs_hooks.run.record import Request
 from docs_hooks.run.workers import Workers, recorder_path
 

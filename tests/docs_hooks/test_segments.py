@@ -1,11 +1,14 @@
-"""Generated HTML kept out of the Markdown parser comes out of MkDocs exactly as Markdown would have passed it."""
+"""Tests of docs_hooks.render.segments: generated HTML kept apart from the Markdown, in Python-Markdown's htmlStash,
+comes out of MkDocs exactly as Markdown would have passed it."""
 
 from __future__ import annotations
 
 import markdown
 import pytest
+from markdown.extensions import Extension
+from markdown.preprocessors import Preprocessor
 
-from docs_hooks.render.stash import in_heading, placeholder, stash_blocks, unstash
+from docs_hooks.render.segments import Html, heading_lines, pieces, stashed
 
 from .conftest import REPO
 
@@ -48,12 +51,29 @@ DOCUMENTS = {
 }
 
 
-def site_markdown() -> markdown.Markdown:
+def site_markdown(*more) -> markdown.Markdown:
     """Python-Markdown as the site's MkDocs configures it."""
     from mkdocs.config import load_config
 
     config = load_config(str(REPO / "mkdocs.yml"))
-    return markdown.Markdown(extensions=config.markdown_extensions, extension_configs=config.mdx_configs)
+    return markdown.Markdown(extensions=[*config.markdown_extensions, *more], extension_configs=config.mdx_configs)
+
+
+class _Parts(Extension):
+    """As docs_hooks.extension does it: the page replaced by its pieces, each piece of HTML in the htmlStash."""
+
+    def __init__(self, parts):
+        super().__init__()
+        self.parts = parts
+
+    def extendMarkdown(self, md):
+        parts = self.parts
+
+        class Swap(Preprocessor):
+            def run(self, lines):
+                return [*stashed(parts, self.md.htmlStash.store).split("\n"), "", ""]
+
+        md.preprocessors.register(Swap(md), "parts", 28)
 
 
 def fill(template: str, formula: str, table: str, example: str) -> str:
@@ -66,51 +86,56 @@ def fill(template: str, formula: str, table: str, example: str) -> str:
     )
 
 
-def through_markdown(text: str, stash: list[str]) -> str:
-    """As the build does it: each formula's placeholder (its HTML in a heading), then the blocks',
-    Markdown, then the HTML put back. The formulas' places are marked \x00 in ``text``."""
-    while "\x00" in text:
-        at = text.index("\x00")
-        html = FORMULA if in_heading(text, at) else placeholder(stash, FORMULA, inline=True)
-        text = text[:at] + html + text[at + 1 :]
-    return unstash(site_markdown().convert(stash_blocks(text, stash)), stash)
+def lines_of(text: str, formula: str = FORMULA) -> list:
+    """``text`` as the page's lines, each formula (marked \x00) an inline piece of HTML, or in a heading, text."""
+    rows = text.split("\n")
+    headings = heading_lines([row.replace("\x00", "\x02") for row in rows])
+    out = []
+    for i, row in enumerate(rows):
+        line: list = []
+        for j, part in enumerate(row.split("\x00")):
+            if j:
+                line.append(formula if i in headings else Html(formula))
+            line.append(part)
+        out.append(line)
+    return out
+
+
+def through_markdown(parts) -> str:
+    return site_markdown(_Parts(parts)).convert("(the page)")
 
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
 def test_the_page_comes_out_as_markdown_renders_it_with_the_html_inline(name):
     template = DOCUMENTS[name]
     full = site_markdown().convert(fill(template, FORMULA, TABLE, EXAMPLE))
-    stash: list[str] = []
 
-    kept_out = through_markdown(fill(template, "\x00", TABLE, EXAMPLE), stash)
+    parts = pieces(lines_of(fill(template, "\x00", TABLE, EXAMPLE)))
 
-    assert kept_out == full
-    assert "trace-html" not in kept_out
-    assert bool(stash) is (name not in NOTHING_KEPT_OUT)
+    assert through_markdown(parts) == full
+    assert any(isinstance(p, Html) for p in parts) is (name not in NOTHING_KEPT_APART)
 
 
-NOTHING_KEPT_OUT = {"block right after text", "block followed by text", "headings"}  # see the documents
+NOTHING_KEPT_APART = {"block right after text", "block followed by text", "headings"}  # see the documents
 
 
 def test_a_formula_s_tex_comes_out_as_katex_wrote_it_where_markdown_would_read_its_backslashes():
     formula = FORMULA.replace("x_i * y_j + a", "a \\\\ b \\{c\\}")  # TeX: a \\ b \{c\}
-    stash: list[str] = []
 
-    html = unstash(site_markdown().convert("The sum " + placeholder(stash, formula, inline=True) + " here.\n"), stash)
+    html = through_markdown(["The sum ", Html(formula), " here.\n"])
 
     assert formula in html
     assert formula not in site_markdown().convert("The sum " + formula + " here.\n")  # Markdown alone: 'a \ b {c}'
 
 
-def test_the_blocks_and_formulas_are_really_kept_out():
-    stash: list[str] = []
+def test_the_blocks_are_really_kept_apart():
     text = fill(DOCUMENTS["blocks"], FORMULA, TABLE, EXAMPLE)
 
-    stashed = stash_blocks(text, stash)
+    parts = pieces(lines_of(text))
 
-    assert stash == [TABLE, EXAMPLE, TABLE]
-    assert "<table" not in stashed and stashed.count("<!--trace-html:") == 3
-    assert unstash(stashed, stash) == text
+    assert [p.html for p in parts if isinstance(p, Html)] == [TABLE, EXAMPLE, TABLE]
+    assert all("<table" not in p for p in parts if isinstance(p, str))
+    assert "".join(p.html if isinstance(p, Html) else p for p in parts) == text
 
 
 @pytest.mark.parametrize(
@@ -127,17 +152,16 @@ def test_the_blocks_and_formulas_are_really_kept_out():
     ],
 )
 def test_a_block_markdown_would_read_or_change_stays_in_the_markdown(name, text):
-    stash: list[str] = []
-    assert stash_blocks(text, stash) == text
-    assert stash == []
+    assert pieces([[row] for row in text.split("\n")]) == [text]
 
 
-def test_a_run_of_several_closed_blocks_is_kept_out_whole():
-    stash: list[str] = []
+def test_a_run_of_several_closed_blocks_is_kept_apart_whole():
     text = "<p class='owner'>Owner</p>\n" + TABLE + "\n\nText.\n"
 
-    assert stash_blocks(text, stash) == "<!--trace-html:0-->\n\nText.\n"
-    assert stash == ["<p class='owner'>Owner</p>\n" + TABLE]
+    assert pieces([[row] for row in text.split("\n")]) == [
+        Html("<p class='owner'>Owner</p>\n" + TABLE, block=True),
+        "\n\nText.\n",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -157,7 +181,9 @@ def test_a_run_of_several_closed_blocks_is_kept_out_whole():
 )
 def test_a_formula_in_a_heading_stays_in_the_markdown(text, inside):
     # The table of contents and the heading's anchor are made from the heading's text.
-    assert in_heading(text, text.index("X")) is inside
+    rows = text.split("\n")
+    line = next(i for i, row in enumerate(rows) if "X" in row)
+    assert (line in heading_lines(rows)) is inside
 
 
 def test_inline_html_over_several_lines_comes_out_whole_where_markdown_would_break_it():
@@ -165,21 +191,12 @@ def test_inline_html_over_several_lines_comes_out_whole_where_markdown_would_bre
     # Markdown read those lines as text (it closed the admonition early and escaped the SVG's '/>').
     svg = '<span class="katex"><svg><path d="M95,702\nc-2.7,0,-7.17\nz"/></svg></span>'
     page = "!!! note\n\n    The scale \x00 is usual.\n\nAfter.\n"
-    stash: list[str] = []
-    md = site_markdown()
 
-    stashed = page.replace("\x00", placeholder(stash, svg, inline=True))
-    html = unstash(md.convert(stash_blocks(stashed, stash)), stash)
+    html = through_markdown(pieces(lines_of(page, svg)))
 
     assert svg in html
     assert html.index("The scale") < html.index("</div>") < html.index("After.")
     assert svg not in site_markdown().convert(page.replace("\x00", svg))  # what Markdown alone made of it
-
-
-def test_unstash_fills_placeholders_inside_kept_html_and_leaves_unknown_ones():
-    stash = ["<div>" + '<trace-html n="1"></trace-html>' + "</div>", "<b>x</b>"]
-
-    assert unstash("<!--trace-html:0--> <!--trace-html:7-->", stash) == "<div><b>x</b></div> <!--trace-html:7-->"
 
 
 def test_a_mkdocs_build_puts_every_piece_back_and_a_heading_keeps_its_formula(make_project):
@@ -201,7 +218,7 @@ def test_a_mkdocs_build_puts_every_piece_back_and_a_heading_keeps_its_formula(ma
 
     assert result.returncode == 0, result.stdout + result.stderr
     html = (root / "site/page/index.html").read_text(encoding="utf-8")
-    assert "trace-html" not in html
+    assert "wzxhzdk" not in html and "trace-html" not in html
     assert html.count('<span class="katex">') == 3  # the heading's, the line's, the equation's
     assert '<div class="trace-math"><span class="katex-display">' in html
     assert '<p><span class="katex">' in html  # the formula that starts a line stays in its paragraph
@@ -235,7 +252,7 @@ def test_a_rebuild_in_the_same_process_as_mkdocs_serve_does_it_puts_the_html_bac
     second = build_once()
 
     for html in (first, second):
-        assert "trace-html" not in html
+        assert "wzxhzdk" not in html and "trace-html" not in html
         assert html.count('<span class="katex">') == 1 and 'class="trace-table' in html
     assert "of the row, edited." in second
     assert second.replace("of the row, edited.", "of the row.") == first

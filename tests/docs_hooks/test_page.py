@@ -1,13 +1,67 @@
-"""Tests of docs_hooks.context: what a block handler gets while a page's prose is expanded, its inline
-references and formulas (KaTeX renders each page's formulas in one batch).
-"""
+"""Tests of docs_hooks.core.page: one page through the stages. Its prose (inline references and formulas), its
+entries and the blocks inside them resolved into a plan; the plan rendered, its formulas typeset in one batch."""
 
 from __future__ import annotations
 
-from docs_hooks.read.blocks import parse_page
-from docs_hooks.resolve.context import page_formulas
-
 from .conftest import FWD_ENTRY, expand_page, page, page_problems
+
+
+def test_a_broken_entry_is_reported_once(make_project):
+    root = make_project(
+        {
+            "docs/page.md": page("""
+        ```trace-entry
+        title: Layer norm forward
+        function: ops.layer_norm_forwrd
+        status: implemented
+        ```
+
+        ```trace-equation
+        id: ln-mean
+        title: Mean of a row
+        tex: \\mu
+        code: mu = X.mean(axis=-1, keepdims=True)
+        ```
+        """)
+        }
+    )
+
+    messages = page_problems(root)
+
+    assert not [m for m in messages if "outside an entry" in m], messages
+
+
+def test_a_heading_of_level_one_or_two_closes_the_entry_above_it(make_project):
+    root = make_project(
+        {
+            "docs/page.md": page("""
+        ```trace-entry
+        title: Layer norm forward
+        function: ops.layer_norm_forward
+        status: implemented
+        ```
+
+        ### Still the entry
+
+        ## Notes
+
+        ```trace-equation
+        id: ln-mean
+        title: Mean of a row
+        tex: \\mu
+        code: "ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)"
+        ```
+        """)
+        }
+    )
+
+    expanded = expand_page(root)
+
+    assert [str(p) for p in expanded.problems] == [
+        "docs/page.md:11: trace-equation outside an entry; put a trace-entry block above it"
+    ]
+    markdown = expanded.markdown
+    assert markdown.index("### Still the entry") < markdown.index("### Where is it used?") < markdown.index("## Notes")
 
 
 def test_inline_code_and_code_fences_are_left_alone(make_project):
@@ -69,28 +123,3 @@ def test_math_is_rendered_to_html_at_build_time(make_project):
     markdown = expand_page(root).markdown
 
     assert '<span class="katex">' in markdown and "$" not in markdown
-
-
-def test_page_formulas_finds_every_formula_of_a_page_before_it_is_expanded():
-    text = (
-        FWD_ENTRY
-        + "\n"
-        + page("""
-        The mean $\\mu_t$ of a row, and `$not math$` in code.
-
-        ```python
-        cost = "$5"
-        ```
-
-        ```trace-equation
-        id: ln-mean
-        title: Mean of a row
-        tex: \\mu = \\frac{1}{d} \\sum_i X_i
-        code: mu = X.mean(axis=-1, keepdims=True)
-        ```
-        """)
-    )
-
-    formulas = page_formulas(parse_page(text, "docs/page.md"))
-
-    assert formulas == [("\\mu_t", False), ("\\mu = \\frac{1}{d} \\sum_i X_i", True)]

@@ -1,0 +1,76 @@
+"""Tests of docs_hooks.core.site: the fingerprint that keeps the build of `mkdocs serve` while the code is
+unchanged, every page resolved before any is rendered, and a site-wide table that follows the other pages."""
+
+from docs_hooks.base.settings import load_settings
+from docs_hooks.core.site import expand_site, fingerprint, make_build
+
+from .conftest import page
+
+
+def test_the_fingerprint_ignores_pages_and_follows_code_and_tests(make_project):
+    root = make_project({"docs/page.md": "See [[ops.layer_norm_forward]].\n"})
+    settings = load_settings(root)
+    first = fingerprint(settings)
+
+    (root / "docs/page.md").write_text("A prose edit. See [[ops.layer_norm_forward]].\n")
+    assert fingerprint(settings) == first
+
+    (root / "tests/test_ops.py").write_text((root / "tests/test_ops.py").read_text() + "\n# a comment\n")
+    second = fingerprint(settings)
+    assert second != first
+
+    (root / "src/ops.py").write_text((root / "src/ops.py").read_text() + "\n")
+    assert fingerprint(settings) != second
+
+
+ENTRY_PAGE = "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n"
+
+
+def test_an_unchanged_page_is_expanded_once_and_a_site_wide_table_follows_the_other_pages(make_project):
+    root = make_project({"docs/page.md": ENTRY_PAGE, "docs/pages.md": "```trace-inventory\nof: pages\n```\n"})
+    build = make_build(load_settings(root), coverage=False)
+    try:
+        entry, table = (root / "docs/page.md").read_text(), (root / "docs/pages.md").read_text()
+        assert build.expand("docs/page.md", entry) is build.expand("docs/page.md", entry)
+        first = build.expand("docs/pages.md", table)
+        assert build.expand("docs/pages.md", table) is first
+        assert first.problems == [] and "Forward" in first.markdown
+
+        build.expand("docs/page.md", entry.replace("Forward", "The forward pass"))  # an edit while serving
+        again = build.expand("docs/pages.md", table)
+        assert again is not first
+        assert "The forward pass" in again.markdown and ">Forward<" not in again.markdown
+    finally:
+        build.close()
+
+
+def test_a_site_wide_table_reads_every_page_even_one_rendered_before_the_others(make_project):
+    """The table is on the first page in build order; the entries it lists come from pages after it."""
+    root = make_project(
+        {
+            "docs/index.md": "# Home\n\n```trace-inventory\nof: pages\n```\n",
+            "docs/page.md": ENTRY_PAGE,
+        }
+    )
+
+    site = expand_site(load_settings(root), make_build(load_settings(root), coverage=False))
+
+    assert site.problems == []
+    assert "Forward" in site.pages["docs/index.md"].markdown
+
+
+def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block(make_project, monkeypatch):
+    from docs_hooks.base.errors import TraceError
+    from docs_hooks.kinds import inventory
+
+    def broken(plan, results, links):
+        raise TraceError("no table today")
+
+    monkeypatch.setitem(inventory.TABLES, "pages", (lambda project: {}, broken))
+    root = make_project({"docs/pages.md": page("# Pages\n\n```trace-inventory\nof: pages\n```\n")})
+    settings = load_settings(root)
+
+    site = expand_site(settings, make_build(settings, coverage=False))
+
+    assert [str(p) for p in site.problems] == ["docs/pages.md:3: no table today"]
+    assert "docs/pages.md:3: no table today" in site.pages["docs/pages.md"].markdown
