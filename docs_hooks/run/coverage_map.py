@@ -20,8 +20,7 @@ import time
 import weakref
 from pathlib import Path
 
-from docs_hooks.base.atomic import atomic_write
-from docs_hooks.base.cachedir import used
+from docs_hooks.base.cachedir import read_entry, write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.run import children
@@ -90,14 +89,17 @@ def measure(
 
 def _read_map(text: str) -> dict[str, dict[int, list[str]]]:
     """The line map as the run wrote it; ValueError when it is not one (cut short, damaged)."""
-    raw = json.loads(text)
-    if not isinstance(raw, dict):
+    try:
+        raw = json.loads(text)
+    except RecursionError:
+        raise ValueError("not a line map") from None
+    if type(raw) is not dict or not all(type(by_line) is dict for by_line in raw.values()):
         raise ValueError("not a line map")
     out = {}
     for f, by_line in raw.items():
-        if not isinstance(by_line, dict):
+        if not all(type(tests) is list and all(type(t) is str for t in tests) for tests in by_line.values()):
             raise ValueError("not a line map")
-        out[f] = {int(n): [str(t) for t in tests] for n, tests in by_line.items()}
+        out[f] = {int(n): tests for n, tests in by_line.items()}
     return out
 
 
@@ -123,14 +125,13 @@ class Measurement:
         self._cached = cached_map_path(cache_dir, file_digests, pytest_args) if cache_dir else None
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
-        if self._cached is not None and self._cached.exists():
+        stored = read_entry(self._cached) if self._cached is not None else None
+        if stored is not None:
             try:
-                self._map = CoverageMap(_read_map(self._cached.read_text(encoding="utf-8")))
-            except (OSError, ValueError, UnicodeDecodeError):
-                self._cached.unlink(missing_ok=True)  # cut short or damaged: measured again, and written whole
-            else:
-                used(self._cached)
+                self._map = CoverageMap(_read_map(stored.decode("utf-8")))
                 return
+            except ValueError:  # not a line map (UnicodeDecodeError is one too): measured again, written whole
+                pass
         self._tmp = tempfile.TemporaryDirectory()
         self._lines_file = os.path.join(self._tmp.name, "lines.json")
         self._running_file = os.path.join(self._tmp.name, "running.txt")
@@ -213,7 +214,7 @@ class Measurement:
         finally:
             self._finalizer()
         if self._cached is not None:
-            atomic_write(self._cached, text)
+            write_entry(self._cached, text.encode("utf-8"))
         self._map = CoverageMap(lines)
         return self._map
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from docs_hooks import cli
+from docs_hooks.base.cachedir import seal, unseal
 from docs_hooks.base.settings import load_settings
 from docs_hooks.project import expand_site, make_builder
 from docs_hooks.run.record import Recorder
@@ -260,6 +262,25 @@ def connection_rows(markdown: str, section: str = "Code and math connection") ->
 LOCK = "docs/trace.lock"
 
 
+def stored_rows(store: Path) -> dict[str, bytes | None]:
+    """Every row of a cache store (a cachedir.Store file): key -> the bytes a build stored, None for a damaged row."""
+    with sqlite3.connect(store) as db:
+        rows = dict(db.execute("SELECT key, value FROM entries"))
+    db.close()
+    return {key: unseal(key, value) for key, value in rows.items()}
+
+
+def store_rows(store: Path, values: dict[str, bytes | str]) -> None:
+    """Overwrite rows of a cache store: bytes sealed as a build seals them (so what is tested is the reader's own
+    check of the entry), anything else as it is."""
+    with sqlite3.connect(store) as db:
+        for key, value in values.items():
+            db.execute(
+                "UPDATE entries SET value = ? WHERE key = ?", (seal(key, value) if type(value) is bytes else value, key)
+            )
+    db.close()
+
+
 MEAN_PAGE = FWD_ENTRY + "\nThe mean is [[ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)]].\n"
 
 
@@ -277,6 +298,8 @@ __all__ = [
     "BWD_ENTRY",
     "LOCK",
     "MEAN_PAGE",
+    "stored_rows",
+    "store_rows",
     "page_problems",
     "connection_rows",
 ]

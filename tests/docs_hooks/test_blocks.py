@@ -8,7 +8,6 @@ exact message the author sees.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -16,7 +15,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.read import blocks
 from docs_hooks.read.blocks import BLOCK_KINDS, parse_page, parse_pages, within_root
 
-from .conftest import FWD_ENTRY, expand_page, page, page_problems
+from .conftest import FWD_ENTRY, expand_page, page, page_problems, store_rows, stored_rows
 
 # About 400 bytes of YAML that, with its aliases expanded, stands for 9**9 (387 million) strings.
 ALIAS_BOMB = """\
@@ -262,23 +261,21 @@ def test_a_damaged_entry_is_a_miss_and_the_page_is_parsed_again(tmp_path, parsed
     store = tmp_path / "pages.sqlite3"
     pages = {"docs/page.md": CACHED_PAGE}
     first = parse_pages(pages, store)
-    with sqlite3.connect(store) as db:
-        [(key, value)] = db.execute("SELECT key, value FROM entries")
-        if how == "not json":
-            value = b"not json"
-        else:
-            entry = json.loads(value)
-            _damage(entry, how)
-            value = json.dumps(entry).encode()
-        db.execute("UPDATE entries SET value = ? WHERE key = ?", (value, key))
+    [(key, value)] = stored_rows(store).items()
+    if how == "not json":
+        value = b"not json"
+    else:
+        entry = json.loads(value)
+        _damage(entry, how)
+        value = json.dumps(entry).encode()
+    store_rows(store, {key: value})
     parsed.clear()
 
     again = parse_pages(pages, store)
 
     assert parsed == ["docs/page.md"]
     assert summary(again) == summary(first)
-    with sqlite3.connect(store) as db:  # written again whole
-        [(stored,)] = db.execute("SELECT value FROM entries")
+    [stored] = stored_rows(store).values()  # written again whole
     assert [s[1] for s in json.loads(stored)["segments"] if s[0] == "block"] == ["entry", "params"]
 
 

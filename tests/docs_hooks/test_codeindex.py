@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import pickle
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from docs_hooks.base.settings import load_settings
 from docs_hooks.project import expand_site, index_for, make_builder
 from docs_hooks.resolve import codeindex
 
-from .conftest import page, page_problems, write_tree
+from .conftest import page, page_problems, store_rows, stored_rows, write_tree
 
 PYPROJECT_FLAT = """\
 [tool.docs_hooks]
@@ -351,13 +350,11 @@ def test_an_edited_file_is_parsed_again_and_the_index_shows_the_edit(make_projec
 
 
 def rows(store) -> list[bytes]:
-    with sqlite3.connect(store) as db:
-        return [row[0] for row in db.execute("SELECT value FROM entries")]
+    return list(stored_rows(store).values())
 
 
 def set_rows(store, value) -> None:
-    with sqlite3.connect(store) as db:
-        db.execute("UPDATE entries SET value = ?", (value,))
+    store_rows(store, dict.fromkeys(stored_rows(store), value))
 
 
 @pytest.mark.parametrize(
@@ -387,12 +384,11 @@ def test_an_entry_whose_lines_do_not_fit_the_file_is_indexed_again(make_project,
     settings = load_settings(make_project())
     first = index_for(settings)
     store = settings.cache_dir / "index.sqlite3"
-    with sqlite3.connect(store) as db:
-        for key, value in list(db.execute("SELECT key, value FROM entries")):
-            entry = json.loads(value)
-            for statement in entry["statements"]:
-                statement[1] += 1000  # past the end of the file
-            db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    for key, value in stored_rows(store).items():
+        entry = json.loads(value)
+        for statement in entry["statements"]:
+            statement[1] += 1000  # past the end of the file
+        store_rows(store, {key: json.dumps(entry).encode()})
     counted.clear()
 
     again = index_for(settings)
@@ -427,12 +423,11 @@ def test_an_entry_with_a_value_of_the_wrong_type_is_indexed_again(make_project, 
     first = index_for(settings)
     store = settings.cache_dir / "index.sqlite3"
     changed = 0
-    with sqlite3.connect(store) as db:
-        for key, value in list(db.execute("SELECT key, value FROM entries")):
-            entry = json.loads(value)
-            if _wrong(entry, where):
-                changed += 1
-                db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    for key, value in stored_rows(store).items():
+        entry = json.loads(value)
+        if _wrong(entry, where):
+            changed += 1
+            store_rows(store, {key: json.dumps(entry).encode()})
     assert changed >= 1
     counted.clear()
 

@@ -298,13 +298,13 @@ def test_a_cached_line_map_cut_short_is_measured_again(make_project, tmp_path):
     cache = tmp_path / "cache"
     measure(root, settings.source_root, settings.coverage_tests, digests, cache)
     [cached] = (cache / "coverage").iterdir()
-    whole = cached.read_text()
-    cached.write_text(whole[: len(whole) // 2])
+    whole = cached.read_bytes()
+    cached.write_bytes(whole[: len(whole) // 2])
 
     again = measure(root, settings.source_root, settings.coverage_tests, digests, cache)
 
     assert again.tests_running("src/branchy.py", 3, 3) == ["tests.test_branchy.test_large_values_are_clipped"]
-    assert cached.read_text() == whole  # written whole again
+    assert cached.read_bytes() == whole  # written whole again
 
 
 def test_a_page_expanded_again_while_serving_reuses_its_placeholders(make_project):

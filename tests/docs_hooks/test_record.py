@@ -8,7 +8,7 @@ from docs_hooks.run import record  # test_request by its module: pytest would co
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import unpack
 
-from .conftest import BASE_FILES, expand_page, make_recorder, page
+from .conftest import BASE_FILES, expand_page, make_recorder, page, store_rows, stored_rows
 
 # ----------------------------------------------------------------------------- the child process
 
@@ -281,7 +281,6 @@ def test_a_test_that_ends_the_recording_process_is_named_at_its_example_and_the_
 
 def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make_project, tmp_path):
     import pickle
-    import sqlite3
 
     root = misbehaving(make_project, "test_rows_have_zero_mean")
     first = expand_page(root)
@@ -293,17 +292,13 @@ def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make
         def __reduce__(self):
             return (open, (str(marker), "w"))
 
-    with sqlite3.connect(store) as db:
-        db.execute("UPDATE entries SET value = ?", (pickle.dumps(Writes()),))
-    db.close()
+    store_rows(store, dict.fromkeys(stored_rows(store), pickle.dumps(Writes())))  # sealed: the reader must refuse it
 
     again = expand_page(root)
 
     assert not marker.exists()
     assert problems(again) == [] and again.markdown == first.markdown  # recorded again
-    with sqlite3.connect(store) as db:
-        values = [v for (v,) in db.execute("SELECT value FROM entries")]
-    db.close()
+    values = list(stored_rows(store).values())
     assert values and all(unpack(v)["recording"].request for v in values)  # rewritten as data
 
 
