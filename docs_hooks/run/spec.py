@@ -512,7 +512,7 @@ def _read_cache(cache_dir: Path, source: Path, key: str) -> SpecIndex | None:
     """The cached index and PDF of the sources whose digest is ``key``; None when missing or damaged."""
     json_path, pdf_path = _cache_paths(Path(cache_dir), source, key)
     text, pdf = read_entry(json_path), read_entry(pdf_path)
-    if text is None or pdf is None:
+    if text is None or pdf is None or not pdf.startswith(b"%PDF-"):
         return None
     try:
         index = SpecIndex._from_json(text.decode("utf-8"), source, pdf)
