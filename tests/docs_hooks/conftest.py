@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
 
 from docs_hooks import cli
 from docs_hooks.base.cachedir import seal, unseal
@@ -270,6 +271,25 @@ def stored_rows(store: Path) -> dict[str, bytes | None]:
     return {key: unseal(key, value) for key, value in rows.items()}
 
 
+# Any JSON value, for the readers of cache entries: what a damaged or foreign entry may hold once parsed.
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def mutated(data, value):
+    """``value`` (a JSON tree, an entry as the build wrote it) with one node, drawn by Hypothesis, replaced by
+    any JSON value: an entry of nearly the right form, which is what a reader's checks must catch."""
+    if type(value) in (list, dict) and value and data.draw(st.integers(0, 4), label="descend") > 0:
+        place = data.draw(st.sampled_from(range(len(value)) if type(value) is list else sorted(value)), label="at")
+        copy = list(value) if type(value) is list else dict(value)
+        copy[place] = mutated(data, value[place])
+        return copy
+    return data.draw(JSON, label="with")
+
+
 def store_rows(store: Path, values: dict[str, bytes | str]) -> None:
     """Overwrite rows of a cache store: bytes sealed as a build seals them (so what is tested is the reader's own
     check of the entry), anything else as it is."""
@@ -300,6 +320,8 @@ __all__ = [
     "MEAN_PAGE",
     "stored_rows",
     "store_rows",
+    "JSON",
+    "mutated",
     "page_problems",
     "connection_rows",
 ]

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.read import blocks
 from docs_hooks.read.blocks import BLOCK_KINDS, parse_page, parse_pages, within_root
 
-from .conftest import FWD_ENTRY, expand_page, page, page_problems, store_rows, stored_rows
+from .conftest import FWD_ENTRY, expand_page, mutated, page, page_problems, store_rows, stored_rows
 
 # About 400 bytes of YAML that, with its aliases expanded, stands for 9**9 (387 million) strings.
 ALIAS_BOMB = """\
@@ -476,3 +478,14 @@ def test_inline_reference_to_a_statement_with_indexing(make_project):
 
     assert expanded.problems == []
     assert "<code>ops.py:23</code>" in expanded.markdown
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(data=st.data())
+def test_an_entry_of_nearly_the_right_form_is_a_page_or_a_miss_never_an_error(data):
+    entry = json.loads(blocks._encode_page(parse_page(CACHED_PAGE, "docs/page.md")))
+    raw = data.draw(st.binary() | st.just(json.dumps(mutated(data, entry)).encode()), label="entry")
+
+    page = blocks._decode_page(raw, "docs/page.md")
+
+    assert page is None or all(type(s) in (blocks.Block, blocks.Markdown) for s in page.segments)

@@ -10,13 +10,15 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.project import expand_site, index_for, make_builder
 from docs_hooks.resolve import codeindex
 
-from .conftest import page, page_problems, store_rows, stored_rows, write_tree
+from .conftest import BASE_FILES, mutated, page, page_problems, store_rows, stored_rows, write_tree
 
 PYPROJECT_FLAT = """\
 [tool.docs_hooks]
@@ -570,3 +572,24 @@ def test_check_works_in_a_project_under_a_dotted_folder(make_project, tmp_path, 
     root = make_project({"docs/page.md": "See [[ops.nowhere]].\n"}, root=tmp_path / ".work" / "proj")
 
     assert check(root)[0] == 1
+
+
+@pytest.fixture(scope="module")
+def indexed_file(tmp_path_factory):
+    """(an entry of the cache as the build writes it for one file, the file, its text)."""
+    root = write_tree(tmp_path_factory.mktemp("entry"), BASE_FILES)
+    file = root / "src/model.py"
+    text = file.read_text(encoding="utf-8")
+    part = codeindex._index_file(text, "digest", file, codeindex.Root(root / "src", root / "src", False), root)
+    return json.loads(codeindex._encode(part)), file, text
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_an_entry_of_nearly_the_right_form_is_a_file_index_or_a_miss_never_an_error(indexed_file, data):
+    entry, file, text = indexed_file
+    raw = data.draw(st.binary() | st.just(json.dumps(mutated(data, entry)).encode()), label="entry")
+
+    part = codeindex._decode(raw, file, text)
+
+    assert part is None or type(part) is codeindex.FileIndex

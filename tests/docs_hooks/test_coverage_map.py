@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
+from docs_hooks.base.cachedir import write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.project import check_site, expand_site, index_for, make_builder
-from docs_hooks.run.coverage_map import Measurement, measure
+from docs_hooks.run.coverage_map import Measurement, _read_map, measure
+
+from .conftest import mutated
 
 BRANCHY = """\
 def clip(x, limit):
@@ -400,3 +406,36 @@ def test_a_plugin_that_removes_html_comments_cannot_take_the_generated_rows_away
     html = (root / "site/page/index.html").read_text(encoding="utf-8")
     row = re.search(r"<tr><td>Tests that run these equations' lines \(line coverage\)</td><td>(.*?)</td></tr>", html)
     assert row and "test_large_values_are_clipped" in row.group(1)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [b'{"src/branchy.py": {"3": 5}}', b'{"src/branchy.py": {"x": []}}', b"[]", b"[" * 100_000, b"\xff"],
+    ids=["tests that are a number", "a line that is no number", "a list", "nested too deep", "not UTF-8"],
+)
+def test_a_cached_line_map_that_is_not_a_line_map_is_measured_again(make_project, tmp_path, entry):
+    root = project(make_project)
+    settings = load_settings(root)
+    digests = index_for(settings).file_digests
+    cache = tmp_path / "cache"
+    measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+    [cached] = (cache / "coverage").iterdir()
+    whole = cached.read_bytes()
+    write_entry(cached, entry)  # sealed as the build seals it: the reader's own check decides
+
+    again = measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+
+    assert again.tests_running("src/branchy.py", 3, 3) == ["tests.test_branchy.test_large_values_are_clipped"]
+    assert cached.read_bytes() == whole  # measured again, and written whole
+
+
+@hypothesis.settings(max_examples=300, deadline=None, database=None)
+@hypothesis.given(data=st.data())
+def test_a_line_map_of_nearly_the_right_form_reads_back_or_is_refused_never_another_error(data):
+    text = json.dumps(mutated(data, {"src/a.py": {"3": ["tests.test_a.test_x"], "4": []}, "src/b.py": {}}))
+
+    try:
+        lines = _read_map(text)
+    except ValueError:
+        return  # refused: measured again
+    assert all(type(n) is int and all(type(t) is str for t in tests) for f in lines.values() for n, tests in f.items())
