@@ -130,10 +130,48 @@ def test_failing_tests_are_a_clear_error_every_time_it_is_asked_and_nothing_is_c
             run.result()
         assert str(err.value).startswith(
             "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
-            "tests/test_branchy.py::test_large_values_are_clipped failed; fix the test (or leave it out of "
-            "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n"
+            "tests/test_branchy.py::test_large_values_are_clipped failed: tests/test_branchy.py:9: AssertionError; fix the "
+            "test (or leave it out of coverage_tests in [tool.docs_hooks]). pytest reported:\n"
         )
     assert not (cache / "coverage").exists()
+
+
+WARNS = """\
+import warnings
+
+for n in range(20):  # a summary of warnings longer than the last lines of output a message shows
+    warnings.warn_explicit(f"old API number {n}", DeprecationWarning, "tests/test_a_warns.py", n + 1)
+
+
+def test_ok():
+    assert True
+"""
+
+
+def test_a_test_file_that_cannot_be_imported_is_named_whole_with_the_import_that_failed(make_project):
+    root = project(make_project)
+    (root / "tests/test_a_warns.py").write_text(WARNS, encoding="utf-8")
+    (root / "tests/test_branchy.py").write_text(TESTS.replace("import clip", "import clip, saturate"))
+    settings = load_settings(root)
+    settings.coverage_tests = ["tests"]  # the warnings come first
+    run = Measurement(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, None)
+
+    with pytest.raises(TraceError) as err:
+        run.result()
+
+    lines = str(err.value).splitlines()
+    assert lines[0] == (
+        "pyproject.toml: coverage_tests: while measuring which test runs which line, the test tests/test_branchy.py "
+        "could not be collected: tests/test_branchy.py:1: ImportError: cannot import name 'saturate' from 'branchy' "
+        f"({root / 'src/branchy.py'}); fix the test (or leave it out of coverage_tests in [tool.docs_hooks]). "
+        "pytest reported:"
+    )
+    assert re.fullmatch(r"_+ ERROR collecting tests/test_branchy.py _+", lines[1])
+    assert lines[-3:] == [
+        "tests/test_branchy.py:1: in <module>",
+        "    from branchy import clip, saturate",
+        f"E   ImportError: cannot import name 'saturate' from 'branchy' ({root / 'src/branchy.py'})",
+    ]
 
 
 def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
@@ -221,8 +259,8 @@ def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failur
     [problem] = site.problems  # once for the build, at the setting, not once per page
     assert str(problem).startswith(
         "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
-        "tests/test_branchy.py::test_large_values_are_clipped failed; fix the test (or leave it out of "
-        "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n"
+        "tests/test_branchy.py::test_large_values_are_clipped failed: tests/test_branchy.py:9: AssertionError; fix the "
+        "test (or leave it out of coverage_tests in [tool.docs_hooks]). pytest reported:\n"
     )
     for name in ("docs/clip.md", "docs/again.md"):
         markdown = site.pages[name].markdown
