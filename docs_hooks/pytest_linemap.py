@@ -127,11 +127,11 @@ class LineMap:
             self.write()  # now, not at the end: what runs after (a site build, say) finds it
 
     def write(self) -> None:
-        from docs_hooks.base.atomic import atomic_write
+        from docs_hooks.base.cachedir import write_entry
         from docs_hooks.core.site import index_for
         from docs_hooks.run.coverage_map import cached_map_path, line_map
 
         self.written = True
         index = index_for(self.settings)
         path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests)
-        atomic_write(path, line_map(self.cov, self.settings.project_root))
+        write_entry(path, line_map(self.cov, self.settings.project_root).encode("utf-8"))

@@ -13,10 +13,20 @@ parsed page) live together in a ``Store`` per kind, one SQLite file: a first
 build then writes a few files instead of hundreds, which on some file systems
 costs more than making the entries. A store's rows are pruned the same way, by when they were
 last read.
+
+Nothing read from the folder is trusted: it may be cut short, overwritten by
+another program, or restored from another machine. Every entry, a row or a file,
+is written sealed (``seal``: a digest of its key and its bytes before them) and
+read back only when the seal matches (``unseal``); any other value is a miss, so
+what reads an entry only ever sees bytes a build wrote for that key. The readers
+then check the form of what they decode, and decode data only (JSON, text,
+numbers, raw array bytes), never code or pickles.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 import sqlite3
@@ -24,12 +34,17 @@ import threading
 import time
 from pathlib import Path
 
+from docs_hooks.base.atomic import atomic_write
+
 MAX_AGE_DAYS = 30
 _STRAY_TEMP_AGE = 24 * 3600  # a half-written temporary file of a build that was killed
 STORE_SUFFIX = ".sqlite3"
 _JOURNALS = ("-journal", "-wal", "-shm")  # SQLite's own files beside a store: never pruned by age
 _USED_EVERY = 86400  # a row's "last read" is moved on at most once a day: reads stay reads
 _CHUNK = 500  # keys per query (SQLite limits the parameters of one statement)
+_SEAL_BYTES = 33  # a seal: 32 hex digits and a newline
+# A row's "last read" that is not a number (the file was written by something else) counts as never read.
+_NOT_A_TIME = "typeof(used) NOT IN ('integer', 'real')"
 
 # MkDocs shows the records of the loggers under its own; the command line shows none of these notes.
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
@@ -38,6 +53,51 @@ log = logging.getLogger("mkdocs.plugins.docs_hooks")
 def store_file(cache_dir: Path | None, kind: str) -> Path | None:
     """The file of the ``kind`` store (``katex``, ``recordings``, ``index``, ``pages``) in ``cache_dir``; None without one."""
     return Path(cache_dir) / f"{kind}{STORE_SUFFIX}" if cache_dir is not None else None
+
+
+def _seal_of(key: str, data: bytes) -> bytes:
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16)
+    digest.update(b"\0")
+    digest.update(data)
+    return digest.hexdigest().encode("ascii") + b"\n"
+
+
+def seal(key: str, data: bytes) -> bytes:
+    """``data`` as an entry of the cache under ``key`` holds it: a line with a digest of both, then ``data``
+    (an entry of text stays text)."""
+    return _seal_of(key, data) + data
+
+
+def unseal(key: str, raw) -> bytes | None:
+    """What ``seal(key, data)`` sealed: ``data``; None for anything else (damaged, of another key, not bytes)."""
+    if type(raw) is not bytes or len(raw) < _SEAL_BYTES:
+        return None
+    data = raw[_SEAL_BYTES:]
+    return data if hmac.compare_digest(raw[:_SEAL_BYTES], _seal_of(key, data)) else None
+
+
+def write_entry(path: Path, data: bytes) -> None:
+    """Write a cache entry that is a file of its own, sealed under its file name (see ``read_entry``)."""
+    atomic_write(path, seal(Path(path).name, data))
+
+
+def read_entry(path: Path) -> bytes | None:
+    """The bytes ``write_entry`` wrote to ``path``, marked as read; None when it is missing or damaged
+    (a damaged file is removed: it is made again)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    data = unseal(path.name, raw)
+    if data is None:
+        try:
+            path.unlink()
+        except OSError:
+            pass  # read-only, or another build replaced it meanwhile: it is a miss all the same
+        return None
+    used(path)
+    return data
 
 
 def used(path: Path) -> None:
@@ -64,6 +124,9 @@ def _damaged(exc: BaseException) -> bool:
 
 class Store:
     """Entries (key -> bytes) in one SQLite file, safe to share between threads and between builds.
+
+    Each value is kept sealed (``seal``): a row whose value does not match its
+    key's seal, whatever SQLite type it holds, is a miss.
 
     A store only saves work, so none of its troubles stops a build. A damaged
     file is deleted and made again (its entries are misses). A file that cannot
@@ -139,7 +202,8 @@ class Store:
             )
 
     def get_many(self, keys: list[str], now: float | None = None) -> dict[str, bytes]:
-        """The stored values of ``keys`` (missing keys are left out); each one found is marked as read."""
+        """The stored values of ``keys`` (missing and damaged ones are left out); each one found is marked as
+        read."""
         now = time.time() if now is None else now
 
         def read(db) -> dict[str, bytes]:
@@ -155,7 +219,8 @@ class Store:
             for i in range(0, len(keys), _CHUNK):
                 chunk = keys[i : i + _CHUNK]
                 db.execute(
-                    f"UPDATE entries SET used = ? WHERE used < ? AND key IN ({','.join('?' * len(chunk))})",
+                    f"UPDATE entries SET used = ? WHERE ({_NOT_A_TIME} OR used < ?) "
+                    f"AND key IN ({','.join('?' * len(chunk))})",
                     [now, now - _USED_EVERY, *chunk],
                 )
 
@@ -163,7 +228,8 @@ class Store:
             found = self._run(read, {}, writes=False)
             if found:
                 self._run(mark, None, writes=True)
-        return {k: v for k, v in found.items() if isinstance(v, bytes)}
+        opened = {key: unseal(key, raw) for key, raw in found.items()}
+        return {key: data for key, data in opened.items() if data is not None}
 
     def put_many(self, items: dict[str, bytes], now: float | None = None) -> None:
         """Store ``items`` (key -> value) in one transaction."""
@@ -176,19 +242,19 @@ class Store:
                 db.execute("BEGIN")
                 db.executemany(
                     "INSERT OR REPLACE INTO entries (key, value, used) VALUES (?, ?, ?)",
-                    [(k, v, now) for k, v in items.items()],
+                    [(k, seal(k, v), now) for k, v in items.items()],
                 )
 
         with self._lock:
             self._run(write, None, writes=True)
 
     def prune(self, before: float) -> int:
-        """Delete the rows last read before ``before``; how many."""
+        """Delete the rows last read before ``before`` (or never, as far as the row says); how many."""
 
         def delete(db) -> int:
             with db:
                 db.execute("BEGIN")
-                return db.execute("DELETE FROM entries WHERE used < ?", (before,)).rowcount
+                return db.execute(f"DELETE FROM entries WHERE {_NOT_A_TIME} OR used < ?", (before,)).rowcount
 
         with self._lock:
             return self._run(delete, 0, writes=True)

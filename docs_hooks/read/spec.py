@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docs_hooks.base.cachedir import used
+from docs_hooks.base.cachedir import read_entry
 from docs_hooks.base.errors import TraceError
 
 __all__ = ["SpecRef", "SpecIndex", "labels_without_compiling", "format_refs", "NOT_STATED"]
@@ -155,27 +155,39 @@ class SpecIndex:
 
     @classmethod
     def _from_json(cls, text: str, source: Path, pdf: bytes) -> SpecIndex:
+        """The index ``_to_json`` wrote; ValueError when ``text`` is not one (damaged, or another schema)."""
         data = json.loads(text)
-        if data.get("schema") != SCHEMA:
-            raise ValueError("cache schema differs")
+        if type(data) is not dict or data.get("schema") != SCHEMA:
+            raise ValueError("not a cached index of this schema")
         refs = {}
-        for item in data["refs"]:
+        for item in _list_of(data.get("refs"), dict):
             ref = SpecRef(
-                label=str(item["label"]),
-                section=str(item["section"]),
-                equation=int(item["equation"]),
-                page=int(item["page"]),
+                label=_typed(item.get("label"), str),
+                section=_typed(item.get("section"), str),
+                equation=_typed(item.get("equation"), int),
+                page=_typed(item.get("page"), int),
             )
             refs[ref.label] = ref
         return cls(
             source=source,
             refs=refs,
             pdf=pdf,
-            key=str(data["key"]),
+            key=_typed(data.get("key"), str),
             from_cache=True,
-            warnings=tuple(data.get("warnings", ())),
-            unnumbered=frozenset(data.get("unnumbered", ())),
+            warnings=tuple(_list_of(data.get("warnings"), str)),
+            unnumbered=frozenset(_list_of(data.get("unnumbered"), str)),
         )
+
+
+def _typed(value, kind: type):
+    """``value`` when it is exactly of ``kind`` (JSON makes no subclasses; a bool is no int); else ValueError."""
+    if type(value) is not kind:
+        raise ValueError(f"a cached index holds {type(value).__name__} where {kind.__name__} belongs")
+    return value
+
+
+def _list_of(values, kind: type) -> list:
+    return [_typed(v, kind) for v in _typed(values, list)]
 
 
 _TYPST_LABEL = re.compile(r"<([A-Za-z_][\w:.-]*)>")
@@ -283,13 +295,13 @@ def cache_paths(cache_dir: Path, source: Path, key: str) -> tuple[Path, Path]:
 
 
 def read_cache(cache_dir: Path, source: Path, key: str) -> SpecIndex | None:
+    """The cached index and PDF of the sources whose digest is ``key``; None when missing or damaged."""
     json_path, pdf_path = cache_paths(Path(cache_dir), source, key)
+    text, pdf = read_entry(json_path), read_entry(pdf_path)
+    if text is None or pdf is None or not pdf.startswith(b"%PDF-"):
+        return None
     try:
-        index = SpecIndex._from_json(json_path.read_text(encoding="utf-8"), source, pdf_path.read_bytes())
-    except (OSError, ValueError, KeyError, TypeError):
+        index = SpecIndex._from_json(text.decode("utf-8"), source, pdf)
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
-    if index.key != key:
-        return None
-    used(json_path)
-    used(pdf_path)
-    return index
+    return index if index.key == key else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,8 +21,7 @@ import time
 import weakref
 from pathlib import Path
 
-from docs_hooks.base.atomic import atomic_write
-from docs_hooks.base.cachedir import used
+from docs_hooks.base.cachedir import read_entry, write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.run import children
@@ -90,14 +90,17 @@ def measure(
 
 def _read_map(text: str) -> dict[str, dict[int, list[str]]]:
     """The line map as the run wrote it; ValueError when it is not one (cut short, damaged)."""
-    raw = json.loads(text)
-    if not isinstance(raw, dict):
+    try:
+        raw = json.loads(text)
+    except RecursionError:
+        raise ValueError("not a line map") from None
+    if type(raw) is not dict or not all(type(by_line) is dict for by_line in raw.values()):
         raise ValueError("not a line map")
     out = {}
     for f, by_line in raw.items():
-        if not isinstance(by_line, dict):
+        if not all(type(tests) is list and all(type(t) is str for t in tests) for tests in by_line.values()):
             raise ValueError("not a line map")
-        out[f] = {int(n): [str(t) for t in tests] for n, tests in by_line.items()}
+        out[f] = {int(n): tests for n, tests in by_line.items()}
     return out
 
 
@@ -123,14 +126,13 @@ class Measurement:
         self._cached = cached_map_path(cache_dir, file_digests, pytest_args) if cache_dir else None
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
-        if self._cached is not None and self._cached.exists():
+        stored = read_entry(self._cached) if self._cached is not None else None
+        if stored is not None:
             try:
-                self._map = CoverageMap(_read_map(self._cached.read_text(encoding="utf-8")))
-            except (OSError, ValueError, UnicodeDecodeError):
-                self._cached.unlink(missing_ok=True)  # cut short or damaged: measured again, and written whole
-            else:
-                used(self._cached)
+                self._map = CoverageMap(_read_map(stored.decode("utf-8")))
                 return
+            except ValueError:  # not a line map (UnicodeDecodeError is one too): measured again, written whole
+                pass
         self._tmp = tempfile.TemporaryDirectory()
         self._lines_file = os.path.join(self._tmp.name, "lines.json")
         self._running_file = os.path.join(self._tmp.name, "running.txt")
@@ -213,7 +215,7 @@ class Measurement:
         finally:
             self._finalizer()
         if self._cached is not None:
-            atomic_write(self._cached, text)
+            write_entry(self._cached, text.encode("utf-8"))
         self._map = CoverageMap(lines)
         return self._map
 
@@ -256,19 +258,59 @@ class Measurement:
         return f"ended with exit code {code}"
 
     def _failure(self, how: str, todo: str) -> TraceError:
-        """One error for the whole build: which test (what pytest reported, else the test that was running)."""
+        """One error for the whole build: which test (what pytest reported, else the test that was running),
+        what it raised, and pytest's report of it (else the last lines of the run's output)."""
         self._output.seek(0)
         output = self._output.read().strip().splitlines()
-        failed = [line[len("FAILED ") :].split(" - ")[0] for line in output if line.startswith(("FAILED ", "ERROR "))]
+        failed = [_reported_test(line) for line in output if line.startswith(_SUMMARY_WORDS)]
         tests = ", ".join(dict.fromkeys(failed)) or (self._running() or " ").split(" ", 1)[1]
         who = f"the test {tests}" if tests else "the run of pytest"
+        report = _first_report(output)
+        if report and _REPORT_HEADING.match(report[0]).group("title").startswith("ERROR collecting "):
+            how = "could not be collected"  # pytest ends that with exit code 1 or 2, as it goes
+        raised = next((line[1:].strip() for line in report if line.startswith("E ")), "")
+        places = [m.group(1) for m in map(_PROJECT_PLACE.match, report) if m]  # the project's frames, in order
+        if raised and places:
+            raised = f"{places[-1]}: {raised}"
+        if len(report) > OUTPUT_LINES:  # its heading, then its end, where pytest puts what was raised
+            report = [report[0], "...", *report[-(OUTPUT_LINES - 1) :]]
         tail = "\n".join(output[-OUTPUT_LINES:])
         return TraceError(
-            f"coverage_tests: while measuring which test runs which line, {who} {how}; {todo} "
-            f"(or leave it out of coverage_tests in [tool.docs_hooks]). "
-            + (f"Last lines of its output:\n{tail}" if tail else "It printed nothing."),
+            f"coverage_tests: while measuring which test runs which line, {who} {how}"
+            + (f": {raised}" if raised else "")
+            + f"; {todo} (or leave it out of coverage_tests in [tool.docs_hooks]). "
+            + (
+                "pytest reported:\n" + "\n".join(report)
+                if report
+                else f"Last lines of its output:\n{tail}"
+                if tail
+                else "It printed nothing."
+            ),
             "pyproject.toml",
         )
+
+
+_SUMMARY_WORDS = ("FAILED ", "ERROR ")  # how pytest's short summary starts the line of each test that failed
+_REPORT_HEADING = re.compile(r"^_{3,} (?P<title>.+) _{3,}$")  # the heading of one test's report: ___ test_x ___
+# A frame of the report in the project's files, which pytest names from the project root (others absolutely):
+# ``tests/test_x.py:3: in <module>`` above what an import raised, ``tests/test_x.py:3: AssertionError`` below it.
+_PROJECT_PLACE = re.compile(r"^([^/\s][^\s:]*\.py:\d+): ")
+
+
+def _reported_test(line: str) -> str:
+    """The test a summary line names: ``FAILED tests/t.py::test_x - AssertionError`` names tests/t.py::test_x."""
+    word = next(w for w in _SUMMARY_WORDS if line.startswith(w))
+    return line[len(word) :].split(" - ")[0]
+
+
+def _first_report(output: list[str]) -> list[str]:
+    """pytest's report of the first test that failed (its part of FAILURES or ERRORS, heading first); [] when
+    the output has none (the run was stopped, say)."""
+    start = next((i for i, line in enumerate(output) if _REPORT_HEADING.match(line)), None)
+    if start is None:
+        return []
+    ends = (i for i in range(start + 1, len(output)) if _REPORT_HEADING.match(output[i]) or output[i].startswith("="))
+    return output[start : next(ends, len(output))]
 
 
 #: The coverage run's niceness: the lowest priority. What it measures is needed only once the pages

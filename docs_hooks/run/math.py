@@ -64,6 +64,15 @@ TIMEOUT = 60.0  # seconds KaTeX may take for one batch of formulas (one page's, 
 INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
 
 
+def _rendered(raw: bytes) -> str | None:
+    """The HTML of a stored render; None when the entry is not one (KaTeX's HTML always opens with its span)."""
+    try:
+        html = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return html if html.startswith('<span class="katex') else None
+
+
 class MathRenderer:
     def __init__(self, project_root: Path, cache_dir: Path | None = None, timeout: float = TIMEOUT):
         self.project_root = project_root
@@ -91,8 +100,10 @@ class MathRenderer:
         if self.store is None or not items:
             return items
         keys = {self._key(item): item for item in items}
-        for key, html in self.store.get_many(list(keys)).items():
-            self.cache[keys[key]] = (html.decode("utf-8"), None)
+        for key, raw in self.store.get_many(list(keys)).items():
+            html = _rendered(raw)
+            if html is not None:  # else not what a render stores: rendered again, and stored anew
+                self.cache[keys[key]] = (html, None)
         return [item for item in items if item not in self.cache]
 
     def available(self) -> bool:

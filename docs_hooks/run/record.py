@@ -42,7 +42,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.run import children
 from docs_hooks.run.record_child import PRELOAD_ENV, REPLIES_ENV
-from docs_hooks.run.recording import Made, Recording, pack, unpack
+from docs_hooks.run.recording import Call, Made, Recording, pack, unpack
 from docs_hooks.run.turns import Turns
 
 
@@ -145,10 +145,10 @@ class Recorder:
             try:
                 stored = unpack(raw)
                 digests, recording = stored["digests"], stored["recording"]
-                if not isinstance(recording, Recording) or not isinstance(digests, dict):
-                    continue
             except (ValueError, TypeError, KeyError):
                 continue  # damaged, or written by another version of this code: recorded again
+            if not _stored_form(digests, recording):
+                continue
             if digests != {f: self._digest(f) for f in digests}:
                 continue
             found[keys[key]] = recording
@@ -448,6 +448,28 @@ def _vacuum(path: Path) -> None:
             db.close()
     except sqlite3.Error:
         pass  # busy (another build) or damaged (the next read makes it again): only a saving of space
+
+
+def _stored_form(digests, recording) -> bool:
+    """Whether an entry holds what ``_write_recordings`` stores: the digests of the files the recording touched
+    (repo path -> digest, None for a file that could not be read), and a recording of Calls."""
+    if type(digests) is not dict or not all(
+        type(f) is str and type(d) in (str, type(None)) for f, d in digests.items()
+    ):
+        return False
+    if type(recording) is not Recording or type(recording.request) is not str or type(recording.calls) is not list:
+        return False
+    if type(recording.files) is not list or not all(type(f) is str for f in recording.files):
+        return False
+    return all(
+        type(c) is Call
+        and type(c.function) is str
+        and type(c.caller) in (str, type(None))
+        and type(c.caller_line) is int
+        and type(c.args) is dict
+        and type(c.locals) is dict
+        for c in recording.calls
+    )
 
 
 def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Recording]]) -> None:

@@ -294,6 +294,39 @@ class _TargetOnly:
         return [self.call]
 
 
+_OWN_FILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # docs_hooks' own
+
+
+def _cannot_load(name: str, exc: Exception, project_root: str) -> str:
+    """Why the test ``name`` could not be loaded, at the line of the project that raised (an import that
+    failed, say) and the line that led there: ``cannot load T: src/nn.py:3: ImportError: ... (from
+    tests/test_nn.py:3)``."""
+    import traceback
+
+    places = [(f.filename, f.lineno) for f in traceback.extract_tb(exc.__traceback__)]
+    if isinstance(exc, SyntaxError) and exc.filename:  # compiled, never run: the file is no frame
+        places.append((exc.filename, exc.lineno))
+    root = os.path.abspath(project_root) + os.sep
+    shown = []
+    for file, line in places:
+        if file.startswith("<"):  # <frozen importlib._bootstrap>, <string>: no file of the project
+            continue
+        path = os.path.abspath(file)
+        if path.startswith(root) and not path.startswith(_OWN_FILES) and _is_project_file(path):
+            shown.append(f"{os.path.relpath(path, root)}:{line}")
+    what = f"{type(exc).__name__}: {exc}"
+    if not shown:
+        return f"cannot load {name}: {what}"
+    led = f" (from {shown[0]})" if shown[0] != shown[-1] else ""
+    return f"cannot load {name}: {shown[-1]}: {what}{led}; fix that line (or show another test)"
+
+
+def _is_project_file(path: str) -> bool:
+    """Whether ``path`` is one of the project's files, not of the environment (a virtual environment in it)."""
+    prefixes = {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
+    return not any(path.startswith(p) for p in prefixes) and "site-packages" not in path
+
+
 def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | None = None) -> Recording:
     import traceback
 
@@ -305,7 +338,7 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
         module = _load_module(request["module"], root)
         target, code, done = _test_target(module, request["function"])
     except Exception as exc:
-        raise TraceError(f"cannot load {request['name']}: {type(exc).__name__}: {exc}") from None
+        raise TraceError(_cannot_load(request["name"], exc, root)) from None
     maker_tracer = _CallTracer(modules)  # only to learn which files making the arguments ran
     sys.settrace(maker_tracer)
     try:

@@ -303,8 +303,10 @@ def unpack(raw: bytes) -> Any:
 
     try:
         return json.loads(raw[start : start + n], object_pairs_hook=decode)
-    except (TypeError, KeyError, IndexError, AttributeError) as exc:
+    except (TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
         raise ValueError(f"damaged recorded data ({exc})") from None
+    except RecursionError:
+        raise ValueError("damaged recorded data (nested deeper than it is ever written)") from None
 
 
 def _safe_repr(v: Any) -> str:

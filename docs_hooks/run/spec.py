@@ -20,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from docs_hooks.base.atomic import atomic_write
+from docs_hooks.base.cachedir import write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.read.spec import (
@@ -283,8 +284,8 @@ def _write_cache(cache_dir: Path, source: Path, index: SpecIndex) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     json_path, pdf_path = cache_paths(cache_dir, source, index.key)
     # PDF first: an index without its PDF is never read back as a hit.
-    atomic_write(pdf_path, index.pdf)
-    atomic_write(json_path, index._to_json().encode("utf-8"))
+    write_entry(pdf_path, index.pdf)
+    write_entry(json_path, index._to_json().encode("utf-8"))
     for old in cache_dir.glob(f"{source.stem}-*"):
         if old not in (json_path, pdf_path) and old.suffix in (".json", ".pdf"):
             try:

@@ -2,7 +2,7 @@
 jobs that feed them early.
 
 Each worker is a child process with a time limit (see ``children``), started on
-first use or early by the factory (``project.make_builder``), and ended by
+first use or early by the factory (``core.site.make_build``), and ended by
 ``close``: when the build is over, or when ``mkdocs serve`` replaces the build
 after a code change, so no worker outlives the build that made it.
 """

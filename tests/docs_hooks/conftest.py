@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
 
 from docs_hooks import cli
+from docs_hooks.base.cachedir import seal, unseal
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import expand_site, make_build
 from docs_hooks.run.record import Recorder
@@ -260,6 +263,44 @@ def connection_rows(markdown: str, section: str = "Code and math connection") ->
 LOCK = "docs/trace.lock"
 
 
+def stored_rows(store: Path) -> dict[str, bytes | None]:
+    """Every row of a cache store (a cachedir.Store file): key -> the bytes a build stored, None for a damaged row."""
+    with sqlite3.connect(store) as db:
+        rows = dict(db.execute("SELECT key, value FROM entries"))
+    db.close()
+    return {key: unseal(key, value) for key, value in rows.items()}
+
+
+# Any JSON value, for the readers of cache entries: what a damaged or foreign entry may hold once parsed.
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def mutated(data, value):
+    """``value`` (a JSON tree, an entry as the build wrote it) with one node, drawn by Hypothesis, replaced by
+    any JSON value: an entry of nearly the right form, which is what a reader's checks must catch."""
+    if type(value) in (list, dict) and value and data.draw(st.integers(0, 4), label="descend") > 0:
+        place = data.draw(st.sampled_from(range(len(value)) if type(value) is list else sorted(value)), label="at")
+        copy = list(value) if type(value) is list else dict(value)
+        copy[place] = mutated(data, value[place])
+        return copy
+    return data.draw(JSON, label="with")
+
+
+def store_rows(store: Path, values: dict[str, bytes | str]) -> None:
+    """Overwrite rows of a cache store: bytes sealed as a build seals them (so what is tested is the reader's own
+    check of the entry), anything else as it is."""
+    with sqlite3.connect(store) as db:
+        for key, value in values.items():
+            db.execute(
+                "UPDATE entries SET value = ? WHERE key = ?", (seal(key, value) if type(value) is bytes else value, key)
+            )
+    db.close()
+
+
 MEAN_PAGE = FWD_ENTRY + "\nThe mean is [[ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)]].\n"
 
 
@@ -277,6 +318,10 @@ __all__ = [
     "BWD_ENTRY",
     "LOCK",
     "MEAN_PAGE",
+    "stored_rows",
+    "store_rows",
+    "JSON",
+    "mutated",
     "page_problems",
     "connection_rows",
 ]

@@ -8,15 +8,16 @@ exact message the author sees.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.read import blocks
 from docs_hooks.read.blocks import BLOCK_KINDS, parse_page, parse_pages, within_root
 
-from .conftest import FWD_ENTRY, expand_page, page, page_problems
+from .conftest import FWD_ENTRY, expand_page, mutated, page, page_problems, store_rows, stored_rows
 
 # About 400 bytes of YAML that, with its aliases expanded, stands for 9**9 (387 million) strings.
 ALIAS_BOMB = """\
@@ -262,23 +263,21 @@ def test_a_damaged_entry_is_a_miss_and_the_page_is_parsed_again(tmp_path, parsed
     store = tmp_path / "pages.sqlite3"
     pages = {"docs/page.md": CACHED_PAGE}
     first = parse_pages(pages, store)
-    with sqlite3.connect(store) as db:
-        [(key, value)] = db.execute("SELECT key, value FROM entries")
-        if how == "not json":
-            value = b"not json"
-        else:
-            entry = json.loads(value)
-            _damage(entry, how)
-            value = json.dumps(entry).encode()
-        db.execute("UPDATE entries SET value = ? WHERE key = ?", (value, key))
+    [(key, value)] = stored_rows(store).items()
+    if how == "not json":
+        value = b"not json"
+    else:
+        entry = json.loads(value)
+        _damage(entry, how)
+        value = json.dumps(entry).encode()
+    store_rows(store, {key: value})
     parsed.clear()
 
     again = parse_pages(pages, store)
 
     assert parsed == ["docs/page.md"]
     assert summary(again) == summary(first)
-    with sqlite3.connect(store) as db:  # written again whole
-        [(stored,)] = db.execute("SELECT value FROM entries")
+    [stored] = stored_rows(store).values()  # written again whole
     assert [s[1] for s in json.loads(stored)["segments"] if s[0] == "block"] == ["entry", "params"]
 
 
@@ -479,3 +478,14 @@ def test_inline_reference_to_a_statement_with_indexing(make_project):
 
     assert expanded.problems == []
     assert "<code>ops.py:23</code>" in expanded.markdown
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(data=st.data())
+def test_an_entry_of_nearly_the_right_form_is_a_page_or_a_miss_never_an_error(data):
+    entry = json.loads(blocks._encode_page(parse_page(CACHED_PAGE, "docs/page.md")))
+    raw = data.draw(st.binary() | st.just(json.dumps(mutated(data, entry)).encode()), label="entry")
+
+    page = blocks._decode_page(raw, "docs/page.md")
+
+    assert page is None or all(type(s) in (blocks.Block, blocks.Markdown) for s in page.segments)

@@ -3,20 +3,31 @@ holds many small entries: read, written, shared, pruned and made again."""
 
 from __future__ import annotations
 
+import json
 import logging
+import marshal
 import os
+import pickle
 import shutil
 import sqlite3
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
-from docs_hooks.base.cachedir import MAX_AGE_DAYS, Store, prune, used
+from docs_hooks.base.cachedir import MAX_AGE_DAYS, Store, prune, read_entry, seal, unseal, used, write_entry
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
 from docs_hooks.run.math import MathRenderer
+
+from .conftest import run_cli, write_tree
 
 MONTH_AND_A_DAY = (MAX_AGE_DAYS + 1) * 86400
 
@@ -330,3 +341,379 @@ def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(mak
 
     later = make_build(load_settings(root), coverage=False)
     assert later.workers.math._proc is None  # formulas are cached: KaTeX starts only if one is missing
+
+
+# ------------------------------------------------------------------ any value in any column is a miss
+#
+# What a cache holds may have been cut short, overwritten or restored from elsewhere. The tests below write
+# values of every SQLite type into every column of a store (the columns read from SQLite, so a new one is
+# covered too) and check what a reader then gets: the bytes that were stored for that key, or nothing.
+
+SQLITE_VALUES = st.one_of(
+    st.none(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(),  # NaN among them: SQLite keeps it as NULL
+    st.text(max_size=40),
+    st.binary(max_size=40),
+)
+ROWS = {f"key-{i}": f"value {i}".encode() * (i + 1) for i in range(3)}
+
+
+def columns(db: sqlite3.Connection, table: str = "entries") -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def overwrite(db: sqlite3.Connection, rowid: int, column: str, value) -> bool:
+    """Write ``value`` into one cell, as another program might; whether SQLite took it (it refuses a NULL in a
+    NOT NULL column and a key written twice)."""
+    try:
+        with db:
+            db.execute(f'UPDATE entries SET "{column}" = ? WHERE rowid = ?', (value, rowid))
+    except sqlite3.IntegrityError:
+        return False
+    return True
+
+
+DAMAGE = ["keep", "any value", "sealed", "one byte changed", "cut short"]
+
+
+def draw_damage(data, current, key: str, payloads: list[bytes] | None, label: str):
+    """What one cell (or file) holding ``current`` is overwritten with; None to keep it. With ``payloads``, some
+    are bytes (some of them payloads) sealed as the build seals them under ``key``, so that they reach the
+    reader's own checks."""
+    how = data.draw(st.sampled_from(DAMAGE if payloads is not None else DAMAGE[:2] + DAMAGE[3:]), label=label)
+    if how == "keep":
+        return None
+    if how == "sealed":
+        return seal(key, data.draw(st.binary(max_size=40) | st.sampled_from(payloads), label="sealed"))
+    if how == "any value" or type(current) not in (bytes, str) or not current:
+        return data.draw(SQLITE_VALUES, label="value")
+    at = data.draw(st.integers(0, len(current) - 1), label="at")
+    if how == "cut short" or type(current) is str:
+        return current[:at]
+    flip = data.draw(st.integers(1, 255), label="xor")
+    return current[:at] + bytes([current[at] ^ flip]) + current[at + 1 :]
+
+
+def store_columns() -> list[str]:
+    """The columns of a store's table, read from a store the Store made."""
+    folder = Path(tempfile.mkdtemp())
+    try:
+        store = Store(folder / "s.sqlite3")
+        store.put_many({"k": b"v"})
+        store.close()
+        with closing(sqlite3.connect(folder / "s.sqlite3")) as db:
+            return columns(db)
+    finally:
+        shutil.rmtree(folder)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(data=st.data())
+def test_a_value_of_any_type_in_any_column_of_a_store_is_a_miss_and_is_made_again(data):
+    now = 1_000_000_000.0
+    folder = Path(tempfile.mkdtemp())
+    try:
+        path = folder / "s.sqlite3"
+        Store(path).put_many(ROWS, now=now - 2 * DAY)
+        with closing(sqlite3.connect(path)) as db:
+            names = columns(db)
+            before = db.execute(f"SELECT rowid, {', '.join(names)} FROM entries ORDER BY rowid").fetchall()
+            for rowid, *cells in before:
+                key = cells[names.index("key")]
+                for column, current in zip(names, cells):
+                    value = draw_damage(data, current, key, None, f"{key} {column}")
+                    if value is not None:
+                        overwrite(db, rowid, column, value)
+            after = db.execute("SELECT key, value FROM entries").fetchall()
+        intact = {key for key, value in after if type(key) is str and value == seal(key, ROWS.get(key, b""))}
+
+        store = Store(path)
+        got = store.get_many(list(ROWS), now=now)
+        assert got == {key: ROWS[key] for key in intact}  # never other bytes, never an error
+        store.put_many({key: data for key, data in ROWS.items() if key not in got}, now=now)
+        assert store.get_many(list(ROWS), now=now) == ROWS  # made again
+        store.close()
+        with closing(sqlite3.connect(path)) as db:
+            times = dict(db.execute("SELECT key, used FROM entries"))
+        assert all(type(times[key]) is float for key in ROWS)  # each read marked as a time again
+        prune(folder, now=now)  # whatever the other rows hold
+        assert Store(path).get_many(list(ROWS), now=now) == ROWS
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_sealed_entry_reads_back_only_under_its_own_key_and_bytes():
+    sealed = seal("a", b"data")
+    assert unseal("a", sealed) == b"data"
+    assert unseal("b", sealed) is None  # moved to another key
+    assert unseal("a", sealed[:-1]) is None  # cut short
+    assert unseal("a", sealed[:-1] + b"D") is None  # one byte changed
+    assert unseal("a", sealed.decode()) is None  # not bytes
+    assert unseal("a", b"data") is None  # never sealed
+    assert sealed.endswith(b"\ndata")  # an entry of text stays text
+
+
+def test_a_damaged_entry_file_is_a_miss_and_is_removed(tmp_path):
+    path = tmp_path / "coverage" / "entry.json"
+    write_entry(path, b'{"a": 1}')
+    assert read_entry(path) == b'{"a": 1}'
+    path.write_bytes(path.read_bytes()[:-2])
+    assert read_entry(path) is None
+    assert not path.exists()  # made again by whoever needs it
+    assert read_entry(tmp_path / "missing.json") is None
+
+
+# ------------------------------------------------------------------ a build over a damaged cache
+#
+# A tiny project that has an entry of every kind the cache holds: the code index, a parsed page, two
+# formulas, a recorded example, the coverage run's line map and the compiled specification. It is built
+# once; then, for each kind, Hypothesis damages its entries and the project is built again with `mkdocs
+# build --strict` in a child process whose audit hook watches for code run from the cache (an unpickled
+# global; marshal, compile or exec of what was written into the cache; a command carrying it). The
+# payloads among the damage would show if they ran: each writes a file. Each damaged entry must be made
+# again as it was, and the page must come out as it did.
+
+FUZZ_FILES = {
+    "pyproject.toml": """\
+[project]
+name = "tiny"
+version = "0.0.0"
+
+[tool.docs_hooks]
+repo_url = "https://example.com/repo"
+ref = "abc123"
+coverage_tests = ["tests"]
+spec_source = "spec/model.typ"
+spec_pdf = "spec/model.pdf"
+""",
+    "src/ops.py": "def double(x):\n    y = x * 2\n    return y\n",
+    "tests/test_ops.py": (
+        "import numpy as np\n\nfrom ops import double\n\n\ndef test_double():\n"
+        "    x = np.arange(3.0)\n    assert double(x).sum() == 6.0\n"
+    ),
+    "spec/model.typ": (
+        '#set heading(numbering: "1.1")\n#set math.equation(numbering: "(1)")\n= Doubling\n$ y = 2 x $ <eq:double>\n'
+    ),
+    "mkdocs.yml": "site_name: Tiny\ntheme:\n  name: mkdocs\nplugins:\n  - docs_hooks\nmarkdown_extensions:\n"
+    "  - pymdownx.superfences\n",
+    "docs/index.md": """\
+# Doubling
+
+```trace-entry
+title: Doubling
+function: ops.double
+status: implemented
+spec: [eq:double]
+```
+
+```trace-equation
+id: double
+title: Twice the input
+tex: y = 2 x
+code: y = x * 2
+```
+
+```trace-example
+test: tests/test_ops.py::test_double
+title: A worked example
+show:
+  - label: Input
+    code: x
+  - label: Output
+    code: y
+```
+
+The mean $\\mu = \\frac{1}{d}\\sum_j x_j$ is doubled at [[ops.double: y = x * 2]].
+""",
+}
+
+# The audit hook of the build's process: argv is the payloads' marker, the file to report to, then the
+# arguments of what runs under it.
+AUDIT_HOOK = """\
+import sys
+
+marker, report = sys.argv[1], sys.argv[2]
+sys.argv = ["mkdocs", *sys.argv[3:]]
+
+
+def holds_marker(value) -> bool:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return marker.encode() in bytes(value)
+    if isinstance(value, str):
+        return marker in value
+    if hasattr(value, "co_consts"):
+        return any(holds_marker(c) for c in value.co_consts) or holds_marker(value.co_filename)
+    if isinstance(value, (tuple, list)):
+        return any(holds_marker(v) for v in value)
+    return False
+
+
+def hook(event, args):
+    ran = event == "pickle.find_class" or (
+        event in ("marshal.loads", "compile", "exec", "os.system", "subprocess.Popen", "os.exec", "os.posix_spawn")
+        and holds_marker(args)
+    )
+    if ran:
+        with open(report, "a", encoding="utf-8") as out:
+            out.write(f"{event}: {args!r:.200}\\n")
+
+
+sys.addaudithook(hook)
+"""
+AUDITED_BUILD = AUDIT_HOOK + "from mkdocs.__main__ import cli\n\ncli()\n"
+
+
+def audited_build(root: Path, marker: str, report: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SOURCE_DATE_EPOCH": "0", "PYTHONHASHSEED": "0"}
+    return subprocess.run(
+        [sys.executable, "-c", AUDITED_BUILD, marker, str(report), "build", "--strict", "-f", "mkdocs.yml"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+STORES = ("index", "pages", "katex", "recordings")
+FILES = ("coverage", "spec")
+
+
+def store_contents(path: Path) -> dict:
+    """key -> (the bytes stored for it, whether its last read is a time), for the rows whose value is whole."""
+    with closing(sqlite3.connect(path)) as db:
+        rows = db.execute("SELECT key, value, used FROM entries").fetchall()
+    whole = {key: unseal(key, value) for key, value, _ in rows if type(key) is str}
+    return {key: (whole[key], type(used) is float) for key, _, used in rows if whole.get(key) is not None}
+
+
+def file_contents(folder: Path) -> dict:
+    return {p.name: unseal(p.name, p.read_bytes()) for p in sorted(folder.iterdir())}
+
+
+class Payloads:
+    """Entries that would run code if a reader unpickled, unmarshalled or executed them: each writes ``ran``."""
+
+    def __init__(self, ran: Path):
+        self.marker = f"docs-hooks-payload-{os.getpid()}"
+        source = f"open({str(ran)!r}, 'w').write({self.marker!r})"
+
+        class Runs:
+            def __reduce__(self):
+                return exec, (source,)
+
+        self.all = [
+            pickle.dumps(Runs()),
+            marshal.dumps(compile(source, self.marker, "exec")),
+            source.encode(),
+            # Near what a reader takes, but not it: a page's segment without its line, an index of other sources.
+            json.dumps({"segments": [["markdown", source]], "problems": [], "digest": source}).encode(),
+            json.dumps({"schema": 1, "key": source, "refs": [], "warnings": [source], "unnumbered": []}).encode(),
+        ]
+
+
+@pytest.mark.parametrize(
+    "how, event",
+    [
+        ("import pickle; pickle.loads(payloads[0])", "pickle.find_class"),
+        ("import marshal; exec(marshal.loads(payloads[1]))", "marshal.loads"),
+        ("exec(payloads[2].decode())", "compile"),
+    ],
+)
+def test_the_audit_hook_of_the_damaged_builds_sees_a_payload_that_runs(tmp_path, how, event):
+    payloads = Payloads(tmp_path / "payload-ran")
+    hexed = tmp_path / "payloads.json"  # in hex, so that reading them compiles nothing that holds the marker
+    hexed.write_text(json.dumps([p.hex() for p in payloads.all]), encoding="utf-8")
+    code = AUDIT_HOOK + f"import json\npayloads = [bytes.fromhex(h) for h in json.load(open({str(hexed)!r}))]\n{how}\n"
+
+    done = subprocess.run(
+        [sys.executable, "-c", code, payloads.marker, str(tmp_path / "audit.txt")], capture_output=True, text=True
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "payload-ran").read_text() == payloads.marker  # the payload ran
+    assert [line.split(":")[0] for line in (tmp_path / "audit.txt").read_text().splitlines()][0] == event
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory):
+    """The tiny project after its first build: (root, its cache as built, the page as built, payloads)."""
+    if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
+        pytest.fail("KaTeX is not installed here: run npm ci (make setup)")
+    root = write_tree(tmp_path_factory.mktemp("fuzz") / "proj", FUZZ_FILES)
+    (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+    payloads = Payloads(root / "payload-ran")
+    assert run_cli(root, "relock") == 0
+    first = audited_build(root, payloads.marker, root / "audit.txt")
+    assert first.returncode == 0, first.stderr
+    cache = root / ".cache" / "docs_hooks"
+    assert sorted(p.name for p in cache.iterdir()) == sorted([*(f"{s}.sqlite3" for s in STORES), *FILES])
+    built = tmp_path_factory.mktemp("fuzz") / "built"
+    shutil.copytree(cache, built)
+    return root, built, (root / "site" / "index.html").read_text(encoding="utf-8"), payloads
+
+
+@pytest.mark.parametrize("kind", STORES + FILES)
+def test_a_build_over_any_damage_to_a_cache_entry_succeeds_runs_none_of_it_and_makes_it_again(fuzzed, kind):
+    root, built, page, payloads = fuzzed
+    cache = root / ".cache" / "docs_hooks"
+    ran, report = root / "payload-ran", root / "audit.txt"
+
+    # Not shrunk: each attempt is a build. A failure shows every damage it wrote.
+    @settings(
+        max_examples=8,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(data=st.data())
+    def build_over_damage(data):
+        shutil.rmtree(cache)
+        shutil.copytree(built, cache)
+        damaged = damage_store(cache / f"{kind}.sqlite3", data) if kind in STORES else damage_files(cache / kind, data)
+        result = audited_build(root, payloads.marker, report)
+
+        assert result.returncode == 0 and "Traceback" not in result.stderr, f"{damaged}\n{result.stderr}"
+        assert not report.exists(), report.read_text()
+        assert not ran.exists()
+        assert (root / "site" / "index.html").read_text(encoding="utf-8") == page, damaged
+        if kind in STORES:
+            before, after = store_contents(built / f"{kind}.sqlite3"), store_contents(cache / f"{kind}.sqlite3")
+            assert {key: after.get(key) for key in before} == before, damaged
+        else:
+            assert_files_made_again(built / kind, cache / kind, root)
+
+    def damage_store(path: Path, data) -> list:
+        done = []
+        with closing(sqlite3.connect(path)) as db:
+            names = columns(db)
+            for rowid, *cells in db.execute(f"SELECT rowid, {', '.join(names)} FROM entries ORDER BY rowid").fetchall():
+                key = cells[names.index("key")]
+                for column, current in zip(names, cells):
+                    value = draw_damage(data, current, key, payloads.all, f"{key[:8]} {column}")
+                    if value is not None and overwrite(db, rowid, column, value):
+                        done.append((key[:8], column, value))
+        return done
+
+    def damage_files(folder: Path, data) -> list:
+        done = []
+        for path in sorted(folder.iterdir()):
+            value = draw_damage(data, path.read_bytes(), path.name, payloads.all, path.name)
+            if value is not None:
+                path.write_bytes(value if type(value) is bytes else str(value).encode())
+                done.append((path.name, value))
+        return done
+
+    build_over_damage()
+
+
+def assert_files_made_again(built: Path, folder: Path, root: Path) -> None:
+    before, after = file_contents(built), file_contents(folder)
+    assert set(after) == set(before)
+    for name, data in before.items():
+        if name.endswith(".pdf"):  # Typst writes a new document id each time: a PDF, the one the site ships
+            assert after[name].startswith(b"%PDF") and after[name] == (root / "site/spec/model.pdf").read_bytes()
+        else:
+            assert after[name] == data, name

@@ -7,17 +7,18 @@ from __future__ import annotations
 import json
 import pickle
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import expand_site, index_for, make_build
 from docs_hooks.resolve import codeindex
 
-from .conftest import page, page_problems, write_tree
+from .conftest import BASE_FILES, mutated, page, page_problems, store_rows, stored_rows, write_tree
 
 PYPROJECT_FLAT = """\
 [tool.docs_hooks]
@@ -351,13 +352,11 @@ def test_an_edited_file_is_parsed_again_and_the_index_shows_the_edit(make_projec
 
 
 def rows(store) -> list[bytes]:
-    with sqlite3.connect(store) as db:
-        return [row[0] for row in db.execute("SELECT value FROM entries")]
+    return list(stored_rows(store).values())
 
 
 def set_rows(store, value) -> None:
-    with sqlite3.connect(store) as db:
-        db.execute("UPDATE entries SET value = ?", (value,))
+    store_rows(store, dict.fromkeys(stored_rows(store), value))
 
 
 @pytest.mark.parametrize(
@@ -387,12 +386,11 @@ def test_an_entry_whose_lines_do_not_fit_the_file_is_indexed_again(make_project,
     settings = load_settings(make_project())
     first = index_for(settings)
     store = settings.cache_dir / "index.sqlite3"
-    with sqlite3.connect(store) as db:
-        for key, value in list(db.execute("SELECT key, value FROM entries")):
-            entry = json.loads(value)
-            for statement in entry["statements"]:
-                statement[1] += 1000  # past the end of the file
-            db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    for key, value in stored_rows(store).items():
+        entry = json.loads(value)
+        for statement in entry["statements"]:
+            statement[1] += 1000  # past the end of the file
+        store_rows(store, {key: json.dumps(entry).encode()})
     counted.clear()
 
     again = index_for(settings)
@@ -427,12 +425,11 @@ def test_an_entry_with_a_value_of_the_wrong_type_is_indexed_again(make_project, 
     first = index_for(settings)
     store = settings.cache_dir / "index.sqlite3"
     changed = 0
-    with sqlite3.connect(store) as db:
-        for key, value in list(db.execute("SELECT key, value FROM entries")):
-            entry = json.loads(value)
-            if _wrong(entry, where):
-                changed += 1
-                db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    for key, value in stored_rows(store).items():
+        entry = json.loads(value)
+        if _wrong(entry, where):
+            changed += 1
+            store_rows(store, {key: json.dumps(entry).encode()})
     assert changed >= 1
     counted.clear()
 
@@ -575,3 +572,24 @@ def test_check_works_in_a_project_under_a_dotted_folder(make_project, tmp_path, 
     root = make_project({"docs/page.md": "See [[ops.nowhere]].\n"}, root=tmp_path / ".work" / "proj")
 
     assert check(root)[0] == 1
+
+
+@pytest.fixture(scope="module")
+def indexed_file(tmp_path_factory):
+    """(an entry of the cache as the build writes it for one file, the file, its text)."""
+    root = write_tree(tmp_path_factory.mktemp("entry"), BASE_FILES)
+    file = root / "src/model.py"
+    text = file.read_text(encoding="utf-8")
+    part = codeindex._index_file(text, "digest", file, codeindex.Root(root / "src", root / "src", False), root)
+    return json.loads(codeindex._encode(part)), file, text
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_an_entry_of_nearly_the_right_form_is_a_file_index_or_a_miss_never_an_error(indexed_file, data):
+    entry, file, text = indexed_file
+    raw = data.draw(st.binary() | st.just(json.dumps(mutated(data, entry)).encode()), label="entry")
+
+    part = codeindex._decode(raw, file, text)
+
+    assert part is None or type(part) is codeindex.FileIndex

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
+from docs_hooks.base.cachedir import write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import check_site, expand_site, index_for, make_build
-from docs_hooks.run.coverage_map import Measurement, measure
+from docs_hooks.run.coverage_map import Measurement, _read_map, measure
+
+from .conftest import mutated
 
 BRANCHY = """\
 def clip(x, limit):
@@ -124,10 +130,48 @@ def test_failing_tests_are_a_clear_error_every_time_it_is_asked_and_nothing_is_c
             run.result()
         assert str(err.value).startswith(
             "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
-            "tests/test_branchy.py::test_large_values_are_clipped failed; fix the test (or leave it out of "
-            "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n"
+            "tests/test_branchy.py::test_large_values_are_clipped failed: tests/test_branchy.py:9: AssertionError; fix the "
+            "test (or leave it out of coverage_tests in [tool.docs_hooks]). pytest reported:\n"
         )
     assert not (cache / "coverage").exists()
+
+
+WARNS = """\
+import warnings
+
+for n in range(20):  # a summary of warnings longer than the last lines of output a message shows
+    warnings.warn_explicit(f"old API number {n}", DeprecationWarning, "tests/test_a_warns.py", n + 1)
+
+
+def test_ok():
+    assert True
+"""
+
+
+def test_a_test_file_that_cannot_be_imported_is_named_whole_with_the_import_that_failed(make_project):
+    root = project(make_project)
+    (root / "tests/test_a_warns.py").write_text(WARNS, encoding="utf-8")
+    (root / "tests/test_branchy.py").write_text(TESTS.replace("import clip", "import clip, saturate"))
+    settings = load_settings(root)
+    settings.coverage_tests = ["tests"]  # the warnings come first
+    run = Measurement(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, None)
+
+    with pytest.raises(TraceError) as err:
+        run.result()
+
+    lines = str(err.value).splitlines()
+    assert lines[0] == (
+        "pyproject.toml: coverage_tests: while measuring which test runs which line, the test tests/test_branchy.py "
+        "could not be collected: tests/test_branchy.py:1: ImportError: cannot import name 'saturate' from 'branchy' "
+        f"({root / 'src/branchy.py'}); fix the test (or leave it out of coverage_tests in [tool.docs_hooks]). "
+        "pytest reported:"
+    )
+    assert re.fullmatch(r"_+ ERROR collecting tests/test_branchy.py _+", lines[1])
+    assert lines[-3:] == [
+        "tests/test_branchy.py:1: in <module>",
+        "    from branchy import clip, saturate",
+        f"E   ImportError: cannot import name 'saturate' from 'branchy' ({root / 'src/branchy.py'})",
+    ]
 
 
 def test_the_builder_starts_the_coverage_run_when_it_is_made(make_project):
@@ -210,8 +254,8 @@ def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failur
     [problem] = site.problems  # once for the build, at the setting, not once per page
     assert str(problem).startswith(
         "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
-        "tests/test_branchy.py::test_large_values_are_clipped failed; fix the test (or leave it out of "
-        "coverage_tests in [tool.docs_hooks]). Last lines of its output:\n"
+        "tests/test_branchy.py::test_large_values_are_clipped failed: tests/test_branchy.py:9: AssertionError; fix the "
+        "test (or leave it out of coverage_tests in [tool.docs_hooks]). pytest reported:\n"
     )
     for name in ("docs/clip.md", "docs/again.md"):
         markdown = site.pages[name].markdown
@@ -290,13 +334,13 @@ def test_a_cached_line_map_cut_short_is_measured_again(make_project, tmp_path):
     cache = tmp_path / "cache"
     measure(root, settings.source_root, settings.coverage_tests, digests, cache)
     [cached] = (cache / "coverage").iterdir()
-    whole = cached.read_text()
-    cached.write_text(whole[: len(whole) // 2])
+    whole = cached.read_bytes()
+    cached.write_bytes(whole[: len(whole) // 2])
 
     again = measure(root, settings.source_root, settings.coverage_tests, digests, cache)
 
     assert again.tests_running("src/branchy.py", 3, 3) == ["tests.test_branchy.test_large_values_are_clipped"]
-    assert cached.read_text() == whole  # written whole again
+    assert cached.read_bytes() == whole  # written whole again
 
 
 def test_a_page_expanded_again_while_serving_reads_the_same_coverage_run(make_project, monkeypatch):
@@ -396,3 +440,36 @@ def test_a_plugin_that_removes_html_comments_cannot_take_the_generated_rows_away
     html = (root / "site/page/index.html").read_text(encoding="utf-8")
     row = re.search(r"<tr><td>Tests that run these equations' lines \(line coverage\)</td><td>(.*?)</td></tr>", html)
     assert row and "test_large_values_are_clipped" in row.group(1)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [b'{"src/branchy.py": {"3": 5}}', b'{"src/branchy.py": {"x": []}}', b"[]", b"[" * 100_000, b"\xff"],
+    ids=["tests that are a number", "a line that is no number", "a list", "nested too deep", "not UTF-8"],
+)
+def test_a_cached_line_map_that_is_not_a_line_map_is_measured_again(make_project, tmp_path, entry):
+    root = project(make_project)
+    settings = load_settings(root)
+    digests = index_for(settings).file_digests
+    cache = tmp_path / "cache"
+    measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+    [cached] = (cache / "coverage").iterdir()
+    whole = cached.read_bytes()
+    write_entry(cached, entry)  # sealed as the build seals it: the reader's own check decides
+
+    again = measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+
+    assert again.tests_running("src/branchy.py", 3, 3) == ["tests.test_branchy.test_large_values_are_clipped"]
+    assert cached.read_bytes() == whole  # measured again, and written whole
+
+
+@hypothesis.settings(max_examples=300, deadline=None, database=None)
+@hypothesis.given(data=st.data())
+def test_a_line_map_of_nearly_the_right_form_reads_back_or_is_refused_never_another_error(data):
+    text = json.dumps(mutated(data, {"src/a.py": {"3": ["tests.test_a.test_x"], "4": []}, "src/b.py": {}}))
+
+    try:
+        lines = _read_map(text)
+    except ValueError:
+        return  # refused: measured again
+    assert all(type(n) is int and all(type(t) is str for t in tests) for f in lines.values() for n, tests in f.items())

@@ -9,16 +9,19 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.run.math import MathRenderer
 
-from .conftest import REPO, expand_page, write_tree
+from .conftest import REPO, expand_page, store_rows, stored_rows, write_tree
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir(),
@@ -230,3 +233,43 @@ def test_without_node_the_message_says_to_install_it(make_project, monkeypatch):
         "the site renders its math at build time with KaTeX, which needs Node.js: install "
         "'node' (version 18 or later) and put it on the PATH"
     )
+
+
+# ------------------------------------------------------------------ what the store holds is checked
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(raw=st.binary() | st.text().map(str.encode))
+def test_a_stored_render_that_is_not_katex_html_is_a_miss_never_an_error(raw):
+    assume(not raw.startswith(b'<span class="katex'))
+    folder = Path(tempfile.mkdtemp())
+    try:
+        renderer = MathRenderer(REPO, folder)
+        item = ("x", False)
+        renderer.store.put_many({renderer._key(item): raw})  # sealed by the store: the reader's own check decides
+
+        todo = renderer._from_store([item])
+
+        assert todo == [item] and renderer.cache == {}  # rendered again
+        renderer.close()
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_stored_render_whose_bytes_are_not_utf8_or_not_katex_html_is_rendered_again_and_stored_anew(tmp_path):
+    formulas = [("x^2", False), ("\\frac{a}{b}", True), ("y", False)]
+    first = MathRenderer(REPO, tmp_path / "cache")
+    rendered = first.render_many(formulas)
+    first.close()
+    store = tmp_path / "cache" / "katex.sqlite3"
+    stored = stored_rows(store)
+    damaged = [b"\xff\xfe not UTF-8", b"", b"<script>alert(1)</script>"]
+    store_rows(store, dict(zip(stored, damaged)))
+
+    again = MathRenderer(REPO, tmp_path / "cache")
+    try:
+        assert again.render_many(formulas) == rendered
+        assert again._proc is not None  # KaTeX ran: none of those rows was taken for a render
+    finally:
+        again.close()
+    assert stored_rows(store) == stored

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+from docs_hooks.base.cachedir import read_entry
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
 from docs_hooks.run.coverage_map import Measurement, cached_map_path
@@ -51,7 +52,7 @@ def test_a_passing_run_of_the_selected_tests_writes_the_map_the_build_then_reads
 
     assert result.returncode == 0, result.stdout + result.stderr
     settings, path = map_path(root)
-    lines = json.loads(path.read_text(encoding="utf-8"))
+    lines = json.loads(read_entry(path))
     assert lines["src/branchy.py"]["3"] == ["tests.test_branchy.test_large_values_are_clipped"]
     assert lines["src/branchy.py"]["4"] == ["tests.test_branchy.test_small_values_pass_through"]
 

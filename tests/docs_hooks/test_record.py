@@ -6,9 +6,9 @@ import pytest
 from docs_hooks.base.errors import TraceError
 from docs_hooks.run import record  # test_request by its module: pytest would collect the name
 from docs_hooks.run.record import Request
-from docs_hooks.run.recording import unpack
+from docs_hooks.run.recording import Call, Recording, pack, unpack
 
-from .conftest import BASE_FILES, expand_page, make_recorder, page
+from .conftest import BASE_FILES, expand_page, make_recorder, page, store_rows, stored_rows
 
 # ----------------------------------------------------------------------------- the child process
 
@@ -281,7 +281,6 @@ def test_a_test_that_ends_the_recording_process_is_named_at_its_example_and_the_
 
 def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make_project, tmp_path):
     import pickle
-    import sqlite3
 
     root = misbehaving(make_project, "test_rows_have_zero_mean")
     first = expand_page(root)
@@ -293,18 +292,64 @@ def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make
         def __reduce__(self):
             return (open, (str(marker), "w"))
 
-    with sqlite3.connect(store) as db:
-        db.execute("UPDATE entries SET value = ?", (pickle.dumps(Writes()),))
-    db.close()
+    store_rows(store, dict.fromkeys(stored_rows(store), pickle.dumps(Writes())))  # sealed: the reader must refuse it
 
     again = expand_page(root)
 
     assert not marker.exists()
     assert problems(again) == [] and again.markdown == first.markdown  # recorded again
-    with sqlite3.connect(store) as db:
-        values = [v for (v,) in db.execute("SELECT value FROM entries")]
-    db.close()
+    values = list(stored_rows(store).values())
     assert values and all(unpack(v)["recording"].request for v in values)  # rewritten as data
+
+
+def _not_the_stored_form(stored: dict, how: str) -> dict:
+    """An entry that reads back as data, but not as what the build stores."""
+    digests, rec = stored["digests"], stored["recording"]
+    if how == "a digest that is a number":
+        return {"digests": dict.fromkeys(digests, 5), "recording": rec}
+    if how == "a file named by a tuple":
+        return {"digests": {("src", "ops.py"): "x"}, "recording": rec}
+    if how == "not a recording":
+        return {"digests": digests, "recording": "a recording"}
+    if how == "calls that are not calls":
+        return {"digests": digests, "recording": Recording(rec.request, [1, "two"], rec.files, rec.result)}
+    call = rec.calls[0]
+    return {
+        "digests": digests,
+        "recording": Recording(rec.request, [Call(call.function, None, "3", call.args, [], None)], rec.files),
+    }
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "a digest that is a number",
+        "a file named by a tuple",
+        "not a recording",
+        "calls that are not calls",
+        "a call of the wrong types",
+    ],
+)
+def test_a_stored_entry_that_is_data_but_not_a_recording_is_recorded_again(make_project, how):
+    root = misbehaving(make_project, "test_rows_have_zero_mean")
+    first = expand_page(root)
+    store = root / ".cache/docs_hooks/recordings.sqlite3"
+    rows = stored_rows(store)
+    store_rows(store, {key: pack(_not_the_stored_form(unpack(value), how)) for key, value in rows.items()})
+
+    again = expand_page(root)
+
+    assert problems(again) == [] and again.markdown == first.markdown  # recorded again
+    assert recorded(stored_rows(store)) == recorded(rows)  # and stored as it was
+
+
+def recorded(rows: dict) -> dict:
+    """What the recordings store holds, as plain values: each recording's request and the functions it saw."""
+    return {key: (rec.request, [c.function for c in rec.calls]) for key, rec in recordings(rows).items()}
+
+
+def recordings(rows: dict) -> dict:
+    return {key: unpack(value)["recording"] for key, value in rows.items()}
 
 
 def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_widget_is_refused(make_project):

@@ -1,13 +1,15 @@
 """What the recording child records: every first call from each place, or only the test's own call; a value
 too large to keep as its summary; a test method on an instance of its class, set up and torn down."""
 
+import collections
+
 import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import MAX_ENTRIES, Capped
 
-from .conftest import make_recorder
+from .conftest import expand_page, make_recorder
 
 NESTED = """
 import numpy as np
@@ -140,3 +142,41 @@ def test_a_teardown_that_raises_is_reported_with_the_test(tmp_path):
     assert isinstance(out, TraceError)
     assert out.message.startswith("tests/test_classes.py::TestFailingTearDown::test_nothing: tearDown raised:\n")
     assert "RuntimeError: cannot clean up" in out.message
+
+
+NN = '''\
+"""A module that imported fine before Python 3.10."""
+import numpy as np
+from collections import Hashable
+
+
+def relu(x):
+    return np.maximum(x, 0)
+'''
+
+TEST_NN = """\
+import numpy as np
+
+from nn import relu
+
+
+def test_relu():
+    y = relu(np.arange(-1.0, 2.0))
+    assert y.min() == 0
+"""
+
+
+def test_a_test_whose_imports_fail_is_named_with_the_line_that_failed_and_the_line_that_led_there(make_project):
+    page = (
+        "# NN\n\n```trace-entry\ntitle: Relu\nfunction: nn.relu\nstatus: implemented\n```\n\n"
+        "```trace-example\ntest: tests/test_nn.py::test_relu\ntitle: A relu\nshow:\n  - label: Input\n    code: x\n```\n"
+    )
+    root = make_project({"src/nn.py": NN, "tests/test_nn.py": TEST_NN, "docs/page.md": page})
+
+    problems = [str(p) for p in expand_page(root).problems if "not reviewed yet" not in str(p)]
+
+    assert problems == [
+        "docs/page.md:10: example 'A relu': cannot load tests/test_nn.py::test_relu: src/nn.py:3: ImportError: "
+        f"cannot import name 'Hashable' from 'collections' ({collections.__file__}) (from tests/test_nn.py:3); "
+        "fix that line (or show another test)"
+    ]

@@ -1,9 +1,14 @@
 """The recorded data: project objects read their fields like attributes, and what ``pack`` writes ``unpack``
 reads back as it was, or refuses when damaged."""
 
+import json
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from docs_hooks.run import recording
 from docs_hooks.run.recording import Opaque, pack, unpack
 
 
@@ -67,3 +72,35 @@ def test_an_object_is_packed_as_the_project_object_it_stands_for_when_the_child_
         4,
     )
     assert as_repr.type.endswith("<locals>.Config") and (as_repr.text, as_repr.fields) == ("Config(d=4)", {})
+
+
+TAGS = ["A", "N", "AO", "L", "T", "D", "S", "F", "C", "B", "R", "c", "M", "O", "K", "r"]
+
+# JSON trees of the tagged values ``pack`` writes, of any shape: what a damaged entry may hold.
+TAGGED = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 8) | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.fixed_dictionaries({}, optional={tag: inner | st.lists(inner, max_size=5) for tag in TAGS})
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(tree=TAGGED, blobs=st.binary(max_size=64))
+def test_recorded_data_of_any_shape_reads_back_as_values_or_is_refused_never_another_error(tree, blobs):
+    body = json.dumps(tree).encode()
+    raw = recording._MAGIC + len(body).to_bytes(8, "little") + body + blobs
+
+    try:
+        unpack(raw)
+    except ValueError:
+        pass  # refused: the entry is made again
+
+
+def test_recorded_data_nested_deeper_than_python_reads_is_refused():
+    body = b'{"L":[' * 100_000 + b"]}" * 100_000
+
+    with pytest.raises(ValueError, match="nested deeper than it is ever written"):
+        unpack(recording._MAGIC + len(body).to_bytes(8, "little") + body)

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from docs_hooks.base.cachedir import read_entry, write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import make_build
 from docs_hooks.read.spec import SpecRef, format_refs
 from docs_hooks.run import spec
 from docs_hooks.run.spec import compile_spec
+
+from .conftest import mutated
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -359,3 +365,47 @@ def test_a_typst_error_stops_the_build_with_the_spec_file_and_line(make_project,
     with pytest.raises(TraceError) as info:
         make_build(load_settings(root))
     assert str(info.value).startswith("spec/model.typ:8: Typst could not compile the specification: unclosed delimiter")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [b"[]", b'"text"', b"null", b'{"schema": 1, "refs": [{"label": 3}]}', b"[" * 100_000, b"\xff\xfe"],
+    ids=["a list", "a text", "null", "a label that is a number", "nested too deep", "not UTF-8"],
+)
+def test_a_cached_index_that_is_not_an_index_is_compiled_again(tmp_path, entry):
+    source = write_spec(tmp_path, "= A\n$ a $ <eq:a>\n")
+    cache = tmp_path / "cache"
+    compile_spec(source, cache_dir=cache)
+    [index_file] = cache.glob("*.json")
+    write_entry(index_file, entry)  # sealed as the build seals it: the reader's own check decides
+
+    index = compile_spec(source, cache_dir=cache)
+
+    assert not index.from_cache and index.lookup("eq:a").equation == 1
+    assert compile_spec(source, cache_dir=cache).from_cache  # and cached again
+
+
+def test_a_cached_pdf_that_is_not_a_pdf_is_compiled_again(tmp_path):
+    source = write_spec(tmp_path, "= A\n$ a $ <eq:a>\n")
+    cache = tmp_path / "cache"
+    compile_spec(source, cache_dir=cache)
+    [pdf] = cache.glob("*.pdf")
+    write_entry(pdf, b"<html>not a PDF</html>")
+
+    index = compile_spec(source, cache_dir=cache)
+
+    assert not index.from_cache and index.pdf.startswith(b"%PDF-") and read_entry(pdf) == index.pdf
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(data=st.data())
+def test_an_index_of_nearly_the_right_form_reads_back_or_is_refused_never_another_error(data):
+    refs = [{"label": "eq:a", "section": "1", "equation": 1, "page": 1}]
+    entry = {"schema": 1, "key": "k", "refs": refs, "warnings": ["w"], "unnumbered": ["eq:b"]}
+    text = json.dumps(mutated(data, entry))
+
+    try:
+        index = spec.SpecIndex._from_json(text, Path("doc.typ"), b"%PDF-")
+    except ValueError:
+        return  # refused: compiled again
+    assert all(type(r.equation) is int and type(r.page) is int for r in index.refs.values())
