@@ -144,7 +144,7 @@ def test_tests_beside_the_code_are_tests_and_the_other_folders_are_left_out(tmp_
     assert index.functions["test_layers.test_function"].display_path == "test_layers.py"
 
 
-def test_a_test_file_inside_the_source_root_is_a_test_named_from_the_project_root(tmp_path):
+def test_a_test_file_inside_the_source_root_is_a_test_named_as_pytest_imports_it(tmp_path):
     root = write_tree(
         tmp_path / "proj",
         {
@@ -156,15 +156,18 @@ def test_a_test_file_inside_the_source_root_is_a_test_named_from_the_project_roo
     )
     index = index_for(load_settings(root))
 
-    assert index.functions["src.test_layers.test_function"].is_test
-    assert "test_layers.test_function" not in index.functions
+    # src/ is no package: pytest imports the file from its folder, as test_layers, and shows it by its path
+    test = index.functions["test_layers.test_function"]
+    assert (test.is_test, test.display_path) == (True, "src/test_layers.py")
+    assert "src.test_layers.test_function" not in index.functions
     callers = {site.caller: index.functions[site.caller].is_test for site in index.calls_to("layers.LayerNorm.forward")}
     assert callers == {
         "layers.Model.forward": False,
         "layers.run": False,
-        "src.test_layers.TestLayerNorm.helper": True,
-        "src.test_layers.TestLayerNorm.test_forward": True,
-        "src.test_layers.test_function": True,
+        "test_layers.Helpers.test_not_collected": True,  # LayerNorm(4).forward(...)
+        "test_layers.TestLayerNorm.helper": True,
+        "test_layers.TestLayerNorm.test_forward": True,
+        "test_layers.test_function": True,
     }
 
 
@@ -222,6 +225,7 @@ def test_calling_a_layer_reaches_its_forward_through_call(tmp_path):
     assert sites("layers.LayerNorm.forward") == [
         ("layers.Model.forward", 36, "layers.Layer.__call__", "norm"),  # self.norm = LayerNorm(d) in __init__
         ("layers.run", 45, "layers.Layer.__call__", "layer"),  # layer = LayerNorm(4) in the same function
+        ("test_layers.Helpers.test_not_collected", 28, "", ""),  # LayerNorm(4).forward(...)
         ("test_layers.TestLayerNorm.helper", 17, "", ""),  # self.norm.forward(...), self.norm made in setUp
         ("test_layers.TestLayerNorm.test_forward", 13, "layers.Layer.__call__", "norm"),
         ("test_layers.test_function", 33, "", ""),  # layer.forward(...)
@@ -274,7 +278,7 @@ def test_an_entry_of_a_layer_with_tests_beside_the_code_lists_each_test_once(tmp
         "test_layers.test_function",
     ]
     tests_it = re.findall(r"<td>Tests it</td><td>(?:<a [^>]*>)?<code>(.*?)</code>", result.markdown)
-    assert tests_it == ["test_layers.py:13", "test_layers.py:17", "test_layers.py:33"]  # each call once
+    assert tests_it == ["test_layers.py:13", "test_layers.py:17", "test_layers.py:28", "test_layers.py:33"]  # once each
 
 
 def test_an_index_read_back_from_the_cache_reaches_forward_through_an_inherited_call(tmp_path):
@@ -302,7 +306,8 @@ def summary(index):
             n: (f.repo_path, f.start, f.end, f.params, [s.tokens for s in f.statements], f.local_names)
             for n, f in index.functions.items()
         },
-        sorted((c.caller, c.callee, c.line) for c in index.calls),
+        sorted((c.caller, c.callee, c.line, c.via, c.written) for c in index.calls),
+        sorted((u.caller, u.method, u.written, u.line) for u in index.unresolved),
         sorted((r.reader, r.base, r.attr, r.line) for r in index.attribute_reads),
         dict(index.classes),
         dict(index.file_digests),
@@ -315,9 +320,9 @@ def counted(monkeypatch):
     parsed = []
     original = codeindex._index_file
 
-    def spy(text, digest, file, root, project_root):
+    def spy(text, digest, file, *rest):
         parsed.append(file.name)
-        return original(text, digest, file, root, project_root)
+        return original(text, digest, file, *rest)
 
     monkeypatch.setattr(codeindex, "_index_file", spy)
     return parsed
@@ -413,7 +418,7 @@ def _wrong(entry: dict, where: str) -> bool:
     elif where == "read line" and entry["reads"]:
         entry["reads"][0][4] = True  # a bool, not an int
     elif where == "call statement" and entry["pending"]:
-        entry["pending"][0][4] = -1  # before the first statement
+        entry["pending"][0][3] = -1  # before the first statement
     elif where == "short row" and entry["pending"]:
         entry["pending"][0].pop()
     else:
@@ -531,17 +536,22 @@ def test_call_through_an_import_inside_the_function_is_a_call_site(make_project)
     assert ("user.b", 3) in callers
 
 
-def test_tests_in_a_nested_tests_root_are_named_from_the_project_root(make_project):
+@pytest.mark.parametrize(
+    ("package", "name"), [(False, "test_x.test_x"), (True, "tests.unit.test_x.test_x")], ids=["folder", "package"]
+)
+def test_tests_in_a_nested_tests_root_are_named_as_pytest_imports_them(make_project, package, name):
     root = make_project(
         {
             "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\ntests_root = "tests/unit"\n',
             "tests/unit/test_x.py": "from ops import layer_norm_forward\n\n\ndef test_x():\n    layer_norm_forward(1, 1, 0)\n",
+            **({"tests/unit/__init__.py": ""} if package else {}),
         }
     )
 
     tests = {f.name: f.display_path for f in index_for(load_settings(root)).functions.values() if f.is_test}
 
-    assert tests == {"tests.unit.test_x.test_x": "tests/unit/test_x.py"}
+    # tests/ is a package (make_project writes tests/__init__.py); tests/unit/ is one only with its __init__.py
+    assert tests == {name: "tests/unit/test_x.py"}
 
 
 def test_method_called_through_an_instance_is_a_call_site(make_project):
