@@ -366,7 +366,7 @@ def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_exampl
 # ----------------------------------------------------------------------------- test ids
 
 
-def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_the_project_root(tmp_path):
+def test_a_test_id_names_a_class_and_its_method_and_the_module_as_pytest_imports_it(tmp_path):
     (tmp_path / "test_layers.py").write_text("", encoding="utf-8")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_ops.py").write_text("", encoding="utf-8")
@@ -374,6 +374,9 @@ def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_
     assert record.test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == Request(
         "test_layers.py::TestLayerNorm::test_forward", "test_layers", "TestLayerNorm.test_forward"
     )
+    # tests/ is no package: pytest's default import mode imports the file from its own folder
+    assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "test_ops"
+    (tmp_path / "tests" / "__init__.py").write_text("", encoding="utf-8")
     assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "tests.test_ops"
     with pytest.raises(TraceError) as err:
         record.test_request("test_layers.py::TestLayerNorm::", tmp_path)
