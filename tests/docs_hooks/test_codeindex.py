@@ -5,9 +5,13 @@ cache that keeps what each file contributes, keyed by the file's text."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import re
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +21,8 @@ from docs_hooks.base.settings import load_settings
 from docs_hooks.project import expand_site, index_for, make_builder
 from docs_hooks.resolve import codeindex
 
-from .conftest import page, page_problems, write_tree
+from .conftest import OPS, page, page_problems, run_cli, write_tree
+from .test_cli import MKDOCS_YML, SITE_PAGE
 
 PYPROJECT_FLAT = """\
 [tool.docs_hooks]
@@ -447,6 +452,28 @@ def test_an_entry_with_a_value_of_the_wrong_type_is_indexed_again(make_project, 
     assert summary(again) == summary(first)
 
 
+def test_an_entry_of_the_earlier_form_is_indexed_again(make_project, counted):
+    """Entries are keyed by the code that reads them, so an earlier version's are never looked up; one found
+    under a current key all the same (its import tables, its calls by dotted name) is a miss too."""
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    with sqlite3.connect(store) as db:
+        for key, value in list(db.execute("SELECT key, value FROM entries")):
+            entry = json.loads(value)
+            for new in ("module", "names", "stars", "exports", "scopes", "attrs"):
+                del entry[new]
+            entry["tables"] = [{}]
+            entry["pending"] = [["f", "m", ["g"], 1, 0, 0, None, 0] for _ in entry["pending"]]
+            db.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(entry).encode(), key))
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) == len(again.file_digests)
+    assert summary(again) == summary(first)
+
+
 class WritesAFile:
     """A pickle that, when read with pickle.loads, creates ``path``: what a tampered cache could hold."""
 
@@ -585,3 +612,170 @@ def test_check_works_in_a_project_under_a_dotted_folder(make_project, tmp_path, 
     root = make_project({"docs/page.md": "See [[ops.nowhere]].\n"}, root=tmp_path / ".work" / "proj")
 
     assert check(root)[0] == 1
+
+
+# ------------------------------------------------------------------ modules named as Python imports them
+
+DENSE = """\
+import numpy as np
+
+from .base import Layer
+
+
+class Dense(Layer):
+    def __init__(self, n):
+        self.W = np.ones((n, n))
+
+    def forward(self, X):
+        out = X @ self.W
+        return out
+"""
+
+BASE = "class Layer:\n    def __call__(self, X):\n        return self.forward(X)\n"
+
+TEST_DENSE = """\
+import numpy as np
+
+from {package}.layers import Dense
+
+
+def test_dense_forward():
+    layer = Dense(2)
+    assert (layer(np.ones((1, 2))) == 2).all()
+"""
+
+
+@pytest.mark.parametrize("source_root", ["pkg", "."])
+def test_a_package_is_named_as_it_is_imported_whatever_folder_the_source_root_is(tmp_path, source_root):
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": f'[tool.docs_hooks]\nsource_root = "{source_root}"\ntests_root = "tests"\n',
+            "pkg/__init__.py": "",
+            "pkg/layers/__init__.py": "from .dense import Dense  # noqa: F401\n",
+            "pkg/layers/dense.py": DENSE,
+            "pkg/layers/base.py": BASE,
+            "tests/test_dense.py": TEST_DENSE.format(package="pkg"),
+            "docs/dense.md": "# Dense\n\n```trace-entry\ntitle: Dense\nfunction: pkg.layers.dense.Dense.forward\n"
+            "status: implemented\n```\n",
+        },
+    )
+    settings = load_settings(root)
+    index = index_for(settings)
+
+    assert sorted(index.modules) == ["pkg", "pkg.layers", "pkg.layers.base", "pkg.layers.dense", "test_dense"]
+    result = expand_site(settings, make_builder(settings, coverage=False)).pages["docs/dense.md"]
+    assert [str(p) for p in result.problems] == []  # implemented: a test calls it
+    tested = re.search(r"<td>Tested by</td><td>(.*?)</td>", result.markdown, re.S).group(1)
+    assert re.findall(r"<code>(.*?)</code>", tested) == ["test_dense.test_dense_forward"]
+
+
+@pytest.mark.parametrize("source_root", ["src", "."])
+def test_a_src_layout_is_named_from_the_folder_above_its_package(tmp_path, source_root):
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": f'[tool.docs_hooks]\nsource_root = "{source_root}"\ntests_root = "tests"\n',
+            "src/mypkg/__init__.py": "",
+            "src/mypkg/layers.py": DENSE,
+            "src/mypkg/base.py": BASE,
+            "tests/test_dense.py": TEST_DENSE.format(package="mypkg"),
+        },
+    )
+    index = index_for(load_settings(root))
+
+    assert [n for n in index.functions if not index.functions[n].is_test] == [
+        "mypkg.base.Layer.__call__",
+        "mypkg.layers.Dense.__init__",
+        "mypkg.layers.Dense.forward",
+    ]
+    assert [s.caller for s in index.calls_to("mypkg.layers.Dense.forward")] == ["test_dense.test_dense_forward"]
+
+
+CLIP = "def clip(x, limit):\n    if x > limit:\n        return limit\n    return x\n"
+
+TEST_CLIP = """\
+from clip import clip
+
+
+def test_small_values_pass_through():
+    assert clip(1, 5) == 1
+
+
+def test_large_values_are_clipped():
+    assert clip(9, 5) == 5
+"""
+
+CLIP_ENTRY = """\
+# Clip
+
+```trace-entry
+title: Clip
+function: clip.clip
+status: implemented
+```
+
+```trace-equation
+id: clipped
+title: The limit
+tex: y = l
+code: return limit
+```
+"""
+
+
+def test_in_pytests_default_layout_the_page_names_the_tests_that_run_its_lines(tmp_path):
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[tool.docs_hooks]\ncoverage_tests = ["tests"]\n',
+            "src/clip.py": CLIP,
+            "tests/test_clip.py": TEST_CLIP,  # no tests/__init__.py: pytest imports it as test_clip
+            "docs/clip.md": CLIP_ENTRY,
+        },
+    )
+    builder = make_builder(load_settings(root))
+
+    html, problems = builder.finish("docs/clip.md", builder.expand("docs/clip.md", CLIP_ENTRY).markdown)
+
+    assert problems == []
+    tested = re.search(r"<td>Tested by</td><td>(.*?)</td>", html, re.S).group(1)
+    assert re.findall(r"<code>(.*?)</code>", tested) == [
+        "test_clip.test_small_values_pass_through",
+        "test_clip.test_large_values_are_clipped",
+    ]
+    ran = re.search(r"<td>Tests that run these equations' lines \(line coverage\)</td><td>(.*?)</td></tr>", html)
+    # the tests that ran `return limit`, by file, then name: the map named them as the index does
+    assert ran and re.findall(r"<code>(.*?)</code>", ran.group(1)) == [
+        "tests/test_clip.py",
+        "test_large_values_are_clipped",
+    ]
+
+
+def test_a_cold_build_of_code_with_invalid_escape_sequences_prints_no_warning_about_them(make_project):
+    """Python warns of ``"\\d"`` in a docstring when it compiles the file, in 3.11 as a DeprecationWarning
+    (shown here with PYTHONWARNINGS=default), from 3.12 as a SyntaxWarning: the index parses the file twice
+    (ast, griffe), so each one was printed twice, and a code base printed hundreds of them."""
+    ops = OPS.replace("Normalise each row of X,", "Normalise each row of X (\\d is not an escape),")
+    assert "\\d" in ops
+    root = make_project(
+        {
+            "src/ops.py": ops,
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)"),
+        }
+    )
+    assert run_cli(root, "relock") == 0
+    shutil.rmtree(root / ".cache")  # a cold build: every file parsed
+
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"), "-d", str(root / "site")],
+        cwd=root,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONWARNINGS": "default"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "escape sequence" not in result.stdout + result.stderr
