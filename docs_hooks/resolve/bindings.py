@@ -75,13 +75,14 @@ def absolute_import(module: str, is_package: bool, level: int, name: str | None)
 
 
 def walk(node: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
-    """Every node under ``node`` (itself excluded), with whether it lies inside a nested def, class or lambda."""
-    stack = [(child, False) for child in ast.iter_child_nodes(node)]
+    """Every node under ``node`` (itself excluded), in the order of the source, with whether it lies inside a
+    nested def, class or lambda."""
+    stack = [(child, False) for child in reversed(list(ast.iter_child_nodes(node)))]
     while stack:
         current, nested = stack.pop()
         yield current, nested
         inner = nested or isinstance(current, _NESTED)
-        stack.extend((child, inner) for child in ast.iter_child_nodes(current))
+        stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(current))))
 
 
 class Binder:

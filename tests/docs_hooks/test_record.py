@@ -4,9 +4,12 @@ by the code they touched, and a test that hangs, exits or ends the child is one 
 import pytest
 
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
+from docs_hooks.project import expand_site, make_builder
 from docs_hooks.run import record  # test_request by its module: pytest would collect the name
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import unpack
+from docs_hooks.run.workers import recorder_path
 
 from .conftest import BASE_FILES, expand_page, make_recorder, page
 
@@ -384,3 +387,35 @@ def test_a_test_id_names_a_class_and_its_method_and_the_module_as_pytest_imports
         "'test_layers.py::TestLayerNorm::' is not a test id; write it as "
         "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name"
     )
+
+
+HELPED = """\
+import numpy as np
+from helpers import rows
+
+from ops import layer_norm_forward
+
+
+def test_rows_have_zero_mean():
+    Y, _ = layer_norm_forward(rows(), np.ones(4), np.zeros(4))
+    assert np.allclose(Y.mean(axis=-1), 0.0)
+"""
+
+
+def test_a_test_of_a_tests_folder_that_is_no_package_is_recorded_as_pytest_imports_it(make_project):
+    root = make_project(
+        {
+            "tests/test_ops.py": HELPED,  # imports a helper beside it, as pytest's default import mode allows
+            "tests/helpers.py": "import numpy as np\n\n\ndef rows():\n    return np.arange(8.0).reshape(2, 4)\n",
+            "docs/page.md": example_page("test_rows_have_zero_mean"),
+        }
+    )
+    (root / "tests/__init__.py").unlink()
+    settings = load_settings(root)
+
+    result = expand_site(settings, make_builder(settings, coverage=False)).pages["docs/page.md"]
+
+    assert problems(result) == []
+    assert "test_ops.test_rows_have_zero_mean" in make_builder(settings, static=True).index.functions
+    assert recorder_path(settings) == [settings.source_root, settings.project_root, root / "tests"]
+    assert "1.5" in result.markdown and "5.5" in result.markdown  # mu of each row, as recorded
