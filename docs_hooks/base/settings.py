@@ -16,8 +16,9 @@ from pathlib import Path
 from docs_hooks.base.errors import TraceError
 
 KNOWN_KEYS = {
-    "source_root": "folder of the code the site explains; module names are paths inside it; default: src, else .",
-    "tests_root": "folder of the tests; their names are paths from the project root; default: tests, else .",
+    "source_root": "folder of the code the site explains; a module in no package is named by its path inside it; "
+    "default: src, else .",
+    "tests_root": "folder of the tests, named as pytest imports them; default: tests, else .",
     "exclude": "glob patterns of folders and files the code index leaves out, added to the defaults",
     "docs_dir": "folder of the site's Markdown pages",
     "lock_path": "the review lock, committed",
@@ -159,19 +160,23 @@ def pytest_import_mode(project_root: Path) -> str:
     import shlex
 
     root = Path(project_root)
-    for name, section in (
-        ("pytest.ini", "pytest"),
-        (".pytest.ini", "pytest"),
-        ("pyproject.toml", None),
-        ("tox.ini", "pytest"),
-        ("setup.cfg", "tool:pytest"),
-    ):
-        path = root / name
-        if not path.is_file():
-            continue
+    candidates = [
+        (name, section, (root / name).read_text(encoding="utf-8"))
+        for name, section in (
+            ("pytest.ini", "pytest"),
+            (".pytest.ini", "pytest"),
+            ("pyproject.toml", None),
+            ("tox.ini", "pytest"),
+            ("setup.cfg", "tool:pytest"),
+        )
+        if (root / name).is_file()
+    ]
+    if not any("--import-mode" in text for _, _, text in candidates):
+        return "prepend"  # whichever file pytest reads, none sets it (and nothing needs parsing)
+    for name, section, text in candidates:
         if section is None:
             try:
-                tool = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
+                tool = tomllib.loads(text).get("tool", {})
             except tomllib.TOMLDecodeError as exc:
                 raise TraceError(f"cannot read pyproject.toml: {exc}", "pyproject.toml") from None
             pytest_table = tool.get("pytest")
@@ -182,7 +187,7 @@ def pytest_import_mode(project_root: Path) -> str:
         else:
             parser = configparser.ConfigParser(interpolation=None)
             try:
-                parser.read_string(path.read_text(encoding="utf-8"), name)
+                parser.read_string(text, name)
             except configparser.Error as exc:
                 raise TraceError(
                     f"cannot read it as pytest reads it ({str(exc).splitlines()[0]}); fix it", name
@@ -223,8 +228,15 @@ class ModuleNames:
 
     def __init__(self, project_root: Path, import_mode: str | None = None):
         self.project_root = Path(project_root)
-        self.import_mode = import_mode or pytest_import_mode(self.project_root)
+        self._mode = import_mode
         self._bases: dict[Path, Path | None] = {}
+
+    @property
+    def import_mode(self) -> str:
+        """pytest's import mode, read from the project's configuration when a name first depends on it."""
+        if self._mode is None:
+            self._mode = pytest_import_mode(self.project_root)
+        return self._mode
 
     def package_base(self, folder: Path) -> Path | None:
         """The folder above the top package that ``folder`` is part of; None when ``folder`` is no package.

@@ -358,8 +358,9 @@ class FileIndex:
     scopes: dict[str, dict[str, list[ValuePath]]] = field(default_factory=dict)  # function -> what its names hold
     # class -> attribute of its instances -> (the function that binds it, "" for the class body; the path)
     attrs: dict[str, dict[str, list[tuple[str, ValuePath]]]] = field(default_factory=dict)
-    # Calls to resolve once every module is known: (caller, callee as a path, line, statement).
-    pending: list[tuple[str, ValuePath, int, Statement]] = field(default_factory=list)
+    # Calls to resolve once every module is known: (caller, callee as a path, line, statement, arguments),
+    # the arguments those that may be objects of the project: (place or keyword, what it may be as paths).
+    pending: list[tuple[str, ValuePath, int, Statement, tuple]] = field(default_factory=list)
 
 
 # The cache's entries are keyed by the code that reads a file, so an entry written by another version is
@@ -439,7 +440,12 @@ def _build_index(roots: list[Root], project_root: Path, cache: Path | None, excl
 
 def _resolve_calls(index: CodeIndex, pending_calls: list[tuple]) -> None:
     """Each call's targets, once every module is known (see values): the functions it calls, and the
-    calls it may make that the reading could not follow (``index.unresolved``)."""
+    calls it may make that the reading could not follow (``index.unresolved``).
+
+    Twice for the calls the first answer leaves open: a parameter may hold what the calls of its
+    function pass it (``net.add(Dense(4))`` puts a Dense in ``add``'s ``layer``, then in the list
+    ``self.layers``, whose loop calls ``layer.forward_pass``), and that is known once the first answer
+    has resolved those calls."""
     found = Values(index)
     # Bases as written, through imports and re-exports, to the class they name.
     index.bases = {cls: [found.class_named(b) or b for b in bases] for cls, bases in index.bases.items()}
@@ -448,22 +454,27 @@ def _resolve_calls(index: CodeIndex, pending_calls: list[tuple]) -> None:
             name = path[1][1:]
             if name not in index.on_self.setdefault(caller, []):
                 index.on_self[caller].append(name)
+    answers = [found.of(caller, path) for caller, path, *_ in pending_calls]
+    flows = _argument_flows(index, found, pending_calls, answers)
+    if flows:
+        found = Values(index, flows)
+        answers = [
+            found.of(call[0], call[1]) if values.UNKNOWN in targets else targets
+            for call, targets in zip(pending_calls, answers)
+        ]
     methods = _method_names(index, found)
 
     def add(site: CallSite) -> None:
         index.calls.append(site)
         index._calls_to.setdefault(site.callee, []).append(site)
 
-    for caller, path, line, stmt in pending_calls:
-        targets = found.of(caller, path)
+    for (caller, path, line, stmt, _), targets in zip(pending_calls, answers):
         if targets == _OUTSIDE or not targets:
             continue  # numpy, a builtin, a literal's method: no call of the project
         done: set[str] = set()
         for kind, *rest in sorted(targets):
             if kind == "f" or kind == "c":
-                callee = rest[0]
-                if kind == "c" and callee + ".__init__" in index.functions:
-                    callee += ".__init__"  # a class with a constructor of its own; else the class itself
+                callee = _constructed(index, rest[0]) if kind == "c" else rest[0]
                 if callee not in done:
                     done.add(callee)
                     add(CallSite(caller, callee, stmt, line))
@@ -484,6 +495,46 @@ def _resolve_calls(index: CodeIndex, pending_calls: list[tuple]) -> None:
                     site = UnresolvedCall(caller, method, bindings.written(path), stmt, line)
                     index.unresolved.append(site)
                     index._unresolved_by_method.setdefault(method, []).append(site)
+
+
+def _constructed(index: CodeIndex, cls: str) -> str:
+    """What calling a class calls: its own constructor, else the class itself (a dataclass, say)."""
+    return cls + ".__init__" if cls + ".__init__" in index.functions else cls
+
+
+def _argument_flows(index: CodeIndex, found: Values, pending_calls: list[tuple], answers: list) -> dict:
+    """What the resolved calls pass to the parameters the reading could not tell:
+    function -> parameter -> [(caller, path of the argument)]."""
+    flows: dict[str, dict[str, list]] = {}
+    for (caller, path, _, _, arguments), targets in zip(pending_calls, answers):
+        if not arguments:
+            continue
+        for kind, *rest in targets:
+            if kind == "c":
+                callee = _constructed(index, rest[0])
+            elif kind == "o":
+                callee = found.method_of(rest[0], "__call__")
+            elif kind == "f":
+                callee = rest[0]
+            else:
+                continue
+            fn = index.functions.get(callee or "")
+            if fn is None:
+                continue
+            table = index.scopes.get(callee, {})
+            bound = bool(fn.params) and table.get(fn.params[0]) == [("*self",)]
+            if bound and kind == "f" and len(path) > 1:  # Class.method(obj, ...) passes self itself
+                bound = not all(v[0] == "c" for v in found.of(caller, path[:-1]))
+            for key, paths in arguments:
+                place = key + bound if type(key) is int else None
+                param = fn.params[place] if place is not None and place < len(fn.params) else key
+                if (
+                    type(param) is str
+                    and param in fn.params
+                    and values.UNKNOWN_PATH in table.get(param, [values.UNKNOWN_PATH])
+                ):
+                    flows.setdefault(callee, {}).setdefault(param, []).extend((caller, p) for p in paths)
+    return flows
 
 
 _OUTSIDE = frozenset([values.EXTERNAL])
@@ -631,7 +682,10 @@ def _encode(part: FileIndex) -> bytes:
             for attr, entries in table.items()
             for fn, p in entries or [("", ())]
         ],
-        "pending": [[places[caller], list(path), line, stmt(s)] for caller, path, line, s in part.pending],
+        "pending": [
+            [places[caller], list(path), line, stmt(s), [[key, [list(p) for p in paths]] for key, paths in arguments]]
+            for caller, path, line, s, arguments in part.pending
+        ],
         "statements": statement_list,
     }
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -829,16 +883,26 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
             if path:
                 bucket.append((fns[owner].name if owner >= 0 else "", path))
 
-        callers, column, call_lines, places = _columns(data["pending"], 4, "pending")
+        callers, column, call_lines, places, arguments = _columns(data["pending"], 5, "pending")
         indexes(callers)
         callees = paths(column)
         if not all(callees):
             raise _Damaged("call")
         _only(call_lines, int)
         indexes(places)
+        _only(arguments, list)
+        keys, given = _columns(list(chain.from_iterable(arguments)), 2, "arguments")
+        _only(keys, int, str)
+        _only(given, list)
+        passed = paths(list(chain.from_iterable(given)))
+        if not all(passed):
+            raise _Damaged("argument")
+        rows, taken = [], iter(passed)
+        for row in arguments:
+            rows.append(tuple((key, tuple(next(taken) for _ in ps)) for key, ps in row))
         part.pending = [
-            (fns[caller].name, callee, line, statements[i])
-            for caller, callee, line, i in zip(callers, callees, call_lines, places)
+            (fns[caller].name, callee, line, statements[i], row)
+            for caller, callee, line, i, row in zip(callers, callees, call_lines, places, rows)
         ]
         return part
     except (_Damaged, ValueError, KeyError, IndexError, TypeError, RecursionError):
@@ -926,13 +990,14 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
             for attr, paths in _deduplicated(binder.attrs).items():
                 table.setdefault(attr, []).extend((fn.name, p) for p in paths)
         by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
+        unknown = fn.local_names - set(part.scopes[fn.name])  # locals the reading cannot tell
         for call in calls:
             path = path_of(call.func)
             if path is None or (path[0] in builtin and path[0] not in fn.local_names and path[0] not in binder.names):
                 continue
             stmt = _innermost(by_start, call.lineno)
             if stmt is not None:
-                part.pending.append((fn.name, path, call.lineno, stmt))
+                part.pending.append((fn.name, path, call.lineno, stmt, _arguments(binder, call, unknown)))
         for read in reads:
             stmt = _innermost(by_start, read.lineno)
             if stmt is not None:
@@ -960,6 +1025,19 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
 
 
 _BUILTINS = frozenset(dir(builtins)) - {"super"}  # super() reaches the bases: see values
+
+
+def _arguments(binder: Binder, call: ast.Call, unknown: frozenset[str]) -> tuple:
+    """A call's arguments that may be objects of the project, as (place or keyword, paths): not literals,
+    not the locals the reading cannot tell (most arguments of numerical code are arrays)."""
+    given = [(i, a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)]
+    given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    out = []
+    for key, node in given:
+        paths = tuple(p for p in binder.values(node) if p != bindings.UNKNOWN and p[0] not in unknown)
+        if paths:
+            out.append((key, paths))
+    return tuple(out)
 
 
 def _deduplicated(table: dict[str, list]) -> dict[str, list]:

@@ -4,7 +4,9 @@
 through the whole code base, as Python's imports do: a name of a module, then what the module imports
 it from (relative imports, re-exports of a package's ``__init__.py``, ``import *`` limited by
 ``__all__``), what an assignment put there (a module-level instance, ``self.log_func = sigmoid``), the
-items of a list or a dict that holds layers or classes, what a helper returns (``bn = make_bn()``).
+items of a list or a dict that holds layers or classes, what a helper returns (``bn = make_bn()``),
+what a pytest fixture gives the tests that name it, and, given ``flows``, what the calls of a function
+pass to its parameters (``net.add(Dense(4))``: see ``codeindex._resolve_calls``).
 
 A value is a tuple: ``("f", name)`` a function of the index, ``("c", name)`` a class, ``("o", name)``
 an instance of that class, ``("m", name)`` a module of the project, ``("b", ...)`` a container whose
@@ -21,6 +23,7 @@ from docs_hooks.resolve.bindings import CALL, ELEMENT, PROPERTY, RETURN, YIELD, 
 
 Value = tuple
 UNKNOWN: Value = ("?",)
+UNKNOWN_PATH: Path = ("?",)  # the path of a binding the reading cannot tell (bindings.UNKNOWN)
 EXTERNAL: Value = ("x",)
 NOTHING: frozenset = frozenset()
 _UNKNOWN = frozenset([UNKNOWN])
@@ -43,7 +46,9 @@ class ModuleBindings:
 class Values:
     """Answers "what may this path be?" over one code index (see the module's docstring)."""
 
-    def __init__(self, index):
+    def __init__(self, index, flows: dict[str, dict[str, list[tuple[str, Path]]]] | None = None):
+        # What calls pass to parameters the reading cannot tell: function -> parameter -> [(caller, path)].
+        self.flows = flows or {}
         self.modules: dict[str, ModuleBindings] = index.modules
         self.scopes: dict[str, dict[str, list[Path]]] = index.scopes
         self.attrs: dict[str, dict[str, list[tuple[str, Path]]]] = index.attrs
@@ -51,6 +56,7 @@ class Values:
         self.classes = index.classes
         self.bases: dict[str, list[str]] = index.bases
         self._memo: dict[tuple, frozenset] = {}
+        self._names: dict[tuple, dict[str, frozenset]] = {}
         self._subclasses: dict[str, list[str]] | None = None
         self._conftest: dict[str, list[tuple[object, str]]] | None = None
 
@@ -147,11 +153,14 @@ class Values:
         return values
 
     def _name(self, scope: tuple, name: str) -> frozenset:
-        key = ("name", scope, name)  # kept as _remembered does, without its closure: asked for every call
-        found = self._memo.get(key)
+        # Kept as _remembered keeps its answers, in a table per scope: this is asked for every call.
+        known = self._names.get(scope)
+        if known is None:
+            known = self._names[scope] = {}
+        found = known.get(name)
         if found is None:
-            self._memo[key] = NOTHING
-            found = self._memo[key] = self._lookup(scope, name)
+            known[name] = NOTHING
+            found = known[name] = self._lookup(scope, name)
         return found
 
     def _lookup(self, scope: tuple, name: str) -> frozenset:
@@ -164,10 +173,15 @@ class Values:
                     return self._key(("f", fixture), RETURN) | self._key(("f", fixture), YIELD)
             table = self.scopes.get(where, {})
             if name in table:
-                return self._key(scope, name)
-            if fn is not None and name in fn.local_names:
-                return _UNKNOWN  # bound in ways the reading does not follow
-            return self._global(fn.module if fn is not None else "", name)
+                found = self._key(scope, name)
+            elif fn is not None and name in fn.local_names:
+                found = _UNKNOWN  # bound in ways the reading does not follow
+            else:
+                return self._global(fn.module if fn is not None else "", name)
+            passed = self.flows.get(where, {}).get(name)
+            if passed:  # a parameter: also what the calls of the function pass it
+                found = found.union(*(self._path(("f", caller), path) for caller, path in passed))
+            return found
         return self._global(where, name)
 
     def _fixture(self, test, name: str) -> str | None:

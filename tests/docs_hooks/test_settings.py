@@ -193,7 +193,7 @@ def test_the_import_mode_is_read_where_pytest_reads_it(tmp_path, files, mode):
 
 
 def test_a_pytest_configuration_that_does_not_parse_is_an_error_naming_it(tmp_path):
-    write_tree(tmp_path, {"tox.ini": "[pytest\naddopts = x\n"})
+    write_tree(tmp_path, {"tox.ini": "[pytest\naddopts = --import-mode=importlib\n"})
 
     with pytest.raises(TraceError) as err:
         pytest_import_mode(tmp_path)

@@ -1,7 +1,8 @@
 """Calls resolved by what a name may hold (docs_hooks.resolve.values), one tiny package per shape of code:
 a base class imported with a relative import, a star re-export limited by ``__all__`` and imported inside a
 test, a module-level instance, an attribute that holds a callable, a dict of classes, an instance a helper
-makes, a list of layers, a pytest fixture; and what a page then says under "Called by" and "Tested by"."""
+makes, a list of layers, a pytest fixture, a parameter given a layer by the calls of its function; and what a
+page then says under "Called by" and "Tested by"."""
 
 from __future__ import annotations
 
@@ -383,3 +384,41 @@ def test_the_page_of_a_layer_in_a_list_says_who_calls_it(tmp_path):
     assert [str(p) for p in result.problems] == []
     called = re.search(r"<td>Called by</td><td>(.*?)</td>", result.markdown, re.S).group(1)
     assert re.findall(r"<code>(.*?)</code>", called) == ["pkg.net.Network.forward"]
+
+
+BUILDER = """\
+from pkg.dense import Dense, ReLU
+from pkg.net import Pipeline
+
+
+class Penalty:
+    def __call__(self, W):
+        return abs(W)
+
+
+class Scaled:
+    def __init__(self, n, regularizer=None):
+        self.n = n
+        self.regularizer = regularizer
+
+    def penalty(self):
+        return self.regularizer(self.n)
+
+
+def build():
+    pipe = Pipeline()
+    pipe.add(Dense(4))
+    Pipeline.add(pipe, layer=ReLU())
+    return pipe, Scaled(2, regularizer=Penalty())
+"""
+
+
+def test_a_parameter_holds_what_the_calls_of_its_function_pass_it(tmp_path):
+    graph = graph_of(tmp_path, {"pkg/net.py": NETWORK, "pkg/dense.py": DENSE, "pkg/build.py": BUILDER})
+
+    # pipe.add(Dense(4)) and Pipeline.add(pipe, layer=ReLU()): the items of self.stages, called in forward
+    for cls in ("Dense", "ReLU"):
+        assert "pkg.net.Pipeline.forward" in callers(graph, f"pkg.dense.{cls}.forward_pass")
+    assert callers(graph, "pkg.build.Penalty.__call__") == ["pkg.build.Scaled.penalty"]  # by keyword
+    # what else a caller may pass is still not known: the call stays counted for other layers
+    assert [s.caller for s in graph.index.unresolved_calling("forward_pass")] == ["pkg.net.Pipeline.forward"]
