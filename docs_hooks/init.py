@@ -8,12 +8,16 @@ It looks at the project's Python files and writes only what it can back:
   written. A file it cannot edit safely (flow style, a template, ``INHERIT``) is
   refused with the line to add by hand;
 - ``[tool.docs_hooks]`` in ``pyproject.toml`` (the file made when missing): the
-  source root (the folder holding most non-test ``.py`` files), the tests root and
-  the docs folder. An existing section is never changed: init says what it would
-  have written instead;
+  source root (the folder holding most non-test ``.py`` files; the folder above it
+  when it is a package, so that modules are named as the project imports them:
+  ``pkg.layers``, not ``layers``), the tests root and the docs folder. An existing
+  section is never changed: init says what it would have written instead;
 - ``docs/index.md``, a starter page: an entry for one function (the first public
   function some test calls, else the first public function) and an excerpt of its
-  first statement;
+  first statement. When ``docs/`` holds another generator's sources (Sphinx's
+  ``conf.py`` and ``.rst`` files), the site goes in a folder of its own instead,
+  since MkDocs would copy those files into the site; a docs folder whose home
+  page is ``README.md`` gets no ``index.md`` (MkDocs would drop one of the two);
 - the first review lock, as ``python -m docs_hooks relock`` writes it.
 
 Everything is worked out before anything is written, so a refusal leaves the
@@ -76,6 +80,8 @@ After reviewing a page against changed code: python -m docs_hooks relock"""
 
 # Folders that hold no code of the project: installed packages, built sites, caches.
 SKIPPED_DIRS = {"node_modules", "site", "build", "dist", "__pycache__", "venv", "env"}
+# Where the site goes when docs/ holds another generator's sources.
+OWN_DOCS = "traced-docs"
 # Files at the top of a project that are tooling, not the code a site explains.
 TOOLING_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "manage.py"}
 
@@ -87,10 +93,11 @@ TOOLING_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.p
 class Layout:
     """Where the code, the tests and the pages are, as found on disk."""
 
-    source_root: str  # "src", a package folder, or "."
+    source_root: str  # "src", a folder of modules, or "." (the code at the top, or a package there)
     tests_root: str | None  # None: no test files found
     docs_dir: str
-    source_files: list[str] = field(default_factory=list)  # non-test .py files, from the project root
+    source_files: list[str] = field(default_factory=list)  # non-test .py files of the code, from the project root
+    exclude: list[str] = field(default_factory=list)  # folders under the source root that hold no code explained
 
 
 def is_test_file(rel: Path) -> bool:
@@ -101,11 +108,12 @@ def is_test_file(rel: Path) -> bool:
     return any(part in ("tests", "test") for part in rel.parts[:-1])
 
 
-def python_files(root: Path, docs_dir: str) -> list[Path]:
+def python_files(root: Path, docs_dir: str, skipped: tuple[str, ...] = ()) -> list[Path]:
     """Every ``.py`` file of the project (relative paths), leaving out hidden folders, virtual
-    environments, built output and the docs folder (whose helpers are the site's, not the code's)."""
+    environments, built output, the docs folder (whose helpers are the site's, not the code's) and
+    the ``skipped`` folders."""
     found = []
-    docs = Path(docs_dir)
+    docs = {Path(docs_dir), *map(Path, skipped)}
     for folder, dirs, files in os.walk(root):
         here = Path(folder).relative_to(root)
         dirs[:] = sorted(
@@ -113,15 +121,18 @@ def python_files(root: Path, docs_dir: str) -> list[Path]:
             for d in dirs
             if not d.startswith(".")
             and d not in SKIPPED_DIRS
-            and here / d != docs
+            and here / d not in docs
             and not (Path(folder, d) / "pyvenv.cfg").exists()
         )
         found.extend(here / f for f in sorted(files) if f.endswith(".py"))
     return found
 
 
-def detect_layout(root: Path, docs_dir: str = "docs") -> Layout:
-    files = python_files(root, docs_dir)
+def detect_layout(root: Path, docs_dir: str = "docs", skipped: tuple[str, ...] = ()) -> Layout:
+    """Where the code and tests are. The code is the top folder with the most non-test files; when that
+    folder is a package, the source root is the project root above it (modules are named from there, as
+    the project imports them), and the other top folders holding code are left out of the index."""
+    files = python_files(root, docs_dir, skipped)
     tests = [f for f in files if is_test_file(f) and f.name != "conftest.py"]
     source = [f for f in files if not is_test_file(f) and not (len(f.parts) == 1 and f.name in TOOLING_FILES)]
     counts: dict[str, int] = {}
@@ -129,13 +140,33 @@ def detect_layout(root: Path, docs_dir: str = "docs") -> Layout:
         top = f.parts[0] if len(f.parts) > 1 else "."
         counts[top] = counts.get(top, 0) + 1
     # The most files wins; on a tie, src/ first, then the top of the project, then by name.
-    source_root = min(counts, key=lambda k: (-counts[k], k != "src", k != ".", k)) if counts else "."
+    top = min(counts, key=lambda k: (-counts[k], k != "src", k != ".", k)) if counts else "."
     tests_root = None
     if tests:
         common = Path(os.path.commonpath([str(f.parent) for f in tests]))
         tests_root = common.as_posix() if common.parts else "."
-    inside = [f.as_posix() for f in source if source_root == "." or f.parts[0] == source_root]
-    return Layout(source_root, tests_root, docs_dir, inside)
+    inside = [f.as_posix() for f in source if top == "." or f.parts[0] == top]
+    if top != "." and (root / top / "__init__.py").is_file():
+        others = sorted(k for k in counts if k not in (".", top))
+        return Layout(".", tests_root, docs_dir, inside, [*others, *skipped])
+    return Layout(top, tests_root, docs_dir, inside, list(skipped) if top == "." else [])
+
+
+def foreign_docs(folder: Path) -> str | None:
+    """What another documentation generator keeps in ``folder``, in words; None when it holds none of it.
+    Sphinx's sources: a ``conf.py`` (in the folder or its ``source/``) or ``.rst`` files."""
+    if not folder.is_dir():
+        return None
+    conf = [c for c in (folder / "conf.py", folder / "source" / "conf.py") if c.is_file()]
+    rst = [p for p in folder.rglob("*.rst") if not {"_build", "build"} & set(p.relative_to(folder).parts)]
+    if not conf and not rst:
+        return None
+    parts = [c.relative_to(folder).as_posix() for c in conf]
+    if rst:
+        parts.append(f"{len(rst)} .rst file{'s' if len(rst) != 1 else ''}")
+    if (folder / "Makefile").is_file():
+        parts.append("Makefile")
+    return f"Sphinx sources ({', '.join(parts)})"
 
 
 # ----------------------------------------------------------------------------- mkdocs.yml
@@ -281,6 +312,8 @@ def settings_section(layout: Layout) -> str:
     lines.append(f"docs_dir = {_toml_string(layout.docs_dir)}")
     if layout.docs_dir != "docs":
         lines.append(f"lock_path = {_toml_string(layout.docs_dir + '/trace.lock')}")
+    if layout.exclude:
+        lines.append(f"exclude = [{', '.join(map(_toml_string, layout.exclude))}]")
     return "\n".join(lines) + "\n"
 
 
@@ -431,8 +464,22 @@ def plan(root: Path) -> Plan:
             )
     elif existing is not None and existing.get("docs_dir"):
         docs_dir = str(existing["docs_dir"])
+    skipped: tuple[str, ...] = ()
+    if not mkdocs_path.exists() and existing is None:
+        found = foreign_docs(root / docs_dir)
+        if found is not None:
+            if (root / OWN_DOCS).exists():
+                raise TraceError(
+                    f"{docs_dir}/ holds the {found} of another site, and {OWN_DOCS}/ exists too; set docs_dir in "
+                    "[tool.docs_hooks] to a new folder for the traced site, then run init again"
+                )
+            out.notes.append(
+                f"{docs_dir}/: holds the {found} of another site, kept as they are; the traced site's pages go "
+                f"in {OWN_DOCS}/ (MkDocs would copy those files into the site)"
+            )
+            skipped, docs_dir = (docs_dir,), OWN_DOCS
 
-    layout = detect_layout(root, docs_dir)
+    layout = detect_layout(root, docs_dir, skipped)
     section = settings_section(layout)
     if existing is None:
         out.writes[pyproject_path] = add_section(pyproject_text, section)
@@ -464,8 +511,14 @@ def plan(root: Path) -> Plan:
         out.notes.insert(0, "mkdocs.yml: wrote a minimal one (Material theme, plugins: search and docs_hooks)")
 
     index_page = settings.docs_dir / "index.md"
+    readme = settings.docs_dir / "README.md"
     if index_page.exists():
         out.notes.append(f"{settings.rel(index_page)}: kept as it is")
+    elif readme.exists():
+        out.notes.append(
+            f"{settings.rel(readme)}: kept as it is, the site's home page; no starter page written "
+            "(MkDocs would drop one of README.md and index.md)"
+        )
     else:
         from docs_hooks.core.site import index_for
 

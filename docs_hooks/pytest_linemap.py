@@ -90,7 +90,10 @@ class LineMap:
     def __init__(self, settings, selection: Selection):
         import coverage
 
+        from docs_hooks.base.settings import ModuleNames
+
         self.settings, self.selection = settings, selection
+        self.names = ModuleNames(settings.project_root)  # tests named as the code index names them
         self.cov = coverage.Coverage(data_file=None, config_file=False, source=[str(settings.source_root)])
         self.selected: set[str] = set()  # node ids of the collected tests the selection holds
         self.done: set[str] = set()
@@ -109,7 +112,7 @@ class LineMap:
         from docs_hooks.run.coverage_map import _test_context
 
         self.cov.start()
-        self.cov.switch_context(_test_context(item))
+        self.cov.switch_context(_test_context(item, self.names))
         try:
             yield
         finally:

@@ -16,8 +16,9 @@ from pathlib import Path
 from docs_hooks.base.errors import TraceError
 
 KNOWN_KEYS = {
-    "source_root": "folder of the code the site explains; module names are paths inside it; default: src, else .",
-    "tests_root": "folder of the tests; their names are paths from the project root; default: tests, else .",
+    "source_root": "folder of the code the site explains; a module in no package is named by its path inside it; "
+    "default: src, else .",
+    "tests_root": "folder of the tests, named as pytest imports them; default: tests, else .",
     "exclude": "glob patterns of folders and files the code index leaves out, added to the defaults",
     "docs_dir": "folder of the site's Markdown pages",
     "lock_path": "the review lock, committed",
@@ -142,6 +143,148 @@ def walk_files(folder: Path, project_root: Path, patterns, suffix: str = "") -> 
         )
         out.extend(here / f for f in filenames if f.endswith(suffix) and not excluded(here / f, project_root, patterns))
     return sorted(out)
+
+
+IMPORT_MODES = ("prepend", "append", "importlib")
+
+
+def pytest_import_mode(project_root: Path) -> str:
+    """pytest's ``--import-mode`` as the project's pytest configuration sets it in ``addopts``; else pytest's
+    default, ``prepend``.
+
+    The configuration is looked for where pytest looks first, in the project's root: ``pytest.ini``,
+    ``.pytest.ini``, ``pyproject.toml`` (``[tool.pytest.ini_options]`` or ``[tool.pytest]``), ``tox.ini``
+    (``[pytest]``), ``setup.cfg`` (``[tool:pytest]``); the first that configures pytest is the one it reads.
+    """
+    import configparser
+    import shlex
+
+    root = Path(project_root)
+    candidates = [
+        (name, section, (root / name).read_text(encoding="utf-8"))
+        for name, section in (
+            ("pytest.ini", "pytest"),
+            (".pytest.ini", "pytest"),
+            ("pyproject.toml", None),
+            ("tox.ini", "pytest"),
+            ("setup.cfg", "tool:pytest"),
+        )
+        if (root / name).is_file()
+    ]
+    if not any("--import-mode" in text for _, _, text in candidates):
+        return "prepend"  # whichever file pytest reads, none sets it (and nothing needs parsing)
+    for name, section, text in candidates:
+        if section is None:
+            try:
+                tool = tomllib.loads(text).get("tool", {})
+            except tomllib.TOMLDecodeError as exc:
+                raise TraceError(f"cannot read pyproject.toml: {exc}", "pyproject.toml") from None
+            pytest_table = tool.get("pytest")
+            if not isinstance(pytest_table, dict):
+                continue
+            options = pytest_table.get("ini_options", pytest_table)
+            addopts = options.get("addopts", "") if isinstance(options, dict) else ""
+        else:
+            parser = configparser.ConfigParser(interpolation=None)
+            try:
+                parser.read_string(text, name)
+            except configparser.Error as exc:
+                raise TraceError(
+                    f"cannot read it as pytest reads it ({str(exc).splitlines()[0]}); fix it", name
+                ) from None
+            if not parser.has_section(section):
+                if name.endswith("pytest.ini"):
+                    return "prepend"  # pytest takes a pytest.ini even when it is empty
+                continue
+            addopts = parser.get(section, "addopts", fallback="")
+        return _import_mode_in(addopts if isinstance(addopts, list) else shlex.split(str(addopts)))
+    return "prepend"
+
+
+def _import_mode_in(args: list) -> str:
+    mode = "prepend"
+    for i, arg in enumerate(args):
+        arg = str(arg)
+        if arg.startswith("--import-mode="):
+            mode = arg.split("=", 1)[1]
+        elif arg == "--import-mode" and i + 1 < len(args):
+            mode = str(args[i + 1])
+    return mode if mode in IMPORT_MODES else "prepend"
+
+
+class ModuleNames:
+    """The dotted names Python imports a project's files by, as the code index, the coverage map and the
+    recorder all name them.
+
+    A file in a package (its folder holds ``__init__.py``) is named from the folder above its top package:
+    ``pkg/deep_learning/layers.py`` is ``pkg.deep_learning.layers`` wherever the source root is, and
+    ``src/mypkg/ops.py`` is ``mypkg.ops``. A file in no package is named from the folder it is imported
+    from: for the code, the source root (``src/ops.py`` is ``ops``); for a test file, what pytest's import
+    mode does with it: its own folder with ``prepend`` and ``append`` (``tests/test_ops.py`` without
+    ``tests/__init__.py`` is ``test_ops``), the project root with ``importlib`` (``tests.test_ops``).
+    A ``conftest.py`` in no package is named from the project root: pytest loads each one apart, and
+    several folders may have one.
+    """
+
+    def __init__(self, project_root: Path, import_mode: str | None = None):
+        self.project_root = Path(project_root)
+        self._mode = import_mode
+        self._bases: dict[Path, Path | None] = {}
+
+    @property
+    def import_mode(self) -> str:
+        """pytest's import mode, read from the project's configuration when a name first depends on it."""
+        if self._mode is None:
+            self._mode = pytest_import_mode(self.project_root)
+        return self._mode
+
+    def package_base(self, folder: Path) -> Path | None:
+        """The folder above the top package that ``folder`` is part of; None when ``folder`` is no package.
+        The walk up stops at the project root: the project's own folder is never taken for a package."""
+        folder = Path(folder)
+        if folder in self._bases:
+            return self._bases[folder]
+        base = None
+        if folder != self.project_root and folder.parent != folder and (folder / "__init__.py").is_file():
+            above = self.package_base(folder.parent)
+            base = above if above is not None else folder.parent
+        self._bases[folder] = base
+        return base
+
+    def of_code(self, file: Path, names_from: Path) -> str:
+        """A module of the code (or a helper of the tests): by its package, else from ``names_from``."""
+        base = self.package_base(Path(file).parent)
+        return dotted_name(file, names_from if base is None else base)
+
+    def of_test(self, file: Path) -> str:
+        """A test file (or ``conftest.py``) as pytest imports it."""
+        file = Path(file)
+        base = self.package_base(file.parent)
+        if base is None:
+            base = file.parent if self.import_mode != "importlib" and file.name != "conftest.py" else self.project_root
+        return dotted_name(file, base)
+
+    def of_helper(self, file: Path, tests_root: Path) -> str:
+        """A file of the tests root that is not a test file (``tests/helpers.py``): importable by the tests
+        from the tests root (pytest puts the tests' folders on ``sys.path``), or with ``importlib`` from the
+        project root."""
+        return self.of_code(file, tests_root if self.import_mode != "importlib" else self.project_root)
+
+    def test_bases(self, files) -> list[Path]:
+        """The folders pytest puts on ``sys.path`` to import these test files: their own folders, for the
+        ones in no package (``prepend``, ``append``)."""
+        if self.import_mode == "importlib":
+            return []
+        found = {Path(f).parent: None for f in files if self.package_base(Path(f).parent) is None}
+        return list(found)
+
+
+def dotted_name(file: Path, base: Path) -> str:
+    """``base/a/b.py`` as ``a.b`` (``base/a/__init__.py`` as ``a``)."""
+    parts = list(Path(file).relative_to(base).with_suffix("").parts)
+    if len(parts) > 1 and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
 def current_ref(root: Path, fallback: str = "main") -> str:

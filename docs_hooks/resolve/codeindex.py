@@ -9,9 +9,11 @@ index is plain data, built once per build and then only looked up.
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import le
@@ -19,6 +21,10 @@ from pathlib import Path
 
 from docs_hooks.base.cachedir import Store
 from docs_hooks.base.errors import TraceError
+from docs_hooks.resolve import bindings, values
+from docs_hooks.resolve.bindings import Binder, path_of
+from docs_hooks.resolve.bindings import Path as ValuePath
+from docs_hooks.resolve.values import ModuleBindings, Values
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,19 @@ class CallSite:
     # A call of an instance, ``layer(X)``, reaches ``callee`` through this function (``LayerNorm.__call__``).
     via: str = ""
     written: str = ""  # then the name the call is written with: ``norm`` in ``self.norm(X)``
+
+
+@dataclass(frozen=True)
+class UnresolvedCall:
+    """A call the index could not resolve that may be a call of the project's own code: its receiver may
+    hold what the reading cannot tell (``layer.forward_pass(X)``, ``layer`` an item of a list filled from a
+    parameter), and the name it calls is the name of a method of the project."""
+
+    caller: str  # dotted name of the calling function
+    method: str  # the name called: ``forward_pass``; ``__call__`` for a call of the object itself (``fn(X)``)
+    written: str  # the callee as written: ``layer.forward_pass``, ``self.layers[...].forward``
+    statement: Statement
+    line: int
 
 
 @dataclass(frozen=True)
@@ -92,10 +111,22 @@ class CodeIndex:
     classes: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # name -> (repo_path, start, end)
     bases: dict[str, list[str]] = field(default_factory=dict)  # class -> its bases, dotted as imported
     file_digests: dict[str, str] = field(default_factory=dict)  # repo_path -> sha256 of its text
+    # What the code binds its names to (see bindings and values): per module, per function, per class.
+    modules: dict[str, ModuleBindings] = field(default_factory=dict)  # module name -> its top level
+    scopes: dict[str, dict[str, list[tuple[str, ...]]]] = field(default_factory=dict)  # function -> its names
+    attrs: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = field(default_factory=dict)  # class -> attr
+    # What each function calls on its own instance (``self.forward(X)`` in a ``__call__``).
+    on_self: dict[str, list[str]] = field(default_factory=dict)
+    unresolved: list[UnresolvedCall] = field(default_factory=list)
     _calls_to: dict[str, list[CallSite]] = field(default_factory=dict)
+    _unresolved_by_method: dict[str, list[UnresolvedCall]] = field(default_factory=dict)
 
     def calls_to(self, name: str) -> list[CallSite]:
         return self._calls_to.get(name, [])
+
+    def unresolved_calling(self, method: str) -> list[UnresolvedCall]:
+        """The calls left unresolved that call a method of this name (``__call__``: calls of an object)."""
+        return self._unresolved_by_method.get(method, [])
 
     def runs_as_test(self, fn: Function) -> bool:
         """Whether a test runner runs ``fn`` as a test: a ``test*`` function of a test file, or a ``test*``
@@ -284,7 +315,7 @@ def _segment(lines: list[str], line: int, col: int, end_line: int, end_col: int)
 
 @dataclass(frozen=True)
 class Root:
-    """A folder of code to index. Module names are paths relative to ``names_from``."""
+    """A folder of code to index, whose files are shown by their paths from ``names_from``."""
 
     path: Path
     names_from: Path
@@ -297,11 +328,12 @@ def build_index(roots: list[Root], project_root: Path, cache: Path | None = None
     ``exclude`` holds glob patterns of what to leave out (see ``settings.excluded``).
     A file under two roots is indexed once, by the deeper root (by the code's when
     both are the same folder); a test file (``test_*.py``, ``*_test.py``,
-    ``conftest.py``) is a test wherever it is, named by its path from the project root.
+    ``conftest.py``) is a test wherever it is, shown by its path from the project root.
+    Modules are named as Python imports them (see ``settings.ModuleNames``).
 
     With ``cache`` (the file of a cachedir.Store), what each file contributes is
-    kept there under a key made from its text, its place and this module's own
-    code, so an unchanged file is read back instead of parsed again.
+    kept there under a key made from its text, its place, its module name and the
+    code that reads it, so an unchanged file is read back instead of parsed again.
     """
     from docs_hooks.base.gcpause import paused
 
@@ -314,16 +346,26 @@ class FileIndex:
     """What one file adds to the index: plain data, so that it can be cached."""
 
     digest: str
+    module: str = ""  # the file's module name
     functions: list[Function] = field(default_factory=list)
     classes: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     bases: dict[str, list[str]] = field(default_factory=dict)  # class -> its bases, dotted as imported
     attribute_reads: list[AttributeRead] = field(default_factory=list)
-    # Calls to resolve once every module is known: (caller, module, callee as dotted parts, line,
-    # statement, the names imported where the call is, class of the caller, locals made by a call).
-    pending: list[tuple] = field(default_factory=list)
+    # What the module's top level binds (see bindings): names -> paths, modules imported with *, __all__.
+    names: dict[str, list[ValuePath]] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)
+    exports: list[str] | None = None
+    scopes: dict[str, dict[str, list[ValuePath]]] = field(default_factory=dict)  # function -> what its names hold
+    # class -> attribute of its instances -> (the function that binds it, "" for the class body; the path)
+    attrs: dict[str, dict[str, list[tuple[str, ValuePath]]]] = field(default_factory=dict)
+    # Calls to resolve once every module is known: (caller, callee as a path, line, statement, arguments),
+    # the arguments those that may be objects of the project: (place or keyword, what it may be as paths).
+    pending: list[tuple[str, ValuePath, int, Statement, tuple]] = field(default_factory=list)
 
 
-_SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+# The cache's entries are keyed by the code that reads a file, so an entry written by another version is
+# never read back (a change of the form they are written in changes these files too).
+_SELF_DIGEST = hashlib.sha256(Path(bindings.__file__).read_bytes() + Path(__file__).read_bytes()).hexdigest()
 
 
 def code_files(roots: list[Root], project_root: Path, exclude=()) -> list[tuple[Path, Root]]:
@@ -345,6 +387,37 @@ def code_files(roots: list[Root], project_root: Path, exclude=()) -> list[tuple[
     return sorted(owner.items())
 
 
+def module_names(files: list[tuple[Path, Root]], project_root: Path) -> list[str]:
+    """Each file's module name, as Python imports it (see settings.ModuleNames).
+
+    Two files Python would import under one name (``src/util.py`` and a helper
+    ``tests/util.py``, both ``util``; two ``test_x.py`` in folders that are no
+    packages, which pytest cannot import together either) must not share a
+    name in the index: the one of the tests, else the later one, is then named
+    by its path from the project root.
+    """
+    from docs_hooks.base.settings import ModuleNames, dotted_name, is_test_file
+
+    names = ModuleNames(project_root)
+    out = []
+    for file, root in files:
+        if is_test_file(file):
+            out.append(names.of_test(file))
+        elif root.is_tests:
+            out.append(names.of_helper(file, root.path))
+        else:
+            out.append(names.of_code(file, root.names_from))
+    first: dict[str, int] = {}
+    for i, name in enumerate(out):
+        j = first.setdefault(name, i)
+        if j != i:
+            renamed = i if files[i][1].is_tests or not files[j][1].is_tests else j
+            out[renamed] = dotted_name(files[renamed][0], project_root)
+            if renamed == j:
+                first[name] = i
+    return out
+
+
 def _build_index(roots: list[Root], project_root: Path, cache: Path | None, exclude=()) -> CodeIndex:
     index = CodeIndex()
     pending_calls: list[tuple] = []
@@ -356,96 +429,175 @@ def _build_index(roots: list[Root], project_root: Path, cache: Path | None, excl
         index.classes.update(part.classes)
         index.bases.update(part.bases)
         index.attribute_reads.extend(part.attribute_reads)
+        index.modules[part.module] = ModuleBindings(part.names, part.stars, part.exports)
+        index.scopes.update(part.scopes)
+        for cls, table in part.attrs.items():
+            index.attrs[cls] = table
         pending_calls.extend(part.pending)
+    _resolve_calls(index, pending_calls)
+    return index
 
-    # Resolve call targets once every module is known. A class called like a
-    # function (a dataclass has no __init__ in the source) is a call of the class.
-    known = set(index.functions) | set(index.classes)
-    # What each function calls on ``self`` (``self.forward(X)`` in a ``__call__``): what calling an instance reaches.
-    on_self: dict[str, list[str]] = {}
-    for caller, _, parts, *_ in pending_calls:
-        if len(parts) == 2 and parts[0] == "self" and parts[1] not in on_self.setdefault(caller, []):
-            on_self[caller].append(parts[1])
+
+def _resolve_calls(index: CodeIndex, pending_calls: list[tuple]) -> None:
+    """Each call's targets, once every module is known (see values): the functions it calls, and the
+    calls it may make that the reading could not follow (``index.unresolved``).
+
+    Twice for the calls the first answer leaves open: a parameter may hold what the calls of its
+    function pass it (``net.add(Dense(4))`` puts a Dense in ``add``'s ``layer``, then in the list
+    ``self.layers``, whose loop calls ``layer.forward_pass``), and that is known once the first answer
+    has resolved those calls."""
+    found = Values(index)
+    # Bases as written, through imports and re-exports, to the class they name.
+    index.bases = {cls: [found.class_named(b) or b for b in bases] for cls, bases in index.bases.items()}
+    for caller, path, *_ in pending_calls:
+        if len(path) == 2 and index.scopes.get(caller, {}).get(path[0]) == [("*self",)]:
+            name = path[1][1:]
+            if name not in index.on_self.setdefault(caller, []):
+                index.on_self[caller].append(name)
+    answers = [found.of(caller, path) for caller, path, *_ in pending_calls]
+    flows = _argument_flows(index, found, pending_calls, answers)
+    if flows:
+        found = Values(index, flows)
+        answers = [
+            found.of(call[0], call[1]) if values.UNKNOWN in targets else targets
+            for call, targets in zip(pending_calls, answers)
+        ]
+    methods = _method_names(index, found)
 
     def add(site: CallSite) -> None:
         index.calls.append(site)
         index._calls_to.setdefault(site.callee, []).append(site)
 
-    for caller, module, parts, line, stmt, aliases, cls, instances in pending_calls:
-        target = _resolve_callee(parts, module, aliases, known, cls)
-        if target is not None:
-            add(CallSite(caller, target, stmt, line))
+    for (caller, path, line, stmt, _), targets in zip(pending_calls, answers):
+        if targets == _OUTSIDE or not targets:
+            continue  # numpy, a builtin, a literal's method: no call of the project
+        done: set[str] = set()
+        for kind, *rest in sorted(targets):
+            if kind == "f" or kind == "c":
+                callee = _constructed(index, rest[0]) if kind == "c" else rest[0]
+                if callee not in done:
+                    done.add(callee)
+                    add(CallSite(caller, callee, stmt, line))
+            elif kind == "o":
+                call = found.method_of(rest[0], "__call__")
+                if call is None or call in done:
+                    continue
+                done.add(call)
+                add(CallSite(caller, call, stmt, line))
+                for name in index.on_self.get(call, ()):  # dispatched on the instance's own class
+                    reached = found.method_of(rest[0], name)
+                    if reached is not None and reached != call and reached not in done:
+                        done.add(reached)
+                        add(CallSite(caller, reached, stmt, line, via=call, written=_last_name(path)))
+        if values.UNKNOWN in targets:
+            for method in _names_called(found, caller, path):
+                if method in methods and not _dispatched(index, found, caller, path, method):
+                    site = UnresolvedCall(caller, method, bindings.written(path), stmt, line)
+                    index.unresolved.append(site)
+                    index._unresolved_by_method.setdefault(method, []).append(site)
+
+
+def _constructed(index: CodeIndex, cls: str) -> str:
+    """What calling a class calls: its own constructor, else the class itself (a dataclass, say)."""
+    return cls + ".__init__" if cls + ".__init__" in index.functions else cls
+
+
+def _argument_flows(index: CodeIndex, found: Values, pending_calls: list[tuple], answers: list) -> dict:
+    """What the resolved calls pass to the parameters the reading could not tell:
+    function -> parameter -> [(caller, path of the argument)]."""
+    flows: dict[str, dict[str, list]] = {}
+    for (caller, path, _, _, arguments), targets in zip(pending_calls, answers):
+        if not arguments:
             continue
-        owner = _instance_class(parts, module, aliases, known, index, instances)
-        if owner is None:
-            continue
-        if len(parts) == 1 or (parts[0] == "self" and len(parts) == 2):  # ``layer(X)``, ``self.norm(X)``
-            call = _method_of(owner, "__call__", known, index.bases)
-            if call is None:
+        for kind, *rest in targets:
+            if kind == "c":
+                callee = _constructed(index, rest[0])
+            elif kind == "o":
+                callee = found.method_of(rest[0], "__call__")
+            elif kind == "f":
+                callee = rest[0]
+            else:
                 continue
-            add(CallSite(caller, call, stmt, line))
-            for name in on_self.get(call, ()):  # dispatched on the instance's own class
-                reached = _method_of(owner, name, known, index.bases)
-                if reached is not None and reached != call:
-                    add(CallSite(caller, reached, stmt, line, via=call, written=parts[-1]))
-        else:  # ``layer.forward(X)``, ``self.norm.forward(X)``
-            target = _method_of(owner, parts[-1], known, index.bases)
-            if target is not None:
-                add(CallSite(caller, target, stmt, line))
-    return index
+            fn = index.functions.get(callee or "")
+            if fn is None:
+                continue
+            table = index.scopes.get(callee, {})
+            bound = bool(fn.params) and table.get(fn.params[0]) == [("*self",)]
+            if bound and kind == "f" and len(path) > 1:  # Class.method(obj, ...) passes self itself
+                bound = not all(v[0] == "c" for v in found.of(caller, path[:-1]))
+            for key, paths in arguments:
+                place = key + bound if type(key) is int else None
+                param = fn.params[place] if place is not None and place < len(fn.params) else key
+                if (
+                    type(param) is str
+                    and param in fn.params
+                    and values.UNKNOWN_PATH in table.get(param, [values.UNKNOWN_PATH])
+                ):
+                    flows.setdefault(callee, {}).setdefault(param, []).extend((caller, p) for p in paths)
+    return flows
 
 
-def _method_of(cls: str, name: str, known: set[str], bases: dict[str, list[str]]) -> str | None:
-    """``cls.name`` if the index has it, else the first of ``cls``'s bases (depth first) that has it."""
-    seen: set[str] = set()
-    order = [cls]
-    while order:
-        current = order.pop(0)
-        if current in seen:
-            continue
-        seen.add(current)
-        if f"{current}.{name}" in known:
-            return f"{current}.{name}"
-        order[:0] = bases.get(current, [])
-    return None
+_OUTSIDE = frozenset([values.EXTERNAL])
 
 
-def _instance_class(parts, module, aliases, known, index: CodeIndex, instances) -> str | None:
-    """The class of the instance a call goes through: ``layer`` in ``layer(X)`` or ``layer.forward(X)`` where the
-    caller made ``layer = LayerNorm(...)``, or ``self.norm`` where a method of its class made ``self.norm = ...``."""
-    if parts[0] == "self":
-        if len(parts) not in (2, 3):  # self.norm(X), self.norm.forward(X)
-            return None
-        key = f"self.{parts[1]}"
-    elif len(parts) <= 2:  # layer(X), layer.forward(X)
-        key = parts[0]
-    else:
-        return None
-    made = instances.get(key)
-    if made is None:
-        return None
-    made_by = _resolve_callee(tuple(made), module, aliases, known, None)  # known holds the classes
-    if made_by is None:
-        return None
-    cls = made_by[: -len(".__init__")] if made_by.endswith(".__init__") else made_by
-    return cls if cls in index.classes else None
+def _method_names(index: CodeIndex, found: Values) -> set[str]:
+    """The names of the methods of the project's own classes (not the tests'): what an unresolved call
+    must call to be counted as one that may reach the project's code."""
+    out = set()
+    for name, fn in index.functions.items():
+        if not fn.is_test and found.owner(name) is not None:
+            out.add(fn.short_name)
+    return out
+
+
+def _names_called(found: Values, caller: str, path: tuple) -> list[str]:
+    """The method names an unresolved call may call: ``m`` in ``x.m(...)`` when ``x`` may be anything;
+    ``__call__`` when what is called may be any object (``fn(X)``, ``self.activation(X)`` where the
+    attribute holds what the reading cannot tell)."""
+    if len(path) < 2 or not path[-1].startswith("."):
+        return ["__call__"]
+    receiver = found.of(caller, path[:-1])
+    out = [path[-1][1:]] if values.UNKNOWN in receiver else []
+    if any(v != values.UNKNOWN and values.UNKNOWN in found.attribute(v, path[-1][1:]) for v in receiver):
+        out.append("__call__")
+    return out
+
+
+def _dispatched(index: CodeIndex, found: Values, caller: str, path: tuple, method: str) -> bool:
+    """Whether an unresolved ``self.method(...)`` is a method its subclasses define: the calls of their
+    instances reach it (see ``on_self``), so it is resolved where the instance is called."""
+    if len(path) != 2 or index.scopes.get(caller, {}).get(path[0]) != [("*self",)]:
+        return False
+    owner = found.owner(caller)
+    return owner is not None and any(found.method_of(sub, method) for sub in found.subclasses(owner))
+
+
+def _last_name(path: tuple) -> str:
+    """The last name a path is written with: ``norm`` in ``self.norm``."""
+    for op in reversed(path):
+        if op.startswith("."):
+            return op[1:]
+        if op not in (bindings.CALL, bindings.ELEMENT):
+            return op
+    return ""
 
 
 def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Path | None) -> list[FileIndex]:
     """Each file's part of the index: from the cache when its text was indexed before, else parsed now."""
     datas = [file.read_bytes() for file, _ in files]
     digests = [hashlib.sha256(data).hexdigest() for data in datas]
+    modules = module_names(files, project_root)
     keys = []
     # Each folder is resolved once rather than once per file: 0.013 s of this site's 59 keys.
     resolved = {folder: folder.resolve() for folder in {project_root, *(root.names_from for _, root in files)}}
-    for (file, root), digest in zip(files, digests):
-        place = f"{file.resolve()}\0{resolved[root.names_from]}\0{root.is_tests}\0{resolved[project_root]}"
+    for (file, root), digest, module in zip(files, digests, modules):
+        place = f"{file.resolve()}\0{resolved[root.names_from]}\0{root.is_tests}\0{resolved[project_root]}\0{module}"
         keys.append(hashlib.sha256(f"{_SELF_DIGEST}\0{digest}\0{place}".encode()).hexdigest())
     store = Store(cache) if cache is not None else None
     try:
         stored = store.get_many(keys) if store is not None else {}
         parts, made = [], {}
-        for (file, root), data, digest, key in zip(files, datas, digests, keys):
+        for (file, root), data, digest, key, module in zip(files, datas, digests, keys, modules):
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -456,7 +608,7 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
                 ) from None
             part = _decode(stored[key], file, text) if key in stored else None  # None: damaged, so indexed again
             if part is None or part.digest != digest:
-                part = _index_file(text, digest, file, root, project_root)
+                part = _index_file(text, digest, file, root, project_root, module)
                 made[key] = _encode(part)
             parts.append(part)
         if store is not None:
@@ -470,8 +622,8 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
 # --------------------------------------------------------------------------- the cache's form
 #
 # A file's part of the index is stored as JSON: data only, so reading an entry cannot run code,
-# whoever wrote it. Statements, and the import tables of a function's calls, are written once
-# and referred to by their place in a list, as the objects themselves are shared in memory. The
+# whoever wrote it. Statements are written once and referred to by their place in a list, as the
+# objects themselves are shared in memory; functions too, where a row names one. The
 # lines of code are not stored: the entry's key is made from the file's text, so they are taken
 # from the file as it is.
 
@@ -479,8 +631,7 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
 def _encode(part: FileIndex) -> bytes:
     statements: dict[int, int] = {}  # id of a Statement -> its place in the list
     statement_list: list[list] = []
-    tables: dict[int, int] = {}  # id of a dict -> its place in the list
-    table_list: list[dict] = []
+    places = {f.name: i for i, f in enumerate(part.functions)}  # functions by their place in the list
 
     def stmt(s: Statement | None) -> int | None:
         if s is None:
@@ -489,12 +640,6 @@ def _encode(part: FileIndex) -> bytes:
             statements[id(s)] = len(statement_list)
             statement_list.append([s.start, s.end, s.tokens, s.kind])
         return statements[id(s)]
-
-    def table(d: dict) -> int:
-        if id(d) not in tables:
-            tables[id(d)] = len(table_list)
-            table_list.append({k: list(v) if isinstance(v, tuple) else v for k, v in d.items()})
-        return tables[id(d)]
 
     functions = [
         {
@@ -520,12 +665,28 @@ def _encode(part: FileIndex) -> bytes:
         "classes": {name: list(where) for name, where in part.classes.items()},
         "bases": {name: list(bases) for name, bases in part.bases.items()},
         "reads": [[r.reader, r.base, r.attr, stmt(r.statement), r.line] for r in part.attribute_reads],
+        # A binding with nothing bound is a row with the empty path: the name is bound, to nothing of the project.
+        "module": part.module,
+        "names": [[key, list(p)] for key, paths in part.names.items() for p in paths or [()]],
+        "stars": part.stars,
+        "exports": part.exports,
+        "scopes": [
+            [places[fn], key, list(p)]
+            for fn, table in part.scopes.items()
+            for key, paths in table.items()
+            for p in paths or [()]
+        ],
+        "attrs": [
+            [cls, attr, places.get(fn, -1), list(p)]  # -1: bound in the class's own body
+            for cls, table in part.attrs.items()
+            for attr, entries in table.items()
+            for fn, p in entries or [("", ())]
+        ],
         "pending": [
-            [caller, module, list(parts), line, stmt(s), table(aliases), cls, table(made)]
-            for caller, module, parts, line, s, aliases, cls, made in part.pending
+            [places[caller], list(path), line, stmt(s), [[key, [list(p) for p in paths]] for key, paths in arguments]]
+            for caller, path, line, s, arguments in part.pending
         ],
         "statements": statement_list,
-        "tables": table_list,
     }
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -569,10 +730,25 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
         return [tuple(lines[a - 1 : b]) for a, b in zip(starts, ends)]
 
     def indexes(column) -> None:
-        """``column`` holds places in a list (the statements', the tables')."""
+        """``column`` holds places in a list (the statements', the functions')."""
         _only(column, int)
         if min(column, default=0) < 0:
             raise _Damaged("place")
+
+    def paths(column) -> list[tuple[str, ...]]:
+        """``column`` holds paths (see bindings): lists of strings, the empty one for "bound to nothing"."""
+        _only(column, list)
+        _only(chain.from_iterable(column), str)
+        return [tuple(p) for p in column]
+
+    def bound(keys, column) -> dict[str, list[tuple[str, ...]]]:
+        _only(keys, str)
+        table: dict[str, list[tuple[str, ...]]] = {}
+        for key, path in zip(keys, paths(column)):
+            bucket = table.setdefault(key, [])
+            if path:
+                bucket.append(path)
+        return table
 
     try:
         data = _typed(json.loads(raw), dict, "entry")
@@ -580,14 +756,6 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
         _only(tokens, str)
         _only(kinds, str)
         statements = list(map(Statement, starts, ends, spans(starts, ends), tokens, kinds))
-
-        tables = _typed(data["tables"], list, "tables")
-        _only(tables, dict)
-        _only(chain.from_iterable(tables), str)
-        values = [v for t in tables for v in t.values()]
-        _only(values, str, list)
-        _only(chain.from_iterable(v for v in values if type(v) is list), str)
-        tables = [{k: tuple(v) if type(v) is list else v for k, v in t.items()} for t in tables]
 
         part = FileIndex(_typed(data["digest"], str, "digest"))
         functions = _typed(data["functions"], list, "functions")
@@ -692,39 +860,67 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
             for reader, base, attr, i, line in zip(readers, read_bases, attrs, places, read_lines)
         ]
 
-        callers, modules, parts, call_lines, places, aliases, owners, made = _columns(data["pending"], 8, "pending")
-        _only(callers, str)
-        _only(modules, str)
-        _only(parts, list)
-        _only(chain.from_iterable(parts), str)
+        part.module = _typed(data["module"], str, "module")
+        part.names = bound(*_columns(data["names"], 2, "names"))
+        part.stars = _typed(data["stars"], list, "stars")
+        _only(part.stars, str)
+        part.exports = data["exports"]
+        if part.exports is not None:
+            _only(_typed(part.exports, list, "exports"), str)
+        fns = part.functions
+        owners, keys, column = _columns(data["scopes"], 3, "scopes")
+        indexes(owners)
+        for owner, key, path in zip(owners, keys, paths(column)):
+            bucket = part.scopes.setdefault(fns[owner].name, {}).setdefault(_typed(key, str, "scope"), [])
+            if path:
+                bucket.append(path)
+        classes, attrs, owners, column = _columns(data["attrs"], 4, "attrs")
+        _only(classes, str)
+        _only(attrs, str)
+        _only(owners, int)
+        for cls, attr, owner, path in zip(classes, attrs, owners, paths(column)):
+            bucket = part.attrs.setdefault(cls, {}).setdefault(attr, [])
+            if path:
+                bucket.append((fns[owner].name if owner >= 0 else "", path))
+
+        callers, column, call_lines, places, arguments = _columns(data["pending"], 5, "pending")
+        indexes(callers)
+        callees = paths(column)
+        if not all(callees):
+            raise _Damaged("call")
         _only(call_lines, int)
         indexes(places)
-        indexes(aliases)  # places in the table list, as statements are in theirs
-        _only(owners, str, type(None))
-        indexes(made)
+        _only(arguments, list)
+        keys, given = _columns(list(chain.from_iterable(arguments)), 2, "arguments")
+        _only(keys, int, str)
+        _only(given, list)
+        passed = paths(list(chain.from_iterable(given)))
+        if not all(passed):
+            raise _Damaged("argument")
+        rows, taken = [], iter(passed)
+        for row in arguments:
+            rows.append(tuple((key, tuple(next(taken) for _ in ps)) for key, ps in row))
         part.pending = [
-            (caller, module, tuple(dotted), line, statements[i], tables[a], owner, tables[m])
-            for caller, module, dotted, line, i, a, owner, m in zip(
-                callers, modules, parts, call_lines, places, aliases, owners, made
-            )
+            (fns[caller].name, callee, line, statements[i], row)
+            for caller, callee, line, i, row in zip(callers, callees, call_lines, places, rows)
         ]
         return part
     except (_Damaged, ValueError, KeyError, IndexError, TypeError, RecursionError):
         return None
 
 
-def _module_name(file: Path, root: Root) -> str:
-    rel = file.relative_to(root.names_from).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
+def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Path, module_name: str) -> FileIndex:
+    """What one file adds to the index. Parsing someone's code is no place to warn them about it: the
+    warnings Python gives while compiling it (an invalid escape sequence in a docstring) are not shown."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=SyntaxWarning)
+        warnings.filterwarnings("ignore", message=r"invalid (octal )?escape sequence", category=DeprecationWarning)
+        return _read_file(text, digest, file, root, project_root, module_name)
 
 
-def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Path) -> FileIndex:
-    part = FileIndex(digest)
+def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Path, module_name: str) -> FileIndex:
+    part = FileIndex(digest, module_name)
     repo_path = file.relative_to(project_root).as_posix()
-    module_name = _module_name(file, root)
     display = file.relative_to(root.names_from).as_posix()
     try:
         tree = ast.parse(text, filename=str(file))
@@ -734,18 +930,22 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
 
     module = griffe.visit(module_name, filepath=file, code=text)
     lines = text.splitlines()
+    is_package = file.name == "__init__.py"
 
-    aliases: dict[str, str] = {}
-    for name, member in module.members.items():
-        if member.is_alias:
-            aliases[name] = member.target_path
+    top = Binder(module_name, is_package)
+    part.stars, part.exports = top.module_level(tree)
+    part.names = _deduplicated(top.names)
+    imports = top.imports()
+    # A call of a builtin (len, print, isinstance) calls no code of the project: not kept, unless the module
+    # may bind that name itself (``import *`` may bring any name).
+    builtin = set() if part.stars else _BUILTINS - set(part.names) - set(module.members)
     nodes_by_line = {
         node.lineno: node
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     }
 
-    def add_function(obj, cls: str | None, attrs: dict | None = None) -> None:
+    def add_function(obj, cls: str | None) -> None:
         node = _find_def(nodes_by_line, obj)
         if node is None:
             return
@@ -767,10 +967,8 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
         args = node.args
         fn.params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
         extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-        # One walk over the function collects everything the index keeps about its body.
+        # One walk over the function collects the calls, the attribute reads and the names it assigns.
         assigned: set[str] = set()
-        instances: dict[str, ast.expr] = {}  # locals made by calling a class: ``optimizer = AdamW(...)``
-        local_aliases = dict(aliases)  # imports inside the function shadow the module's
         calls: list[ast.Call] = []
         reads: list[ast.Attribute] = []
         for sub in ast.walk(node):
@@ -782,28 +980,24 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
             elif isinstance(sub, ast.Attribute):
                 if isinstance(sub.ctx, ast.Load) and isinstance(sub.value, ast.Name):
                     reads.append(sub)
-            elif isinstance(sub, ast.Assign):
-                if len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and isinstance(sub.value, ast.Call):
-                    instances[sub.targets[0].id] = sub.value.func
-            elif isinstance(sub, ast.ImportFrom):
-                if sub.module and not sub.level:
-                    for a in sub.names:
-                        local_aliases[a.asname or a.name] = f"{sub.module}.{a.name}"
-            elif isinstance(sub, ast.Import):
-                for a in sub.names:
-                    local_aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
         fn.local_names = frozenset([*fn.params, *extra, *assigned])
         part.functions.append(fn)
+        binder = Binder(module_name, is_package)
+        binder.function(node, cls is not None)
+        part.scopes[fn.name] = _pruned(binder.names, fn.local_names)
+        if cls is not None:
+            table = part.attrs.setdefault(cls, {})
+            for attr, paths in _deduplicated(binder.attrs).items():
+                table.setdefault(attr, []).extend((fn.name, p) for p in paths)
         by_start = sorted(fn.statements, key=lambda s: (s.start, -s.end))
-        made = {
-            **(attrs or {}),
-            **{name: parts for name, func in instances.items() if (parts := _dotted_parts(func)) is not None},
-        }
+        unknown = fn.local_names - set(part.scopes[fn.name])  # locals the reading cannot tell
         for call in calls:
-            parts = _dotted_parts(call.func)
-            stmt = _innermost(by_start, call.lineno) if parts is not None else None
+            path = path_of(call.func)
+            if path is None or (path[0] in builtin and path[0] not in fn.local_names and path[0] not in binder.names):
+                continue
+            stmt = _innermost(by_start, call.lineno)
             if stmt is not None:
-                part.pending.append((fn.name, module_name, parts, call.lineno, stmt, local_aliases, cls, made))
+                part.pending.append((fn.name, path, call.lineno, stmt, _arguments(binder, call, unknown)))
         for read in reads:
             stmt = _innermost(by_start, read.lineno)
             if stmt is not None:
@@ -816,13 +1010,48 @@ def _index_file(text: str, digest: str, file: Path, root: Root, project_root: Pa
             add_function(member, None)
         elif member.is_class:
             part.classes[member.path] = (repo_path, member.lineno, member.endlineno)
-            part.bases[member.path] = [_base_name(str(base), module_name, aliases) for base in member.bases]
+            part.bases[member.path] = [_base_name(str(base), module_name, imports) for base in member.bases]
             node = _find_def(nodes_by_line, member)
-            attrs = _instance_attributes(node) if node is not None else {}
+            if node is not None:  # what the class's own body binds: attributes of every instance
+                body = Binder(module_name, is_package)
+                body.class_body(node)
+                table = part.attrs.setdefault(member.path, {})
+                for attr, paths in _deduplicated(body.names).items():
+                    table.setdefault(attr, []).extend(("", p) for p in paths)
             for sub in member.members.values():
                 if not sub.is_alias and sub.is_function:
-                    add_function(sub, member.path, attrs)
+                    add_function(sub, member.path)
     return part
+
+
+_BUILTINS = frozenset(dir(builtins)) - {"super"}  # super() reaches the bases: see values
+
+
+def _arguments(binder: Binder, call: ast.Call, unknown: frozenset[str]) -> tuple:
+    """A call's arguments that may be objects of the project, as (place or keyword, paths): not literals,
+    not the locals the reading cannot tell (most arguments of numerical code are arrays)."""
+    given = [(i, a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)]
+    given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    out = []
+    for key, node in given:
+        paths = tuple(p for p in binder.values(node) if p != bindings.UNKNOWN and p[0] not in unknown)
+        if paths:
+            out.append((key, paths))
+    return tuple(out)
+
+
+def _deduplicated(table: dict[str, list]) -> dict[str, list]:
+    return {key: list(dict.fromkeys(paths)) for key, paths in table.items()}
+
+
+def _pruned(table: dict[str, list], local_names: frozenset[str]) -> dict[str, list]:
+    """A function's bindings without those that say only "unknown" of a local name: a local name with no
+    binding is unknown already (see values.Values), and most locals of numerical code are arrays."""
+    return {
+        key: paths
+        for key, paths in _deduplicated(table).items()
+        if not (paths == [bindings.UNKNOWN] and key in local_names)
+    }
 
 
 def _base_name(written: str, module: str, aliases: dict[str, str]) -> str:
@@ -831,28 +1060,6 @@ def _base_name(written: str, module: str, aliases: dict[str, str]) -> str:
     if head in aliases:
         return aliases[head] + (f".{rest}" if rest else "")
     return written if "." in written else f"{module}.{written}"
-
-
-def _instance_attributes(cls: ast.ClassDef) -> dict[str, tuple[str, ...]]:
-    """``self.norm = LayerNorm(d)`` in a method of the class (``__init__`` and ``setUp`` first):
-    ``{"self.norm": ("LayerNorm",)}``, what made each attribute, as dotted parts."""
-    methods = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    methods.sort(key=lambda n: n.name not in ("__init__", "setUp", "setup_method"))
-    out: dict[str, tuple[str, ...]] = {}
-    for method in methods:
-        for sub in ast.walk(method):
-            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.value, ast.Call):
-                target = sub.targets[0]
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                    and f"self.{target.attr}" not in out
-                ):
-                    parts = _dotted_parts(sub.value.func)
-                    if parts is not None:
-                        out[f"self.{target.attr}"] = parts
-    return out
 
 
 def _find_def(nodes_by_line: dict[int, ast.AST], obj) -> ast.AST | None:
@@ -872,36 +1079,3 @@ def _innermost(statements: list[Statement], line: int) -> Statement | None:
             if best is None or (stmt.end - stmt.start) <= (best.end - best.start):
                 best = stmt
     return best
-
-
-def _dotted_parts(func: ast.expr) -> tuple[str, ...] | None:
-    """``a.b.c`` as ("a", "b", "c"); None when the callee is not a plain dotted name."""
-    parts: list[str] = []
-    node = func
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return tuple(reversed(parts))
-
-
-def _resolve_callee(
-    parts: tuple[str, ...], module: str, aliases: dict[str, str], known: set[str], cls: str | None
-) -> str | None:
-    """The dotted name a call refers to, when it is a function of the index."""
-    head, rest = parts[0], list(parts[1:])
-    candidates = []
-    if head in ("self", "cls") and cls is not None:
-        candidates.append(".".join([cls, *rest]))
-    if head in aliases:
-        candidates.append(".".join([aliases[head], *rest]))
-    candidates.append(".".join([module, *parts]))
-    candidates.append(".".join(parts))
-    for name in candidates:
-        if name + ".__init__" in known:
-            return name + ".__init__"  # a class with a constructor of its own
-        if name in known:
-            return name
-    return None

@@ -356,7 +356,10 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     import coverage
     import pytest
 
+    from docs_hooks.base.settings import ModuleNames
+
     cov = coverage.Coverage(data_file=None, config_file=False, source=[source_root])
+    names = ModuleNames(Path(project_root))
 
     class TestContexts:
         started = 0
@@ -367,7 +370,7 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
 
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_call(self, item):
-            cov.switch_context(_test_context(item))
+            cov.switch_context(_test_context(item, names))
             yield
             cov.switch_context("")
 
@@ -381,11 +384,16 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     sys.exit(int(code))
 
 
-def _test_context(item) -> str:
-    """A pytest test's name as coverage.py's ``test_function`` contexts give it."""
+def _test_context(item, names) -> str:
+    """A pytest test's name as the code index gives it: the module named by ``names`` (a
+    settings.ModuleNames) from the file that defines the test, then its class, then its name. The
+    name pytest imported the module under (``__module__``) is not used: where the two differ (a
+    ``conftest.py``, a test module named unlike its file), the map must still match the index."""
     function = getattr(item, "function", None)
     name = getattr(function, "__name__", None) or item.name.partition("[")[0]
     cls = getattr(item, "cls", None)
-    if cls is not None:
-        return f"{cls.__module__}.{cls.__name__}.{name}"
-    return f"{getattr(function, '__module__', None) or item.module.__name__}.{name}"
+    owner = cls if cls is not None else function
+    module = sys.modules.get(getattr(owner, "__module__", None) or "")
+    file = getattr(module, "__file__", None) or str(item.path)
+    qualified = f"{cls.__name__}.{name}" if cls is not None else name
+    return f"{names.of_test(Path(file))}.{qualified}"

@@ -64,9 +64,11 @@ class Request:
 def test_request(node_id: str, project_root: Path) -> Request:
     """A request for a test by its pytest id: ``tests/test_x.py::test_name``, ``test_x.py::TestCase::test_name``.
 
-    The module is the file's path from the project root (``tests.test_x``), as
-    the code index names it; a method of a test class is run on an instance of
-    its class (see ``record_child._test_target``).
+    The module is named as pytest imports the file, as the code index names it
+    (see ``settings.ModuleNames``): ``tests.test_x`` when ``tests/`` is a package,
+    ``test_x`` when it is not (the recorder then imports it from its folder, as
+    pytest does: see ``workers.recorder_path``). A method of a test class is run
+    on an instance of its class (see ``record_child._test_target``).
     """
     path, sep, func = node_id.partition("::")
     if not sep or not path.endswith(".py") or not func or not all(p.isidentifier() for p in func.split("::")):
@@ -79,7 +81,9 @@ def test_request(node_id: str, project_root: Path) -> Request:
     file = project_root / within_root(path, f"the test file of '{node_id}'")
     if not file.exists():
         raise TraceError(f"test file '{path}' does not exist (from '{node_id}')")
-    module = ".".join(Path(path).with_suffix("").parts)
+    from docs_hooks.base.settings import ModuleNames
+
+    module = ModuleNames(project_root).of_test(file)
     return Request(node_id, module, func.replace("::", "."))
 
 

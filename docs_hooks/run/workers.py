@@ -19,8 +19,16 @@ from docs_hooks.run.math import MathRenderer
 
 
 def recorder_path(settings: Settings) -> list:
-    """Where recorded code imports from: the source root, the project root, the model run helper's folder."""
+    """Where recorded code imports from: the source root, the project root, the folders pytest imports the
+    test files from (those in no package, as pytest's default import mode puts them on ``sys.path``), the
+    model run helper's folder."""
+    from docs_hooks.base.settings import ModuleNames, is_test_file, walk_files
+
     path = [settings.source_root, settings.project_root]
+    tests = [
+        f for f in walk_files(settings.tests_root, settings.project_root, settings.exclude, ".py") if is_test_file(f)
+    ]
+    path += [folder for folder in ModuleNames(settings.project_root).test_bases(tests) if folder not in path]
     if settings.model_run is not None:
         path.append(settings.model_run.parent)
     return path

@@ -8,7 +8,7 @@ from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for, make_build
 from docs_hooks.resolve.callgraph import REACHED_SHOWN, CallGraph
 
-from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page
+from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page, write_tree
 
 HUB = """\
 def hub(x):
@@ -198,3 +198,79 @@ def test_call_rows_put_the_code_first_then_the_tests(make_project):
     rows = [(what, site.caller, site.line) for what, site in graph.call_rows([fn["b"]])]
 
     assert rows == [("Calls it", "chain.c", 12), ("Tests it", "tests.test_chain.test_b", 5)]
+
+
+# ------------------------------------------------------------------ calls the reading could not resolve
+
+UNRESOLVED = """\
+class Module:
+    def __call__(self, x):
+        return self.forward(x)
+
+
+class Scale(Module):
+    def forward(self, x):
+        return 2 * x
+
+    def backward(self, g):
+        return 2 * g
+
+
+class Shift:
+    def forward(self, x):
+        return x + 1
+
+
+def run_all(layers, x):
+    for layer in layers:
+        x = layer.forward(x)
+    return x
+
+
+def apply(fn, x):
+    return fn(x)
+
+
+def known(x):
+    layer = Scale()
+    return layer.forward(x), layer(x)
+
+
+def maybe(layer, x):
+    if layer is None:
+        layer = Scale()
+    return layer.backward(x)
+
+
+def helper(x):
+    return x
+"""
+
+
+def test_unresolved_calls_that_may_reach_a_method_are_listed_with_their_place_and_how_they_are_written(tmp_path):
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[tool.docs_hooks]\nsource_root = "."\n',
+            "layers.py": UNRESOLVED,
+            "test_layers.py": "from layers import apply\n\n\ndef test_apply():\n    apply(lambda x: x, 1)\n",
+        },
+    )
+    graph = CallGraph(index_for(load_settings(root)))
+
+    def sites(name):
+        return [(s.caller, s.line, s.callee, s.written) for s in graph.unresolved_calls_to(name)]
+
+    # layer.forward(x) on an item of a parameter; fn(x) calls an object, and calling a Scale runs forward
+    assert sites("layers.Scale.forward") == [
+        ("layers.apply", 26, "layers.Scale.forward", "fn"),
+        ("layers.run_all", 21, "layers.Scale.forward", "layer.forward"),
+    ]
+    assert sites("layers.Shift.forward") == [("layers.run_all", 21, "layers.Shift.forward", "layer.forward")]
+    assert sites("layers.Module.__call__") == [("layers.apply", 26, "layers.Module.__call__", "fn")]
+    # layer may be a Scale, or what the caller passed: resolved, so not counted as unresolved again
+    assert [s.caller for s in graph.index.calls_to("layers.Scale.backward")] == ["layers.maybe"]
+    assert sites("layers.Scale.backward") == []
+    assert sites("layers.helper") == []  # a module-level function: fn(x) could be any function at all
+    fns = [graph.index.function("layers.Scale.forward"), graph.index.function("layers.Shift.forward")]
+    assert [(s.caller, s.line) for s in graph.unresolved_calls(fns)] == [("layers.apply", 26), ("layers.run_all", 21)]

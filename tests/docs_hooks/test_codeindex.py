@@ -5,8 +5,12 @@ cache that keeps what each file contributes, keyed by the file's text."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +22,8 @@ from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import expand_site, index_for, make_build
 from docs_hooks.resolve import codeindex
 
-from .conftest import BASE_FILES, mutated, page, page_problems, store_rows, stored_rows, write_tree
+from .conftest import BASE_FILES, OPS, mutated, page, page_problems, run_cli, store_rows, stored_rows, write_tree
+from .test_cli import MKDOCS_YML, SITE_PAGE
 
 PYPROJECT_FLAT = """\
 [tool.docs_hooks]
@@ -145,7 +150,7 @@ def test_tests_beside_the_code_are_tests_and_the_other_folders_are_left_out(tmp_
     assert index.functions["test_layers.test_function"].display_path == "test_layers.py"
 
 
-def test_a_test_file_inside_the_source_root_is_a_test_named_from_the_project_root(tmp_path):
+def test_a_test_file_inside_the_source_root_is_a_test_named_as_pytest_imports_it(tmp_path):
     root = write_tree(
         tmp_path / "proj",
         {
@@ -157,15 +162,18 @@ def test_a_test_file_inside_the_source_root_is_a_test_named_from_the_project_roo
     )
     index = index_for(load_settings(root))
 
-    assert index.functions["src.test_layers.test_function"].is_test
-    assert "test_layers.test_function" not in index.functions
+    # src/ is no package: pytest imports the file from its folder, as test_layers, and shows it by its path
+    test = index.functions["test_layers.test_function"]
+    assert (test.is_test, test.display_path) == (True, "src/test_layers.py")
+    assert "src.test_layers.test_function" not in index.functions
     callers = {site.caller: index.functions[site.caller].is_test for site in index.calls_to("layers.LayerNorm.forward")}
     assert callers == {
         "layers.Model.forward": False,
         "layers.run": False,
-        "src.test_layers.TestLayerNorm.helper": True,
-        "src.test_layers.TestLayerNorm.test_forward": True,
-        "src.test_layers.test_function": True,
+        "test_layers.Helpers.test_not_collected": True,  # LayerNorm(4).forward(...)
+        "test_layers.TestLayerNorm.helper": True,
+        "test_layers.TestLayerNorm.test_forward": True,
+        "test_layers.test_function": True,
     }
 
 
@@ -223,6 +231,7 @@ def test_calling_a_layer_reaches_its_forward_through_call(tmp_path):
     assert sites("layers.LayerNorm.forward") == [
         ("layers.Model.forward", 36, "layers.Layer.__call__", "norm"),  # self.norm = LayerNorm(d) in __init__
         ("layers.run", 45, "layers.Layer.__call__", "layer"),  # layer = LayerNorm(4) in the same function
+        ("test_layers.Helpers.test_not_collected", 28, "", ""),  # LayerNorm(4).forward(...)
         ("test_layers.TestLayerNorm.helper", 17, "", ""),  # self.norm.forward(...), self.norm made in setUp
         ("test_layers.TestLayerNorm.test_forward", 13, "layers.Layer.__call__", "norm"),
         ("test_layers.test_function", 33, "", ""),  # layer.forward(...)
@@ -275,7 +284,7 @@ def test_an_entry_of_a_layer_with_tests_beside_the_code_lists_each_test_once(tmp
         "test_layers.test_function",
     ]
     tests_it = re.findall(r"<td>Tests it</td><td>(?:<a [^>]*>)?<code>(.*?)</code>", result.markdown)
-    assert tests_it == ["test_layers.py:13", "test_layers.py:17", "test_layers.py:33"]  # each call once
+    assert tests_it == ["test_layers.py:13", "test_layers.py:17", "test_layers.py:28", "test_layers.py:33"]  # once each
 
 
 def test_an_index_read_back_from_the_cache_reaches_forward_through_an_inherited_call(tmp_path):
@@ -303,7 +312,8 @@ def summary(index):
             n: (f.repo_path, f.start, f.end, f.params, [s.tokens for s in f.statements], f.local_names)
             for n, f in index.functions.items()
         },
-        sorted((c.caller, c.callee, c.line) for c in index.calls),
+        sorted((c.caller, c.callee, c.line, c.via, c.written) for c in index.calls),
+        sorted((u.caller, u.method, u.written, u.line) for u in index.unresolved),
         sorted((r.reader, r.base, r.attr, r.line) for r in index.attribute_reads),
         dict(index.classes),
         dict(index.file_digests),
@@ -316,9 +326,9 @@ def counted(monkeypatch):
     parsed = []
     original = codeindex._index_file
 
-    def spy(text, digest, file, root, project_root):
+    def spy(text, digest, file, *rest):
         parsed.append(file.name)
-        return original(text, digest, file, root, project_root)
+        return original(text, digest, file, *rest)
 
     monkeypatch.setattr(codeindex, "_index_file", spy)
     return parsed
@@ -411,7 +421,7 @@ def _wrong(entry: dict, where: str) -> bool:
     elif where == "read line" and entry["reads"]:
         entry["reads"][0][4] = True  # a bool, not an int
     elif where == "call statement" and entry["pending"]:
-        entry["pending"][0][4] = -1  # before the first statement
+        entry["pending"][0][3] = -1  # before the first statement
     elif where == "short row" and entry["pending"]:
         entry["pending"][0].pop()
     else:
@@ -436,6 +446,29 @@ def test_an_entry_with_a_value_of_the_wrong_type_is_indexed_again(make_project, 
     again = index_for(settings)
 
     assert len(counted) == changed  # those entries, and only those, were indexed again
+    assert summary(again) == summary(first)
+
+
+def test_an_entry_of_the_earlier_form_is_indexed_again(make_project, counted):
+    """Entries are keyed by the code that reads them, so an earlier version's are never looked up; one found
+    under a current key all the same (its import tables, its calls by dotted name) is a miss too."""
+    settings = load_settings(make_project())
+    first = index_for(settings)
+    store = settings.cache_dir / "index.sqlite3"
+    earlier = {}
+    for key, value in stored_rows(store).items():
+        entry = json.loads(value)
+        for new in ("module", "names", "stars", "exports", "scopes", "attrs"):
+            del entry[new]
+        entry["tables"] = [{}]
+        entry["pending"] = [["f", "m", ["g"], 1, 0, 0, None, 0] for _ in entry["pending"]]
+        earlier[key] = json.dumps(entry).encode()  # sealed as the build seals an entry: only its form is wrong
+    store_rows(store, earlier)
+    counted.clear()
+
+    again = index_for(settings)
+
+    assert len(counted) == len(again.file_digests)
     assert summary(again) == summary(first)
 
 
@@ -528,17 +561,22 @@ def test_call_through_an_import_inside_the_function_is_a_call_site(make_project)
     assert ("user.b", 3) in callers
 
 
-def test_tests_in_a_nested_tests_root_are_named_from_the_project_root(make_project):
+@pytest.mark.parametrize(
+    ("package", "name"), [(False, "test_x.test_x"), (True, "tests.unit.test_x.test_x")], ids=["folder", "package"]
+)
+def test_tests_in_a_nested_tests_root_are_named_as_pytest_imports_them(make_project, package, name):
     root = make_project(
         {
             "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\ntests_root = "tests/unit"\n',
             "tests/unit/test_x.py": "from ops import layer_norm_forward\n\n\ndef test_x():\n    layer_norm_forward(1, 1, 0)\n",
+            **({"tests/unit/__init__.py": ""} if package else {}),
         }
     )
 
     tests = {f.name: f.display_path for f in index_for(load_settings(root)).functions.values() if f.is_test}
 
-    assert tests == {"tests.unit.test_x.test_x": "tests/unit/test_x.py"}
+    # tests/ is a package (make_project writes tests/__init__.py); tests/unit/ is one only with its __init__.py
+    assert tests == {name: "tests/unit/test_x.py"}
 
 
 def test_method_called_through_an_instance_is_a_call_site(make_project):
@@ -580,7 +618,7 @@ def indexed_file(tmp_path_factory):
     root = write_tree(tmp_path_factory.mktemp("entry"), BASE_FILES)
     file = root / "src/model.py"
     text = file.read_text(encoding="utf-8")
-    part = codeindex._index_file(text, "digest", file, codeindex.Root(root / "src", root / "src", False), root)
+    part = codeindex._index_file(text, "digest", file, codeindex.Root(root / "src", root / "src", False), root, "model")
     return json.loads(codeindex._encode(part)), file, text
 
 
@@ -593,3 +631,171 @@ def test_an_entry_of_nearly_the_right_form_is_a_file_index_or_a_miss_never_an_er
     part = codeindex._decode(raw, file, text)
 
     assert part is None or type(part) is codeindex.FileIndex
+
+
+# ------------------------------------------------------------------ modules named as Python imports them
+
+DENSE = """\
+import numpy as np
+
+from .base import Layer
+
+
+class Dense(Layer):
+    def __init__(self, n):
+        self.W = np.ones((n, n))
+
+    def forward(self, X):
+        out = X @ self.W
+        return out
+"""
+
+BASE = "class Layer:\n    def __call__(self, X):\n        return self.forward(X)\n"
+
+TEST_DENSE = """\
+import numpy as np
+
+from {package}.layers import Dense
+
+
+def test_dense_forward():
+    layer = Dense(2)
+    assert (layer(np.ones((1, 2))) == 2).all()
+"""
+
+
+@pytest.mark.parametrize("source_root", ["pkg", "."])
+def test_a_package_is_named_as_it_is_imported_whatever_folder_the_source_root_is(tmp_path, source_root):
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": f'[tool.docs_hooks]\nsource_root = "{source_root}"\ntests_root = "tests"\n',
+            "pkg/__init__.py": "",
+            "pkg/layers/__init__.py": "from .dense import Dense  # noqa: F401\n",
+            "pkg/layers/dense.py": DENSE,
+            "pkg/layers/base.py": BASE,
+            "tests/test_dense.py": TEST_DENSE.format(package="pkg"),
+            "docs/dense.md": "# Dense\n\n```trace-entry\ntitle: Dense\nfunction: pkg.layers.dense.Dense.forward\n"
+            "status: implemented\n```\n",
+        },
+    )
+    settings = load_settings(root)
+    index = index_for(settings)
+
+    assert sorted(index.modules) == ["pkg", "pkg.layers", "pkg.layers.base", "pkg.layers.dense", "test_dense"]
+    result = expand_site(settings, make_build(settings, coverage=False)).pages["docs/dense.md"]
+    assert [str(p) for p in result.problems] == []  # implemented: a test calls it
+    tested = re.search(r"<td>Tested by</td><td>(.*?)</td>", result.markdown, re.S).group(1)
+    assert re.findall(r"<code>(.*?)</code>", tested) == ["test_dense.test_dense_forward"]
+
+
+@pytest.mark.parametrize("source_root", ["src", "."])
+def test_a_src_layout_is_named_from_the_folder_above_its_package(tmp_path, source_root):
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": f'[tool.docs_hooks]\nsource_root = "{source_root}"\ntests_root = "tests"\n',
+            "src/mypkg/__init__.py": "",
+            "src/mypkg/layers.py": DENSE,
+            "src/mypkg/base.py": BASE,
+            "tests/test_dense.py": TEST_DENSE.format(package="mypkg"),
+        },
+    )
+    index = index_for(load_settings(root))
+
+    assert [n for n in index.functions if not index.functions[n].is_test] == [
+        "mypkg.base.Layer.__call__",
+        "mypkg.layers.Dense.__init__",
+        "mypkg.layers.Dense.forward",
+    ]
+    assert [s.caller for s in index.calls_to("mypkg.layers.Dense.forward")] == ["test_dense.test_dense_forward"]
+
+
+CLIP = "def clip(x, limit):\n    if x > limit:\n        return limit\n    return x\n"
+
+TEST_CLIP = """\
+from clip import clip
+
+
+def test_small_values_pass_through():
+    assert clip(1, 5) == 1
+
+
+def test_large_values_are_clipped():
+    assert clip(9, 5) == 5
+"""
+
+CLIP_ENTRY = """\
+# Clip
+
+```trace-entry
+title: Clip
+function: clip.clip
+status: implemented
+```
+
+```trace-equation
+id: clipped
+title: The limit
+tex: y = l
+code: return limit
+```
+"""
+
+
+def test_in_pytests_default_layout_the_page_names_the_tests_that_run_its_lines(tmp_path):
+    root = write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[tool.docs_hooks]\ncoverage_tests = ["tests"]\n',
+            "src/clip.py": CLIP,
+            "tests/test_clip.py": TEST_CLIP,  # no tests/__init__.py: pytest imports it as test_clip
+            "docs/clip.md": CLIP_ENTRY,
+        },
+    )
+    builder = make_build(load_settings(root))
+
+    expanded = builder.expand("docs/clip.md", CLIP_ENTRY)
+    html, problems = expanded.markdown, expanded.problems
+
+    assert problems == []
+    tested = re.search(r"<td>Tested by</td><td>(.*?)</td>", html, re.S).group(1)
+    assert re.findall(r"<code>(.*?)</code>", tested) == [
+        "test_clip.test_small_values_pass_through",
+        "test_clip.test_large_values_are_clipped",
+    ]
+    ran = re.search(r"<td>Tests that run these equations' lines \(line coverage\)</td><td>(.*?)</td></tr>", html)
+    # the tests that ran `return limit`, by file, then name: the map named them as the index does
+    assert ran and re.findall(r"<code>(.*?)</code>", ran.group(1)) == [
+        "tests/test_clip.py",
+        "test_large_values_are_clipped",
+    ]
+
+
+def test_a_cold_build_of_code_with_invalid_escape_sequences_prints_no_warning_about_them(make_project):
+    """Python warns of ``"\\d"`` in a docstring when it compiles the file, in 3.11 as a DeprecationWarning
+    (shown here with PYTHONWARNINGS=default), from 3.12 as a SyntaxWarning: the index parses the file twice
+    (ast, griffe), so each one was printed twice, and a code base printed hundreds of them."""
+    ops = OPS.replace("Normalise each row of X,", "Normalise each row of X (\\d is not an escape),")
+    assert "\\d" in ops
+    root = make_project(
+        {
+            "src/ops.py": ops,
+            "mkdocs.yml": MKDOCS_YML,
+            "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)"),
+        }
+    )
+    assert run_cli(root, "relock") == 0
+    shutil.rmtree(root / ".cache")  # a cold build: every file parsed
+
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"), "-d", str(root / "site")],
+        cwd=root,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONWARNINGS": "default"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "escape sequence" not in result.stdout + result.stderr

@@ -118,6 +118,35 @@ def test_the_builder_lists_only_indexed_tests(make_project):
     ]
 
 
+@pytest.mark.parametrize(
+    ("layout", "module"),
+    [
+        ({"tests/__init__.py": None}, "test_branchy"),  # pytest's default layout: tests/ is no package
+        (
+            {"tests/__init__.py": None, "pytest.ini": "[pytest]\naddopts = --import-mode=importlib\n"},
+            "tests.test_branchy",
+        ),
+        ({}, "tests.test_branchy"),  # a package (make_project writes tests/__init__.py)
+    ],
+    ids=["prepend", "importlib", "package"],
+)
+def test_the_map_names_each_test_as_the_index_does_in_each_import_mode(make_project, tmp_path, layout, module):
+    root = project(make_project)
+    for rel, text in layout.items():
+        if text is None:
+            (root / rel).unlink()
+        else:
+            (root / rel).write_text(text, encoding="utf-8")
+    settings = load_settings(root)
+    index = index_for(settings)
+
+    cov = measure(root, settings.source_root, settings.coverage_tests, index.file_digests, tmp_path / "cache")
+
+    ran = cov.tests_running("src/branchy.py", 1, 4)
+    assert ran == [f"{module}.test_large_values_are_clipped", f"{module}.test_small_values_pass_through"]
+    assert all(index.functions[name].is_test for name in ran)
+
+
 def test_failing_tests_are_a_clear_error_every_time_it_is_asked_and_nothing_is_cached(make_project, tmp_path):
     root = project(make_project)
     (root / "tests/test_branchy.py").write_text(TESTS.replace("== 5", "== 6"), encoding="utf-8")

@@ -72,7 +72,8 @@ LAYOUTS = {
 # What init writes into pyproject.toml for each layout, and the function its starter page explains.
 SECTIONS = {
     "src": ('source_root = "src"\ntests_root = "tests"\ndocs_dir = "docs"\n', "tinypkg.core.shift"),
-    "package": ('source_root = "tinypkg"\ntests_root = "tests"\ndocs_dir = "docs"\n', None),
+    # the folder above the package: modules are tinypkg.core, as the tests import them, so a test calls shift
+    "package": ('source_root = "."\ntests_root = "tests"\ndocs_dir = "docs"\n', "tinypkg.core.shift"),
     "root": ('source_root = "."\ntests_root = "."\ndocs_dir = "docs"\n', "core.shift"),
 }
 
@@ -144,7 +145,7 @@ def test_the_starter_page_of_the_src_layout(tmp_path, capsys):
     )
     assert (
         "init: docs/index.md: a starter page with an entry for tinypkg.core.shift (implemented: called by "
-        "tests.test_core.test_shift_adds_one) and an excerpt of its first statement\n"
+        "test_core.test_shift_adds_one) and an excerpt of its first statement\n"
     ) in out
     assert (root / "mkdocs.yml").read_text().startswith("site_name: tiny\ndocs_dir: docs\n\ntheme:\n  name: material\n")
 
@@ -329,3 +330,101 @@ def test_the_docs_folder_named_in_mkdocs_yml_is_the_one_written_to_the_settings(
     )
     assert (root / "pages/index.md").is_file() and (root / "pages/trace.lock").is_file()
     assert not (root / "docs").exists()
+
+
+def test_a_package_at_the_top_is_named_from_the_project_root_and_the_other_code_folders_are_left_out(tmp_path, capsys):
+    files = {
+        **LAYOUTS["package"],
+        "tinypkg/deep/__init__.py": "from .layers import *  # noqa: F403\n",
+        "tinypkg/deep/layers.py": '__all__ = ["half"]\n\n\ndef half(x):\n    out = x / 2\n    return out\n',
+        "tests/test_deep.py": "def test_half():\n    from tinypkg.deep import half\n\n    assert half(2) == 1\n",
+        "examples/demo.py": "from tinypkg.core import shift\n\n\ndef main():\n    shift(1)\n",
+    }
+    root = write_tree(tmp_path / "p", files)
+
+    code, out, err = init(root, capsys)
+
+    assert code == 0, out + err
+    assert (
+        (root / "pyproject.toml")
+        .read_text()
+        .endswith(
+            '[tool.docs_hooks]\nsource_root = "."\ntests_root = "tests"\ndocs_dir = "docs"\nexclude = ["examples"]\n'
+        )
+    )
+    assert (
+        "init: docs/index.md: a starter page with an entry for tinypkg.core.shift (implemented: called by "
+        "test_core.test_shift_adds_one) and an excerpt of its first statement\n"
+    ) in out
+    assert run_cli(root, "check") == 0
+    result = mkdocs_build(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+SPHINX = {
+    "docs/conf.py": 'project = "tiny"\nextensions = ["sphinx.ext.autodoc"]\n',
+    "docs/index.rst": "Tiny\n====\n\n.. toctree::\n\n   api\n",
+    "docs/api.rst": "API\n===\n\n.. automodule:: tinypkg.core\n",
+    "docs/guide/usage.rst": "Usage\n=====\n",
+    "docs/Makefile": "html:\n\tsphinx-build . _build\n",
+    "docs/README.md": "The docs are built with Sphinx: make html.\n",
+}
+
+
+def test_next_to_sphinx_sources_the_site_goes_in_a_folder_of_its_own_and_builds_strictly(tmp_path, capsys):
+    root = write_tree(tmp_path / "p", {**LAYOUTS["package"], **SPHINX})
+    sphinx = {k: v for k, v in snapshot(root).items() if k.startswith("docs/")}
+
+    code, out, err = init(root, capsys)
+
+    assert code == 0, out + err
+    assert (
+        "init: docs/: holds the Sphinx sources (conf.py, 3 .rst files, Makefile) of another site, kept as they "
+        "are; the traced site's pages go in traced-docs/ (MkDocs would copy those files into the site)\n"
+    ) in out
+    assert (
+        (root / "pyproject.toml")
+        .read_text()
+        .endswith(
+            '[tool.docs_hooks]\nsource_root = "."\ntests_root = "tests"\ndocs_dir = "traced-docs"\n'
+            'lock_path = "traced-docs/trace.lock"\nexclude = ["docs"]\n'
+        )
+    )
+    assert "docs_dir: traced-docs\n" in (root / "mkdocs.yml").read_text()
+    assert "function: tinypkg.core.shift\nstatus: implemented\n" in (root / "traced-docs/index.md").read_text()
+    assert {k: v for k, v in snapshot(root).items() if k.startswith("docs/")} == sphinx
+    result = mkdocs_build(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = {p.relative_to(root / "site").as_posix() for p in (root / "site").rglob("*") if p.is_file()}
+    assert not [p for p in built if p.endswith((".rst", "conf.py", "Makefile", "README.md"))]
+    assert "index.html" in built
+
+
+def test_next_to_sphinx_sources_and_a_folder_of_that_name_init_stops_and_says_what_to_set(tmp_path, capsys):
+    root = write_tree(tmp_path / "p", {**LAYOUTS["src"], **SPHINX, "traced-docs/notes.md": "# Notes\n"})
+    before = snapshot(root)
+
+    code, out, err = init(root, capsys)
+
+    assert code == 2
+    assert err == (
+        "error: docs/ holds the Sphinx sources (conf.py, 3 .rst files, Makefile) of another site, and traced-docs/ "
+        "exists too; set docs_dir in [tool.docs_hooks] to a new folder for the traced site, then run init again\n"
+    )
+    assert out == ""
+    assert snapshot(root) == before
+
+
+def test_a_docs_folder_whose_home_page_is_a_readme_gets_no_index_page(tmp_path, capsys):
+    root = write_tree(tmp_path / "p", {**LAYOUTS["src"], "docs/README.md": "# Tiny\n\nThe docs.\n"})
+
+    code, out, err = init(root, capsys)
+
+    assert code == 0, out + err
+    assert (
+        "init: docs/README.md: kept as it is, the site's home page; no starter page written "
+        "(MkDocs would drop one of README.md and index.md)\n"
+    ) in out
+    assert not (root / "docs/index.md").exists()
+    result = mkdocs_build(root)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -4,9 +4,12 @@ by the code they touched, and a test that hangs, exits or ends the child is one 
 import pytest
 
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.settings import load_settings
+from docs_hooks.core.site import expand_site, make_build
 from docs_hooks.run import record  # test_request by its module: pytest would collect the name
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Call, Recording, pack, unpack
+from docs_hooks.run.workers import recorder_path
 
 from .conftest import BASE_FILES, expand_page, make_recorder, page, store_rows, stored_rows
 
@@ -411,7 +414,7 @@ def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_exampl
 # ----------------------------------------------------------------------------- test ids
 
 
-def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_the_project_root(tmp_path):
+def test_a_test_id_names_a_class_and_its_method_and_the_module_as_pytest_imports_it(tmp_path):
     (tmp_path / "test_layers.py").write_text("", encoding="utf-8")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_ops.py").write_text("", encoding="utf-8")
@@ -419,6 +422,9 @@ def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_
     assert record.test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == Request(
         "test_layers.py::TestLayerNorm::test_forward", "test_layers", "TestLayerNorm.test_forward"
     )
+    # tests/ is no package: pytest's default import mode imports the file from its own folder
+    assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "test_ops"
+    (tmp_path / "tests" / "__init__.py").write_text("", encoding="utf-8")
     assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "tests.test_ops"
     with pytest.raises(TraceError) as err:
         record.test_request("test_layers.py::TestLayerNorm::", tmp_path)
@@ -426,3 +432,35 @@ def test_a_test_id_names_a_class_and_its_method_and_the_module_is_the_path_from_
         "'test_layers.py::TestLayerNorm::' is not a test id; write it as "
         "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name"
     )
+
+
+HELPED = """\
+import numpy as np
+from helpers import rows
+
+from ops import layer_norm_forward
+
+
+def test_rows_have_zero_mean():
+    Y, _ = layer_norm_forward(rows(), np.ones(4), np.zeros(4))
+    assert np.allclose(Y.mean(axis=-1), 0.0)
+"""
+
+
+def test_a_test_of_a_tests_folder_that_is_no_package_is_recorded_as_pytest_imports_it(make_project):
+    root = make_project(
+        {
+            "tests/test_ops.py": HELPED,  # imports a helper beside it, as pytest's default import mode allows
+            "tests/helpers.py": "import numpy as np\n\n\ndef rows():\n    return np.arange(8.0).reshape(2, 4)\n",
+            "docs/page.md": example_page("test_rows_have_zero_mean"),
+        }
+    )
+    (root / "tests/__init__.py").unlink()
+    settings = load_settings(root)
+
+    result = expand_site(settings, make_build(settings, coverage=False)).pages["docs/page.md"]
+
+    assert problems(result) == []
+    assert "test_ops.test_rows_have_zero_mean" in make_build(settings, static=True).project.index.functions
+    assert recorder_path(settings) == [settings.source_root, settings.project_root, root / "tests"]
+    assert "1.5" in result.markdown and "5.5" in result.markdown  # mu of each row, as recorded

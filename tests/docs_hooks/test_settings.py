@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from docs_hooks.base.errors import TraceError
-from docs_hooks.base.settings import KNOWN_KEYS, excluded, is_test_file, load_settings
+from docs_hooks.base.settings import (
+    KNOWN_KEYS,
+    ModuleNames,
+    excluded,
+    is_test_file,
+    load_settings,
+    pytest_import_mode,
+)
 
 from .conftest import BASE_FILES, run_cli, write_tree
 
@@ -158,3 +165,69 @@ def test_unknown_setting_is_named(make_project, check):
         + ", ".join(sorted(KNOWN_KEYS))
     ]
     assert "repo_url" in KNOWN_KEYS
+
+
+# ----------------------------------------------------------------------------- module names
+
+
+@pytest.mark.parametrize(
+    ("files", "mode"),
+    [
+        ({}, "prepend"),
+        ({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-ra --import-mode=importlib"\n'}, "importlib"),
+        ({"pyproject.toml": '[tool.pytest]\naddopts = ["--import-mode", "append"]\n'}, "append"),
+        ({"tox.ini": "[pytest]\naddopts = --import-mode=importlib\n"}, "importlib"),
+        ({"setup.cfg": "[tool:pytest]\naddopts = --import-mode=importlib\n"}, "importlib"),
+        # pytest reads the first file that configures it: an empty pytest.ini wins over the rest
+        ({"pytest.ini": "", "tox.ini": "[pytest]\naddopts = --import-mode=importlib\n"}, "prepend"),
+        (
+            {"setup.cfg": "[metadata]\nname = x\n", "tox.ini": "[pytest]\naddopts = --import-mode=importlib\n"},
+            "importlib",
+        ),
+    ],
+)
+def test_the_import_mode_is_read_where_pytest_reads_it(tmp_path, files, mode):
+    write_tree(tmp_path, files)
+
+    assert pytest_import_mode(tmp_path) == mode
+
+
+def test_a_pytest_configuration_that_does_not_parse_is_an_error_naming_it(tmp_path):
+    write_tree(tmp_path, {"tox.ini": "[pytest\naddopts = --import-mode=importlib\n"})
+
+    with pytest.raises(TraceError) as err:
+        pytest_import_mode(tmp_path)
+
+    assert str(err.value).startswith("tox.ini: cannot read it as pytest reads it (File contains no section headers.")
+    assert str(err.value).endswith("; fix it")
+
+
+def test_modules_are_named_by_their_packages_else_from_where_they_are_imported(tmp_path):
+    root = write_tree(
+        tmp_path,
+        {
+            "src/ops.py": "",
+            "src/mypkg/__init__.py": "",
+            "src/mypkg/sub/__init__.py": "",
+            "src/mypkg/sub/layers.py": "",
+            "tests/test_ops.py": "",
+            "tests/conftest.py": "",
+            "tests/unit/__init__.py": "",
+            "tests/unit/test_layers.py": "",
+            "tests/helpers/data.py": "",
+        },
+    )
+    names = ModuleNames(root)
+
+    assert names.of_code(root / "src/ops.py", root / "src") == "ops"
+    assert names.of_code(root / "src/mypkg/sub/layers.py", root) == "mypkg.sub.layers"
+    assert names.of_code(root / "src/mypkg/__init__.py", root) == "mypkg"
+    assert names.of_test(root / "tests/test_ops.py") == "test_ops"
+    assert names.of_test(root / "tests/conftest.py") == "tests.conftest"  # one of several, each loaded apart
+    assert names.of_test(root / "tests/unit/test_layers.py") == "unit.test_layers"
+    assert names.of_helper(root / "tests/helpers/data.py", root / "tests") == "helpers.data"
+    assert names.test_bases([root / "tests/test_ops.py", root / "tests/unit/test_layers.py"]) == [root / "tests"]
+    importlib = ModuleNames(root, "importlib")
+    assert importlib.of_test(root / "tests/test_ops.py") == "tests.test_ops"
+    assert importlib.of_test(root / "tests/unit/test_layers.py") == "unit.test_layers"  # a package either way
+    assert importlib.test_bases([root / "tests/test_ops.py"]) == []

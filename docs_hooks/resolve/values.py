@@ -1,0 +1,391 @@
+"""What a path of the code may be at run time, followed across the files: how calls are resolved.
+
+``bindings`` reads, file by file, what every name is bound to; this module follows those bindings
+through the whole code base, as Python's imports do: a name of a module, then what the module imports
+it from (relative imports, re-exports of a package's ``__init__.py``, ``import *`` limited by
+``__all__``), what an assignment put there (a module-level instance, ``self.log_func = sigmoid``), the
+items of a list or a dict that holds layers or classes, what a helper returns (``bn = make_bn()``),
+what a pytest fixture gives the tests that name it, and, given ``flows``, what the calls of a function
+pass to its parameters (``net.add(Dense(4))``: see ``codeindex._resolve_calls``).
+
+A value is a tuple: ``("f", name)`` a function of the index, ``("c", name)`` a class, ``("o", name)``
+an instance of that class, ``("m", name)`` a module of the project, ``("b", ...)`` a container whose
+items are bound in the code, ``EXTERNAL`` something from outside the project (numpy, a builtin), and
+``UNKNOWN`` what the reading cannot tell (a parameter nothing describes). Each question is answered
+once: the answers are kept for the build.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from docs_hooks.resolve.bindings import CALL, ELEMENT, PROPERTY, RETURN, YIELD, Path
+
+Value = tuple
+UNKNOWN: Value = ("?",)
+UNKNOWN_PATH: Path = ("?",)  # the path of a binding the reading cannot tell (bindings.UNKNOWN)
+EXTERNAL: Value = ("x",)
+NOTHING: frozenset = frozenset()
+_UNKNOWN = frozenset([UNKNOWN])
+_EXTERNAL = frozenset([EXTERNAL])
+
+# Methods of a container that hand back its items, or the container itself.
+_ITEM_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+_SAME_METHODS = frozenset({"values", "copy"})
+
+
+@dataclass
+class ModuleBindings:
+    """What a module's top level binds: its names, the modules it imports ``*`` from, its ``__all__``."""
+
+    names: dict[str, list[Path]] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)
+    exports: list[str] | None = None
+
+
+class Values:
+    """Answers "what may this path be?" over one code index (see the module's docstring)."""
+
+    def __init__(self, index, flows: dict[str, dict[str, list[tuple[str, Path]]]] | None = None):
+        # What calls pass to parameters the reading cannot tell: function -> parameter -> [(caller, path)].
+        self.flows = flows or {}
+        self.modules: dict[str, ModuleBindings] = index.modules
+        self.scopes: dict[str, dict[str, list[Path]]] = index.scopes
+        self.attrs: dict[str, dict[str, list[tuple[str, Path]]]] = index.attrs
+        self.functions = index.functions
+        self.classes = index.classes
+        self.bases: dict[str, list[str]] = index.bases
+        self._memo: dict[tuple, frozenset] = {}
+        self._names: dict[tuple, dict[str, frozenset]] = {}
+        self._subclasses: dict[str, list[str]] | None = None
+        self._conftest: dict[str, list[tuple[object, str]]] | None = None
+
+    # ------------------------------------------------------------------ questions
+
+    def of(self, caller: str, path: Path) -> frozenset:
+        """What ``path``, written in function ``caller``, may be (not kept: each call's path is its own)."""
+        return self._follow(("f", caller), path)
+
+    def class_named(self, dotted: str) -> str | None:
+        """The class a dotted name leads to, through imports and re-exports (a base class as written)."""
+        found = [v[1] for v in self._dotted(dotted) if v[0] == "c"]
+        return found[0] if len(found) == 1 else None
+
+    def method_of(self, cls: str, name: str) -> str | None:
+        """``cls.name`` if the index has it, else the first of ``cls``'s bases (depth first) that has it."""
+        key = ("method", cls, name)
+        if key not in self._memo:
+            self._memo[key] = self._find_method(cls, name)
+        return self._memo[key]
+
+    def _find_method(self, cls: str, name: str) -> str | None:
+        seen: set[str] = set()
+        order = [cls]
+        while order:
+            current = order.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            if f"{current}.{name}" in self.functions:
+                return f"{current}.{name}"
+            order[:0] = self.bases.get(current, [])
+        return None
+
+    def attribute(self, value: Value, name: str) -> frozenset:
+        """What attribute ``name`` of ``value`` may be."""
+        return self._attribute(value, name)
+
+    def subclasses(self, cls: str) -> list[str]:
+        """Every class of the index that derives from ``cls``, however far down."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for sub, bases in self.bases.items():
+                for base in bases:
+                    self._subclasses.setdefault(base, []).append(sub)
+        out, todo = [], list(self._subclasses.get(cls, ()))
+        while todo:
+            sub = todo.pop()
+            if sub not in out:
+                out.append(sub)
+                todo.extend(self._subclasses.get(sub, ()))
+        return out
+
+    def owner(self, function: str) -> str | None:
+        """The class a function is a method of (None for a module-level function)."""
+        fn = self.functions.get(function)
+        if fn is None:
+            return None
+        owner = function[: -len(fn.short_name) - 1]
+        return owner if owner in self.classes else None
+
+    # ------------------------------------------------------------------ following paths
+
+    def _remembered(self, key: tuple, compute) -> frozenset:
+        found = self._memo.get(key)
+        if found is None:
+            self._memo[key] = NOTHING  # asked again while being answered: a cycle, which adds nothing
+            found = self._memo[key] = frozenset(compute())
+        return found
+
+    def _path(self, scope: tuple, path: Path) -> frozenset:
+        """What a path bound in a scope may be (kept: bindings are followed again and again)."""
+        return self._remembered(("path", scope, path), lambda: self._follow(scope, path))
+
+    def _follow(self, scope: tuple, path: Path) -> frozenset:
+        root, ops = path[0], path[1:]
+        if root == "?":
+            return _UNKNOWN
+        if root[0] == "=":
+            values = self._dotted(root[1:])
+        elif root == "super" and ops[:1] == (CALL,) and scope[0] == "f" and self.owner(scope[1]):
+            values, ops = frozenset([("s", self.owner(scope[1]))]), ops[1:]
+        else:
+            values = self._name(scope, root)
+        step = self._step
+        for op in ops:
+            if not values:
+                break
+            if len(values) == 1:
+                (value,) = values
+                values = step(value, op)
+            else:
+                values = frozenset().union(*[step(v, op) for v in values])
+        return values
+
+    def _name(self, scope: tuple, name: str) -> frozenset:
+        # Kept as _remembered keeps its answers, in a table per scope: this is asked for every call.
+        known = self._names.get(scope)
+        if known is None:
+            known = self._names[scope] = {}
+        found = known.get(name)
+        if found is None:
+            known[name] = NOTHING
+            found = known[name] = self._lookup(scope, name)
+        return found
+
+    def _lookup(self, scope: tuple, name: str) -> frozenset:
+        kind, where = scope
+        if kind == "f":
+            fn = self.functions.get(where)
+            if fn is not None and fn.is_test and name in fn.params:
+                fixture = self._fixture(fn, name)
+                if fixture is not None:  # pytest passes what the fixture of that name returns or yields
+                    return self._key(("f", fixture), RETURN) | self._key(("f", fixture), YIELD)
+            table = self.scopes.get(where, {})
+            if name in table:
+                found = self._key(scope, name)
+            elif fn is not None and name in fn.local_names:
+                found = _UNKNOWN  # bound in ways the reading does not follow
+            else:
+                return self._global(fn.module if fn is not None else "", name)
+            passed = self.flows.get(where, {}).get(name)
+            if passed:  # a parameter: also what the calls of the function pass it
+                found = found.union(*(self._path(("f", caller), path) for caller, path in passed))
+            return found
+        return self._global(where, name)
+
+    def _fixture(self, test, name: str) -> str | None:
+        """The pytest fixture a parameter of a test (or of a fixture) names: a method of its class, a function
+        of its module, else of the nearest ``conftest.py`` above it."""
+        owner = self.owner(test.name)
+        for candidate in (f"{owner}.{name}" if owner else None, f"{test.module}.{name}"):
+            if candidate is not None and candidate in self.functions and candidate != test.name:
+                return candidate
+        if self._conftest is None:
+            self._conftest = {}
+            for fn in self.functions.values():
+                if fn.file.name == "conftest.py" and fn.name == f"{fn.module}.{fn.short_name}":
+                    self._conftest.setdefault(fn.short_name, []).append((fn.file.parent, fn.name))
+        above = [
+            (len(folder.parts), found) for folder, found in self._conftest.get(name, ()) if folder in test.file.parents
+        ]
+        return max(above)[1] if above else None
+
+    def _key(self, scope: tuple, key: str) -> frozenset:
+        """What a scope's binding ``key`` may hold (a name, ``name[]`` for its items, ``return``)."""
+
+        def compute():
+            kind, where = scope
+            table = self.scopes.get(where, {}) if kind == "f" else self._module(where).names
+            out: set = set()
+            for path in table.get(key, ()):
+                if path == ("*self",):
+                    out.add(("o", self.owner(where)))
+                elif path == ("*cls",):
+                    out.add(("c", self.owner(where)))
+                else:
+                    out.update(self._path(scope, path))
+            if key + ELEMENT in table:
+                out.add(("b", kind, where, key))
+            return out
+
+        return self._remembered(("key", scope, key), compute)
+
+    def _module(self, name: str) -> ModuleBindings:
+        return self.modules.get(name) or ModuleBindings()
+
+    def _global(self, module: str, name: str) -> frozenset:
+        """What a name of ``module``'s top level may be: what it binds, defines, or imports ``*`` from."""
+
+        def compute():
+            out: set = set()
+            bindings = self._module(module)
+            if name in bindings.names:
+                out.update(self._key(("m", module), name))
+            dotted = f"{module}.{name}"
+            if dotted in self.functions:
+                out.add(("f", dotted))
+            elif dotted in self.classes:
+                out.add(("c", dotted))
+            elif dotted in self.modules:
+                out.add(("m", dotted))
+            if not out:
+                for star in bindings.stars:
+                    if self._exports(star, name):
+                        out.update(self._global(star, name))
+                    elif star not in self.modules:
+                        out.add(EXTERNAL)  # from outside the project: whatever it exports
+            return out or {EXTERNAL}  # a builtin, or no name of the project
+
+        return self._remembered(("global", module, name), compute)
+
+    def _exports(self, module: str, name: str) -> bool:
+        """Whether ``from module import *`` brings ``name``: in its ``__all__``, else any public name."""
+        if module not in self.modules:
+            return False
+        exports = self.modules[module].exports
+        return name in exports if exports is not None else not name.startswith("_")
+
+    def _dotted(self, name: str) -> frozenset:
+        """What an absolute dotted name leads to: the longest module of the project it starts with, then
+        the names after it, one attribute at a time."""
+
+        def compute():
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):
+                module = ".".join(parts[:i])
+                if module in self.modules:
+                    values = {("m", module)}
+                    for attr in parts[i:]:
+                        values = {out for v in values for out in self._attribute(v, attr)}
+                    return values
+            return {EXTERNAL}
+
+        return self._remembered(("dotted", name), compute)
+
+    # ------------------------------------------------------------------ operations
+
+    def _step(self, value: Value, op: str) -> frozenset:
+        if value is EXTERNAL or value == EXTERNAL:
+            return _EXTERNAL if op[0] == "." else _UNKNOWN  # what outside code returns may be a project object
+        if value == UNKNOWN:
+            return _UNKNOWN
+        key = ("step", value, op)
+        found = self._memo.get(key)
+        if found is None:
+            self._memo[key] = NOTHING
+            if op == CALL:
+                found = self._call(value)
+            elif op == ELEMENT:
+                found = self._items(value)
+            else:
+                found = self._attribute(value, op[1:])
+            self._memo[key] = found
+        return found
+
+    def _attribute(self, value: Value, attr: str) -> frozenset:
+        kind = value[0]
+        if kind == "m":
+            module = f"{value[1]}.{attr}"
+            found = self._global(value[1], attr)
+            if module in self.modules and found == _EXTERNAL:
+                return frozenset([("m", module)])
+            return found
+        if kind in ("o", "c"):
+            method = self.method_of(value[1], attr)
+            if method is not None:
+                if kind == "o" and PROPERTY in self.scopes.get(method, {}):
+                    return self._call(("f", method))  # a property: what it returns
+                return frozenset([("f", method)])
+            return self._class_attribute(value[1], attr)
+        if kind == "s":  # super(): a method of the bases
+            for base in self.bases.get(value[1], ()):
+                method = self.method_of(base, attr)
+                if method is not None:
+                    return frozenset([("f", method)])
+            return _EXTERNAL
+        if kind == "b":
+            if attr in _ITEM_METHODS:
+                return frozenset([("i", value)])
+            if attr in _SAME_METHODS:
+                return frozenset([("=", value)])
+            return _EXTERNAL  # append, keys, ...: a container's own methods
+        if kind == "x":
+            return _EXTERNAL
+        return _UNKNOWN
+
+    def _class_attribute(self, cls: str, key: str) -> frozenset:
+        """What an attribute (or ``attr[]``, its items) of an instance of ``cls`` may hold: what the class and
+        its bases bind it to, else what subclasses do; unknown when no code of the index binds it."""
+
+        def compute():
+            out: set = set()
+            for owners in ([cls, *self._ancestors(cls)], self.subclasses(cls)):
+                bound = False
+                for owner in owners:
+                    table = self.attrs.get(owner, {})
+                    bound = bound or key in table or key + ELEMENT in table
+                    for function, path in table.get(key, ()):
+                        scope = ("f", function) if function else ("m", self._module_of_class(owner))
+                        out.update(self._path(scope, path))
+                    if key + ELEMENT in table:
+                        out.add(("b", "c", owner, key))
+                if bound:
+                    return out
+            return {UNKNOWN}
+
+        return self._remembered(("attr", cls, key), compute)
+
+    def _ancestors(self, cls: str) -> list[str]:
+        out, todo = [], list(self.bases.get(cls, ()))
+        while todo:
+            base = todo.pop(0)
+            if base not in out and base != cls:
+                out.append(base)
+                todo.extend(self.bases.get(base, ()))
+        return out
+
+    def _module_of_class(self, cls: str) -> str:
+        parts = cls.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:i]) in self.modules:
+                return ".".join(parts[:i])
+        return ""
+
+    def _call(self, value: Value) -> frozenset:
+        kind = value[0]
+        if kind == "f":
+            return self._key(("f", value[1]), RETURN)
+        if kind == "c":
+            return frozenset([("o", value[1])])
+        if kind == "o":
+            method = self.method_of(value[1], "__call__")
+            return self._key(("f", method), RETURN) if method is not None else _UNKNOWN
+        if kind == "i":  # d.get(name): an item of d
+            return self._items(value[1])
+        if kind == "=":  # d.values(), d.copy(): d itself
+            return frozenset([value[1]])
+        return _UNKNOWN  # what outside code returns may be anything, a project object passed in included
+
+    def _items(self, value: Value) -> frozenset:
+        kind = value[0]
+        if kind == "b":
+            _, where_kind, where, key = value
+            if where_kind == "c":
+                return self._class_attribute(where, key + ELEMENT)
+            return self._key((where_kind, where), key + ELEMENT)
+        if kind == "o":
+            method = self.method_of(value[1], "__getitem__")
+            if method is not None:
+                return self._key(("f", method), RETURN)
+        return _UNKNOWN
