@@ -297,9 +297,10 @@ def timed(fn, runs: int, setup=None) -> tuple[list[BD.Timing], object]:
 
 
 def measure(project: Path, runs: int, cli: bool) -> dict:
+    from docs_hooks.project import check_site, expand_site, index_for, make_builder
+
     from docs_hooks.base.gcpause import unfreeze
     from docs_hooks.base.settings import load_settings
-    from docs_hooks.project import check_site, expand_site, index_for, make_builder
     from docs_hooks.resolve.lock import write_lock
 
     settings = load_settings(project)
@@ -356,8 +357,9 @@ def profile_expansion(project: Path, out_dir: Path, scale: int) -> None:
     """cProfile of the expansion of every page with a fresh builder: cold cache, then warm cache."""
     import cProfile
 
-    from docs_hooks.base.settings import load_settings
     from docs_hooks.project import expand_site, make_builder
+
+    from docs_hooks.base.settings import load_settings
 
     settings = load_settings(project)
     for kind in ("cold", "warm"):

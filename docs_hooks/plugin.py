@@ -40,7 +40,7 @@ from docs_hooks.base import gcpause
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import is_virtualenv
-from docs_hooks.core.session import Session, widget_kernels, without_front_matter
+from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, without_front_matter
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
 from docs_hooks.extension import TraceExtension
 from docs_hooks.pages import written_by_pages
@@ -128,7 +128,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
             rel = self._rel(f)
             build.links.page_urls[rel] = f.url
             if f.src_uri not in self.source_files:
-                pages[rel] = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
+                text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
+                pages[rel] = as_markdown_reads(text, config.mdx_configs.get("tab_length", 4))
         try:
             session.plan_site(pages)
         except TraceError as err:

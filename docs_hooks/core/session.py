@@ -15,6 +15,7 @@ sees it in the browser as well as in the terminal.
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,14 @@ def widget_kernels(docs_dir: Path, scripts) -> frozenset[str]:
         if path.suffix in (".js", ".mjs") and path.is_file():
             names.update(KERNEL.findall(path.read_text(encoding="utf-8", errors="replace")))
     return frozenset(names)
+
+
+def as_markdown_reads(text: str, tab_length: int = 4) -> str:
+    """``text`` as Python-Markdown hands it to its preprocessors after normalising it (line ends, tabs, lines
+    of spaces, two blank lines at the end): a page resolved before it is converted is then the same text."""
+    text = text.replace("\x02", "").replace("\x03", "")
+    text = text.replace("\r\n", "\n").replace("\r", "\n") + "\n\n"
+    return re.sub(r"(?<=\n) +\n", "\n", text.expandtabs(tab_length))
 
 
 def without_front_matter(text: str) -> str:
@@ -74,7 +83,10 @@ class Session:
         settings = load_settings(self.root)
         stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
         if self.build is None or self.fingerprint != stamp:
+            replaced = self.build is not None
             self.close()
+            if replaced:  # the old build's objects were frozen with it: collect them now, or they stay for good
+                gc.collect()
             self.build = make_build(settings, widget_kernels=widget_kernels)
             self.fingerprint = stamp
         self.settings = settings
@@ -90,7 +102,8 @@ class Session:
             pages = {}
             for file in build_order(self.settings):
                 try:
-                    pages[self.settings.rel(file)] = without_front_matter(file.read_text(encoding="utf-8"))
+                    text = file.read_text(encoding="utf-8")
+                    pages[self.settings.rel(file)] = as_markdown_reads(without_front_matter(text))
                 except (OSError, UnicodeDecodeError):
                     continue  # the page's own read reports it
         self.build.plan_site(pages)

@@ -61,12 +61,14 @@ class SiteEntries:
 
     pages: dict[str, list[EntryData]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)
-    version: int = 0  # moved on whenever a page's entries or title change (what the site-wide tables read)
+    version: int = 0  # moved on whenever what the site-wide tables read changes: a page's entries, or its title
 
     def set(self, page: str, entries: list[EntryData], title: str) -> None:
-        if self.pages.get(page) != entries or self.titles.get(page) != title:
-            self.pages[page] = entries
-            self.titles[page] = title
+        """The entries and title of ``page``, as resolved now. A page with no entries changes no table."""
+        before = (self.pages.get(page) or [], self.titles.get(page) if self.pages.get(page) else None)
+        self.pages[page] = entries
+        self.titles[page] = title
+        if before != (entries, title if entries else None):
             self.version += 1
 
     def all(self) -> list[EntryData]:
