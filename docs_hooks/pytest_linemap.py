@@ -12,7 +12,8 @@ failed, or that selects only some of them (``-k``, a single file), writes
 nothing, and the build measures for itself.
 
 Coverage is on only while a selected test's own call runs, as in the build's
-run, so the rest of the suite runs at full speed.
+run, so the rest of the suite runs at full speed; so is the observer of the calls
+each test makes (``coverage_map.TestCalls``), which the map holds too.
 """
 
 from __future__ import annotations
@@ -90,8 +91,11 @@ class LineMap:
     def __init__(self, settings, selection: Selection):
         import coverage
 
+        from docs_hooks.run.coverage_map import TestCalls
+
         self.settings, self.selection = settings, selection
         self.cov = coverage.Coverage(data_file=None, config_file=False, source=[str(settings.source_root)])
+        self.calls = TestCalls(settings.project_root)
         self.selected: set[str] = set()  # node ids of the collected tests the selection holds
         self.done: set[str] = set()
         self.failed = False
@@ -110,9 +114,11 @@ class LineMap:
 
         self.cov.start()
         self.cov.switch_context(_test_context(item))
+        self.calls.start()
         try:
             yield
         finally:
+            self.calls.stop(item)
             self.cov.switch_context("")
             self.cov.stop()
 
@@ -129,9 +135,10 @@ class LineMap:
     def write(self) -> None:
         from docs_hooks.base.atomic import atomic_write
         from docs_hooks.project import index_for
-        from docs_hooks.run.coverage_map import cached_map_path, line_map
+        from docs_hooks.run.coverage_map import cached_map_path, index_modules, line_map
 
         self.written = True
         index = index_for(self.settings)
-        path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests)
-        atomic_write(path, line_map(self.cov, self.settings.project_root))
+        modules = index_modules(index)
+        path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests, modules)
+        atomic_write(path, line_map(self.cov, self.settings.project_root, self.calls.named(modules)))
