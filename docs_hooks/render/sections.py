@@ -13,7 +13,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.render import html as R
 from docs_hooks.render import sources
 from docs_hooks.render.links import Links
-from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.callgraph import SEEN_AT_RUN_TIME, CallGraph
 from docs_hooks.resolve.entries import EntryData, EquationData, role_words
 from docs_hooks.resolve.roles import ROLES
 
@@ -126,13 +126,15 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
         for fn in entry.functions
     )
     functions = graph.index.functions
-    called = (
-        ", ".join(links.function_link(functions[n]) for n in graph.callers(entry.functions)) or "nothing in the source"
-    )
-    tested = (
-        ", ".join(links.function_link(functions[n]) for n in graph.tested_by(entry.functions))
-        or "no test calls it directly"
-    )
+    seen = set(graph.callers_seen_only_at_run_time(entry.functions) + graph.tested_only_at_run_time(entry.functions))
+
+    def names(found: list[str]) -> str:
+        return ", ".join(
+            links.function_link(functions[n]) + (f" ({SEEN_AT_RUN_TIME})" if n in seen else "") for n in found
+        )
+
+    called = names(graph.callers(entry.functions)) or "nothing in the source"
+    tested = names(graph.tested_by(entry.functions)) or "no test calls it directly"
     shown, more = graph.reached_shown(entry.functions)
     rows = [["Source", src]]
     if pdf is not None:
@@ -150,6 +152,11 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
         rows.append(coverage_row)
     rows.append(["Status", R.badge(entry.status, status_evidence(entry, graph))])
     out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
+    if seen:
+        out.append(
+            f'<p class="trace-facts-note">A caller or test marked "{SEEN_AT_RUN_TIME}" calls it in no way the '
+            "code index could follow; the build saw the call while the tests or the model run ran.</p>"
+        )
     if coverage_row is not None:
         out.append(
             '<p class="trace-facts-note">"Tested by" and "Reached by" follow the calls written in the '
