@@ -35,6 +35,8 @@ warm rebuild into DIR and prints their top functions.
 With --devices it measures instead what each speed device of the generator buys: a
 cold build with the device turned off against one with everything on, alternated,
 each pair on a cleared cache (see DEVICES; turned off by a sitecustomize.py in the copy).
+With --costs it measures, the same way, what a piece of evidence costs: a cold build
+with it against one without it (see COSTS).
 """
 
 from __future__ import annotations
@@ -163,6 +165,11 @@ DEVICES = {
     "late-coverage": "pages expanded while the coverage run goes on (stash.Late.defer), not waiting for it",
     "gc-freeze": "the collector kept off the build's long-lived objects (gcpause)",
 }
+# What a piece of evidence costs, turned off the same way: a cold build with it against one without it.
+COSTS = {
+    "observe-calls": "who called which function, noted while the tests run under coverage and while the recordings "
+    "run (observed.CallObserver)",
+}
 SITECUSTOMIZE = """
 import os
 
@@ -175,9 +182,11 @@ if _off:
     from docs_hooks import plugin
     from docs_hooks import project
     from docs_hooks.render import stash
+    from docs_hooks.run import coverage_map, observed
 
     for owner, name in [(project, "_early_recorder"), (project, "_early_katex"), (expand.Builder, "prefetch"),
-                        (stash.Late, "defer"), (gcpause, "freeze"), (project, "paused")]:
+                        (stash.Late, "defer"), (gcpause, "freeze"), (project, "paused"),
+                        (observed.CallObserver, "_hook"), (coverage_map.TestCalls, "start")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -193,18 +202,26 @@ if _off:
             module.freeze = module.unfreeze = lambda: None
             module.paused = contextlib.nullcontext
         plugin.gcpause = gcpause
+    elif _off == "observe-calls":
+        observed.CallObserver._hook = lambda self: None  # no profile or trace function: nothing observed
+        coverage_map.TestCalls.start = lambda self: None
 """
 
 
-def measure_devices(project: Path, work: Path, runs: int, names: list[str]) -> None:
-    """A cold build without each device against one with all of them, alternated; prints the ratios."""
+def measure_devices(project: Path, work: Path, runs: int, names: list[str], costs: bool = False) -> None:
+    """A cold build without each device against one with all of them, alternated; prints the ratios. With
+    ``costs``, the same for the pieces of evidence of COSTS, printed as what each costs (on/off)."""
     (project / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-    print("== what each speed device buys: cold build (no cache) without it / with everything on ==")
-    unknown = sorted(set(names) - set(DEVICES))
+    table = COSTS if costs else DEVICES
+    if costs:
+        print("== what each piece of evidence costs: cold build (no cache) with it / without it ==")
+    else:
+        print("== what each speed device buys: cold build (no cache) without it / with everything on ==")
+    unknown = sorted(set(names) - set(table))
     if unknown:
-        raise SystemExit(f"bench_docs: no speed device named {', '.join(unknown)}; the devices: {', '.join(DEVICES)}")
+        raise SystemExit(f"bench_docs: nothing named {', '.join(unknown)}; the choices: {', '.join(table)}")
     for device in names:
-        what = DEVICES[device]
+        what = table[device]
         on, off = [], []
         for _ in range(runs):
             clear_cache(project)
@@ -215,7 +232,13 @@ def measure_devices(project: Path, work: Path, runs: int, names: list[str]) -> N
                 off.append(mkdocs_build(project, work / "site-cold", env_project=project))
             finally:
                 del os.environ["BENCH_DOCS_WITHOUT"]
-        print(f"{device:15s} off/on = {med(off) / med(on):5.2f}x  (off {fmt(off)}; on {fmt(on)})  {what}", flush=True)
+        if costs:
+            ratio = f"on/off = {med(on) / med(off):5.2f}x, CPU {med_cpu(on) / med_cpu(off):5.2f}x"
+            print(f"{device:15s} {ratio}  (on {fmt(on)}; off {fmt(off)})  {what}", flush=True)
+        else:
+            print(
+                f"{device:15s} off/on = {med(off) / med(on):5.2f}x  (off {fmt(off)}; on {fmt(on)})  {what}", flush=True
+            )
     (project / "sitecustomize.py").unlink()
     print(load_line())
 
@@ -740,6 +763,13 @@ def main() -> None:
         help="only measure what each speed device buys (a cold build without it / with it): "
         f"all of them, or those named ({', '.join(DEVICES)})",
     )
+    parser.add_argument(
+        "--costs",
+        nargs="?",
+        const=",".join(COSTS),
+        metavar="NAME,...",
+        help=f"only measure what a piece of evidence costs (a cold build with it / without it): ({', '.join(COSTS)})",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench_docs_"))
@@ -756,6 +786,9 @@ def main() -> None:
         print(f"copy of the project: {project}\n")
         if args.devices:
             measure_devices(project, work, args.runs, args.devices.split(","))
+            return
+        if args.costs:
+            measure_devices(project, work, args.runs, args.costs.split(","), costs=True)
             return
 
         # The floor: expanded pages (a warm build of the copy writes them), hooks off.
