@@ -10,8 +10,8 @@ only the test's own call (``_TargetOnly``), and writes the ``Recording`` (see
 
 Either way the recording also says what the run depended on: every function of
 the project whose code ran and every call seen between them (see ``observed``),
-the modules it had loaded, and the files it opened for reading (an audit hook,
-``_Opened``), so that the build keeps it only as long as none of those changes.
+the modules it had loaded, and the files it opened for reading (``_Opened``),
+so that the build keeps it only as long as none of those changes.
 
 Only this process imports the project's code: objects of the project's own
 classes leave it as ``Opaque`` values (``project_object``).
@@ -317,33 +317,62 @@ class _TargetOnly:
 
 
 class _Opened:
-    """The files the code opens for reading while a request runs: an audit hook's ``open`` events.
+    """The files the code opens for reading: ``open`` (``io.open``) and ``os.open``, wrapped in the child.
 
-    The hook is added once (audit hooks stay for the life of the process) and
-    notes nothing between requests. It must not raise: it runs inside every
-    ``open`` of the code under test.
+    While a request runs, what it opens is its own (``paths``); what a module of
+    the project opens while it is imported (``DATA = json.load(...)`` at its top
+    level) shaped every request after it too (``at_import``). The wrappers go in
+    once (``install``) and only note the path: they never change what ``open``
+    does or raises. Python's audit hooks would see every open, but a hook written
+    in Python is called for every audited event, and reading ``frame.f_code`` is
+    one, which the tracers do on every call (bench/README.md has the figures).
     """
 
     def __init__(self) -> None:
         self.paths: set[str] | None = None
+        self.at_import: set[str] = set()
 
-    def hook(self, event: str, args: tuple) -> None:
-        if event != "open" or self.paths is None:
+    def install(self) -> None:
+        import builtins
+        import functools
+        import io
+
+        def wrap(opener, mode_of):
+            @functools.wraps(opener)
+            def opened(file, *args, **kwargs):
+                self._note(file, mode_of(args, kwargs))
+                return opener(file, *args, **kwargs)
+
+            return opened
+
+        def open_reads(args, kwargs) -> bool:
+            mode = args[0] if args else kwargs.get("mode", "r")
+            return not isinstance(mode, str) or "r" in mode or "+" in mode
+
+        def os_open_reads(args, kwargs) -> bool:
+            flags = args[0] if args else kwargs.get("flags", 0)
+            return kwargs.get("dir_fd") is None and (not isinstance(flags, int) or flags & os.O_ACCMODE != os.O_WRONLY)
+
+        builtins.open = io.open = wrap(io.open, open_reads)
+        os.open = wrap(os.open, os_open_reads)
+
+    def _note(self, file, reads: bool) -> None:
+        if not reads or isinstance(file, int):
             return
-        path, mode, flags = args
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        if not isinstance(path, str):
-            return  # a file descriptor
-        reads = ("r" in mode or "+" in mode) if isinstance(mode, str) else (flags & os.O_ACCMODE) != os.O_WRONLY
-        if reads:
-            self.paths.add(os.path.abspath(path))
+        try:
+            path = os.path.abspath(os.fsdecode(os.fspath(file)))
+        except Exception:  # noqa: BLE001 - not a path: the real open says so to the code that called it
+            return
+        if self.paths is not None:
+            self.paths.add(path)
+        if importing(sys._getframe(2), _is_local_path):
+            self.at_import.add(path)
 
     def take(self, root: str, code_files) -> list[str]:
-        """The files opened since the last take that are data of the project: under ``root``, not its code
-        (``code_files``, which the recording depends on through the functions that ran), no bytecode and no
-        installed package; as paths from ``root``."""
-        paths, self.paths = self.paths or set(), set()
+        """The files opened since the last take, or by an import, that are data of the project: under ``root``,
+        not its code (``code_files``, which the recording depends on through the functions that ran), no
+        bytecode and no installed package; as paths from ``root``."""
+        paths, self.paths = (self.paths or set()) | self.at_import, set()
         top = os.path.abspath(root) + os.sep
         installed = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)})
         return sorted(
@@ -366,12 +395,31 @@ class _Session:
         self.imported: set = set()  # code objects
         self.opened = _Opened()
 
-    def importing(self) -> CallObserver:
-        """An observer for code that only imports: whatever it sees ran at import time (see ``done_importing``)."""
-        return CallObserver(_is_local_path)
+    def importing(self):
+        """Run the next block, which only imports, noting the project's code that runs (a context manager).
 
-    def done_importing(self, observer: CallObserver) -> None:
-        self.imported.update(code for code, _, _ in observer.places)
+        Everything that runs there runs at import time. The libraries the project
+        imports run there too, far more code than the project's own: cProfile,
+        written in C, sees it at a fraction of what a trace function in Python
+        costs for each call (see bench/README.md).
+        """
+        import cProfile
+        from contextlib import contextmanager
+
+        @contextmanager
+        def on():
+            profile = cProfile.Profile(builtins=False)
+            profile.enable()
+            try:
+                yield
+            finally:
+                profile.disable()
+                for entry in profile.getstats():
+                    code = entry.code
+                    if not isinstance(code, str) and _is_local_path(code.co_filename):
+                        self.imported.add(code)
+
+        return on()
 
 
 def _is_local_path(file: str) -> bool:
@@ -408,18 +456,17 @@ def _run_request(
     root = request["project_root"]
     rec = Recording(request["name"])
     tracer = _CallTracer(modules, session.imported)
-    importing = session.importing()
     setup = CallObserver(_is_local_path, session.imported)  # what setting up the test runs counts for it
+    session.opened.paths = set()
     try:
-        with _observing(importing.trace):
+        with session.importing():
             module = _load_module(request["module"], root)
-        session.done_importing(importing)
         with _observing(setup.trace):
             target, code, done = _test_target(module, request["function"])
     except Exception as exc:
+        session.opened.paths = None
         raise TraceError(f"cannot load {request['name']}: {type(exc).__name__}: {exc}") from None
     maker_tracer = _CallTracer(modules, session.imported)  # to learn what making the arguments ran
-    session.opened.paths = set()
     sys.settrace(maker_tracer)
     try:
         args = _make(tuple(request.get("args", [])), root)
@@ -475,9 +522,9 @@ def _run_request(
         files |= _loaded_files(baseline, root)
     rec.files = sorted(os.path.relpath(f, root) for f in files)
     places = set().union(*(o.places for o in observers))
-    loaded = {os.path.join(root, f) for f in rec.files}
+    loaded = {os.path.normpath(os.path.join(root, f)) for f in rec.files}
     # Code that ran when the loaded modules were imported made the state this run started from.
-    at_import = {(c, None, 0) for c in session.imported if os.path.abspath(c.co_filename) in loaded}
+    at_import = {(c, None, 0) for c in session.imported if os.path.normpath(os.path.abspath(c.co_filename)) in loaded}
     rec.reached = functions_run(places | at_import, modules)
     rec.seen = calls_seen(places, set().union(*(o.via for o in observers)), modules)
     rec.opened = opened
@@ -540,7 +587,7 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
     _BASELINE.update(baseline)
     configured = False
     session = _Session()
-    sys.addaudithook(session.opened.hook)
+    session.opened.install()
 
     def configure(sys_path: list[str], project_root: str) -> None:
         for p in sys_path:
@@ -559,17 +606,12 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
         spec = json.loads(preload)
         configure(spec["sys_path"], spec["project_root"])
         configured = True
-        imports = session.importing()
-        sys.settrace(imports.trace)
-        try:
+        with session.importing():
             for name in spec["modules"]:
                 try:
                     importlib.import_module(name)
                 except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
                     pass
-        finally:
-            sys.settrace(None)
-        session.done_importing(imports)
     while True:
         payload = _read_batch(sys.stdin.buffer)
         if payload is None:

@@ -663,3 +663,21 @@ def test_a_recording_made_with_another_module_map_is_made_again(make_project, tm
     finally:
         renamed.close()
     assert made == ["double"]
+
+
+def test_a_data_file_a_test_module_reads_when_it_is_imported_reaches_the_page_on_the_next_build(make_project):
+    at_import = DATA_TESTS.replace(
+        "def test_standardize_worked_example():\n"
+        '    x = np.array(json.loads((Path(__file__).parent / "x.json").read_text()), dtype=float)\n',
+        'ROWS = json.loads((Path(__file__).parent / "x.json").read_text())\n\n\n'
+        "def test_standardize_worked_example():\n"
+        "    x = np.array(ROWS, dtype=float)\n",
+    )
+    root = data_project(make_project, **{"tests/test_norm.py": at_import})
+    before = expand_page(root)
+    assert problems(before) == [] and example_values(before.markdown)["mu"] == "[[30.0000]]"
+
+    (root / "tests/x.json").write_text("[[11, 21, 31, 61]]", encoding="utf-8")
+    after = expand_page(root)
+
+    assert problems(after) == [] and example_values(after.markdown)["mu"] == "[[31.0000]]"
