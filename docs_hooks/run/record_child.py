@@ -396,28 +396,20 @@ class _Session:
         self.opened = _Opened()
 
     def importing(self):
-        """Run the next block, which only imports, noting the project's code that runs (a context manager).
-
-        Everything that runs there runs at import time. The libraries the project
-        imports run there too, far more code than the project's own: cProfile,
-        written in C, sees it at a fraction of what a trace function in Python
-        costs for each call (see bench/README.md).
-        """
-        import cProfile
+        """Run the next block, which only imports, noting the project's code that runs there: all of it runs at
+        import time (a context manager)."""
         from contextlib import contextmanager
+
+        observer = CallObserver(_is_local_path)
 
         @contextmanager
         def on():
-            profile = cProfile.Profile(builtins=False)
-            profile.enable()
+            sys.settrace(observer.trace)
             try:
                 yield
             finally:
-                profile.disable()
-                for entry in profile.getstats():
-                    code = entry.code
-                    if not isinstance(code, str) and _is_local_path(code.co_filename):
-                        self.imported.add(code)
+                sys.settrace(None)
+                self.imported.update(code for code, _, _ in observer.places)
 
         return on()
 

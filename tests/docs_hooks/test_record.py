@@ -1,6 +1,8 @@
 """The build's side of recording: one child serves a build's batches, recordings are stored and read back
 by the code they touched, and a test that hangs, exits or ends the child is one clear error."""
 
+import re
+
 import pytest
 
 from docs_hooks.base.errors import TraceError
@@ -665,19 +667,36 @@ def test_a_recording_made_with_another_module_map_is_made_again(make_project, tm
     assert made == ["double"]
 
 
-def test_a_data_file_a_test_module_reads_when_it_is_imported_reaches_the_page_on_the_next_build(make_project):
-    at_import = DATA_TESTS.replace(
-        "def test_standardize_worked_example():\n"
-        '    x = np.array(json.loads((Path(__file__).parent / "x.json").read_text()), dtype=float)\n',
-        'ROWS = json.loads((Path(__file__).parent / "x.json").read_text())\n\n\n'
-        "def test_standardize_worked_example():\n"
-        "    x = np.array(ROWS, dtype=float)\n",
+def test_a_data_file_a_test_module_reads_when_it_is_imported_reaches_every_example_of_it_on_the_next_build(
+    make_project,
+):
+    at_import = (
+        DATA_TESTS.replace(
+            "def test_standardize_worked_example():\n"
+            '    x = np.array(json.loads((Path(__file__).parent / "x.json").read_text()), dtype=float)\n',
+            'ROWS = json.loads((Path(__file__).parent / "x.json").read_text())\n\n\n'
+            "def test_standardize_worked_example():\n"
+            "    x = np.array(ROWS, dtype=float)\n",
+        )
+        + "\n\ndef test_twice_worked_example():\n    standardize(np.array(ROWS, dtype=float) * 2)\n"
     )
-    root = data_project(make_project, **{"tests/test_norm.py": at_import})
+    # The second example's test runs in the same process, after the module was imported for the first.
+    second = DATA_PAGE.split("```trace-example")[1].replace(
+        "test_standardize_worked_example", "test_twice_worked_example"
+    )
+    root = data_project(
+        make_project,
+        **{
+            "tests/test_norm.py": at_import,
+            "docs/page.md": DATA_PAGE + "\n```trace-example" + second.replace("One row", "Twice"),
+        },
+    )
     before = expand_page(root)
-    assert problems(before) == [] and example_values(before.markdown)["mu"] == "[[30.0000]]"
+    assert problems(before) == []
+    assert re.findall(r"<code>(\[\[\d+\.\d+\]\])</code>", before.markdown) == ["[[30.0000]]", "[[60.0000]]"]
 
     (root / "tests/x.json").write_text("[[11, 21, 31, 61]]", encoding="utf-8")
     after = expand_page(root)
 
-    assert problems(after) == [] and example_values(after.markdown)["mu"] == "[[31.0000]]"
+    assert problems(after) == []
+    assert re.findall(r"<code>(\[\[\d+\.\d+\]\])</code>", after.markdown) == ["[[31.0000]]", "[[62.0000]]"]
