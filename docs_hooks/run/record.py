@@ -6,9 +6,9 @@ process (so that edited code is always the code that runs, and nothing a test
 does leaks into the build); one child serves every request of a build.
 
 Each recording is cached under its request and what shapes every recording (the
-import path, the module names, the form of the stored data: ``Recorder._key``),
-with the list of what it depended on (``Dependencies``): the text of each
-function of the code index whose code ran, the text of each loaded module outside
+import path, the form of the stored data: ``Recorder._key``), with the list of
+what it depended on (``Dependencies``): the text of each function of the code
+index whose code ran, the name of each module it loaded and its text outside
 its functions' bodies, and the bytes of every other file it loaded or read. A
 stored recording is used only while all of those are as they were, so an edit to
 one function re-runs only the recordings that ran it; code that only moved keeps
@@ -108,16 +108,26 @@ class Dependencies:
     - a function of the code index whose code ran: its text (``Function.source_lines``) and where it starts;
     - a module the run had loaded that holds functions of the index: its text outside those functions' bodies
       (imports, constants, classes' own lines, each ``def`` line), blank lines left out;
-    - any other file the run loaded or read (a helper module, a data file): its bytes.
+    - any other file the run loaded or read (a helper module, a data file): its bytes;
+    - the name of each module it loaded, as the index names it (``source_root`` decides): the functions a
+      recording saw are named so.
 
     A function whose text is the same but starts elsewhere (lines inserted above it) is still valid: its
     recorded lines are moved by as much (see ``moved``).
     """
 
-    def __init__(self, project_root: Path, functions: Mapping[str, Function], file_digests: dict[str, str]):
+    def __init__(
+        self,
+        project_root: Path,
+        functions: Mapping[str, Function],
+        file_digests: dict[str, str],
+        modules: dict[str, str] | None = None,
+    ):
         self.project_root = project_root
         self.functions = functions
         self.file_digests = file_digests  # repo path -> digest of its text, from the index
+        # repo path -> module name, from the module map (absolute file -> module name)
+        self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
         self._by_file: dict[str, list[Function]] | None = None
         self._function: dict[str, str] = {}
         self._module: dict[str, str | None] = {}
@@ -134,6 +144,7 @@ class Dependencies:
             "functions": functions,
             "modules": {f: self.module(f) for f in sorted(set(rec.files))},
             "files": {f: self.file(f) for f in sorted(set(rec.opened))},
+            "names": {f: self.names.get(f) for f in sorted(set(rec.files))},
         }
 
     def moved(self, deps: dict) -> dict[str, int] | None:
@@ -149,6 +160,8 @@ class Dependencies:
             return None
         if any(self.file(f) != d for f, d in deps["files"].items()):
             return None
+        if any(self.names.get(f) != name for f, name in deps["names"].items()):
+            return None  # a module now named otherwise: the recording names its functions the old way
         return shifts
 
     def function(self, name: str) -> str:
@@ -220,13 +233,12 @@ class Recorder:
     ):
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
-        # The functions of the code index: a recording depends on those whose code ran (see Dependencies).
-        self.dependencies = Dependencies(project_root, functions or {}, file_digests)
-        # What shapes every recording besides its request: where the child imports from, what it names each
-        # module (the functions a recording saw are named so), the form of the stored data.
-        self._shape = json.dumps(
-            [RECORDING_FORMAT, str(project_root), [str(p) for p in sys_path], sorted(modules.items())]
-        )
+        # The functions of the code index: a recording depends on those whose code ran, and on the names of
+        # the modules it loaded (see Dependencies).
+        self.dependencies = Dependencies(project_root, functions or {}, file_digests, modules)
+        # What shapes every recording besides its request and what it depended on: where the child imports
+        # from, the form of the stored data.
+        self._shape = json.dumps([RECORDING_FORMAT, str(project_root), [str(p) for p in sys_path]])
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
         self.store = Store(store_file(cache_dir, "recordings")) if cache_dir is not None else None
         self._memo: dict[Request, Recording] = {}

@@ -457,7 +457,6 @@ def data_project(make_project, **files):
 def example_values(markdown: str) -> dict[str, str]:
     """What an example shows: each name in the code with its value, as a reader sees them."""
     import html
-    import re
 
     cells = [
         html.unescape(re.sub(r"<[^>]+>", "", v)).strip() for v in re.findall(r"<td><code>(.*?)</code></td>", markdown)
@@ -589,15 +588,16 @@ def triple(x):
 """
 
 
-def two_recorder(root, cache):
-    """A recorder of the project at ``root`` as a build makes it: the index's module map and functions."""
+def two_recorder(root, cache, prefix: str = ""):
+    """A recorder of the project at ``root`` as a build makes it: the index's module map (each name after
+    ``prefix``) and functions."""
     from docs_hooks.base.settings import load_settings
     from docs_hooks.project import index_for
     from docs_hooks.run.workers import recorder_path
 
     settings = load_settings(root)
     index = index_for(settings)
-    modules = {str(f.file): f.module for f in index.functions.values()}
+    modules = {str(f.file): prefix + f.module for f in index.functions.values()}
     return record.Recorder(root, recorder_path(settings), modules, index.file_digests, cache, functions=index.functions)
 
 
@@ -628,6 +628,8 @@ def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_mo
     text = TWO.replace("    return x * 3\n", "    return x * 3.0  # now a float\n")
     (root / "src/two.py").write_text(text, encoding="utf-8")
     assert build(["triple"])["triple"].result == 15.0  # quadruple did not run triple's code
+    (root / "src/more.py").write_text("def more():\n    return 1\n", encoding="utf-8")
+    assert build([])["triple"].result == 15.0  # a new module, which neither loaded
 
     (root / "src/two.py").write_text("\n\n\n" + text, encoding="utf-8")  # every function moves down 3 lines
     moved = build([])["quadruple"]  # read back, its lines moved with the code
@@ -646,25 +648,24 @@ def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_mo
     assert build(["quadruple", "triple"])["quadruple"].result == 125.0
 
 
-def test_a_recording_made_with_another_module_map_is_made_again(make_project, tmp_path, monkeypatch):
+def test_a_recording_made_with_other_module_names_is_made_again(make_project, tmp_path, monkeypatch):
     root = make_project({"src/two.py": TWO})
     cache = tmp_path / "cache"
     made = recordings_made(monkeypatch)
-    request = Request("double", "two", "double", (5.0,))
-    first = two_recorder(root, cache)
-    try:
-        first.record([request])
-    finally:
-        first.close()
-    renamed = two_recorder(root, cache)
-    renamed.child.modules = {f: f"renamed.{m}" for f, m in renamed.child.modules.items()}
-    renamed._shape += "renamed"
-    made.clear()
-    try:
-        renamed.record([request])
-    finally:
-        renamed.close()
-    assert made == ["double"]
+    request = Request("quadruple", "two", "quadruple", (5.0,))
+
+    def build(prefix: str):
+        rec = two_recorder(root, cache, prefix)
+        try:
+            return rec.record([request])[request]
+        finally:
+            rec.close()
+
+    assert build("").first("two.double").caller == "two.quadruple"
+    assert build("").first("two.double").caller == "two.quadruple" and made == ["quadruple"]
+    # what source_root = "." would name it: the stored recording's names are not the index's any more
+    assert build("src.").first("src.two.double").caller == "src.two.quadruple"
+    assert made == ["quadruple", "quadruple"]
 
 
 def test_a_data_file_a_test_module_reads_when_it_is_imported_reaches_every_example_of_it_on_the_next_build(
