@@ -186,7 +186,7 @@ if _off:
 
     for owner, name in [(project, "_early_recorder"), (project, "_early_katex"), (expand.Builder, "prefetch"),
                         (stash.Late, "defer"), (gcpause, "freeze"), (project, "paused"),
-                        (observed.CallObserver, "_hook"), (coverage_map.TestCalls, "start")]:
+                        (observed.CallObserver, "_hook"), (coverage_map.CallsPerTest, "start")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -204,7 +204,7 @@ if _off:
         plugin.gcpause = gcpause
     elif _off == "observe-calls":
         observed.CallObserver._hook = lambda self: None  # no profile or trace function: nothing observed
-        coverage_map.TestCalls.start = lambda self: None
+        coverage_map.CallsPerTest.start = lambda self: None
 """
 
 

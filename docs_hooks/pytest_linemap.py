@@ -13,7 +13,7 @@ nothing, and the build measures for itself.
 
 Coverage is on only while a selected test's own call runs, as in the build's
 run, so the rest of the suite runs at full speed; so is the observer of the calls
-each test makes (``coverage_map.TestCalls``), which the map holds too.
+each test makes (``coverage_map.CallsPerTest``), which the map holds too.
 """
 
 from __future__ import annotations
@@ -91,11 +91,11 @@ class LineMap:
     def __init__(self, settings, selection: Selection):
         import coverage
 
-        from docs_hooks.run.coverage_map import TestCalls
+        from docs_hooks.run.coverage_map import CallsPerTest
 
         self.settings, self.selection = settings, selection
         self.cov = coverage.Coverage(data_file=None, config_file=False, source=[str(settings.source_root)])
-        self.calls = TestCalls(settings.project_root)
+        self.calls = CallsPerTest(settings.project_root)
         self.selected: set[str] = set()  # node ids of the collected tests the selection holds
         self.done: set[str] = set()
         self.failed = False

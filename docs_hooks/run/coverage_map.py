@@ -98,7 +98,7 @@ def line_map(cov, project_root: Path, calls: dict[str, list[list]] | None = None
     return json.dumps({"lines": lines, "calls": calls or {}}, sort_keys=True)
 
 
-class TestCalls:
+class CallsPerTest:
     """The calls each test makes while its own call runs: a ``CallObserver`` as the profile function (coverage.py
     holds the trace function), switched on and off around each test's call (see ``child_main`` and
     ``pytest_linemap``)."""
@@ -110,11 +110,17 @@ class TestCalls:
         self.tests: dict[tuple, tuple] = {}  # test (see _test_name) -> (its places, its calls through __call__)
 
     def start(self) -> None:
+        import threading
+
         self.observer.clear()
+        threading.setprofile(self.observer.profile)  # and in the threads a test starts
         sys.setprofile(self.observer.profile)
 
     def stop(self, item) -> None:
+        import threading
+
         sys.setprofile(None)
+        threading.setprofile(None)
         places, via = self.tests.setdefault(_test_name(item), (set(), set()))
         places.update(self.observer.places)
         via.update(self.observer.via)
@@ -395,7 +401,7 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     import pytest
 
     cov = coverage.Coverage(data_file=None, config_file=False, source=[source_root])
-    calls = TestCalls(Path(project_root))
+    calls = CallsPerTest(Path(project_root))
 
     class TestContexts:
         started = 0
@@ -427,7 +433,7 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
 
 def _test_name(item) -> tuple[str, str, str]:
     """What names a test among the calls seen: its function's file and qualified name, named once the module map
-    is known (as the index names the test: see ``TestCalls.named``), and its name as coverage.py's contexts give
+    is known (as the index names the test: see ``CallsPerTest.named``), and its name as coverage.py's contexts give
     it, for a test the map does not hold."""
     import inspect
 
