@@ -316,3 +316,43 @@ def test_the_implemented_check_reads_the_merged_graph(make_project):
         "change its status"
     )
     assert sections.status_problem(entry, merged) is None
+
+
+def test_a_page_built_with_the_merged_graph_shows_the_calls_the_tests_made_through_a_list(make_project):
+    """What the pipeline does with the run stage's evidence: the builder's graph made with it."""
+    from .test_observed import NET, NET_TESTS, line_of
+
+    root = make_project(
+        {
+            "src/net.py": NET,
+            "tests/test_net.py": NET_TESTS,
+            "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+            'coverage_tests = ["tests/test_net.py"]\n',
+        }
+    )
+    text = "# Scale\n\n```trace-entry\ntitle: Scale\nfunction: net.Scale.forward\nstatus: implemented\n```\n"
+    static = make_builder(load_settings(root))
+    merged = make_builder(load_settings(root))
+    try:
+        assert [str(p) for p in static.expand("docs/net.md", text).problems] == [
+            "docs/net.md:3: entry 'Scale' is marked implemented, but no test calls net.Scale.forward; add a test "
+            "or change its status"
+        ]
+        merged.graph = CallGraph(merged.index, merged.workers.evidence())
+        page_md = merged.expand("docs/net.md", text)
+    finally:
+        static.close()
+        merged.close()
+
+    assert page_md.problems == []
+    loop = line_of(NET, "x = layer.forward(x)")
+    factory = line_of(NET_TESTS, "assert layer.forward(1.0) == 2.0")
+    assert connection_rows(page_md.markdown) == [
+        f"Scale | Calls it (seen at run time) | net.py:{loop} | x = layer.forward(x)",
+        f"Scale | Tests it (seen at run time) | tests/test_net.py:{factory} | assert layer.forward(1.0) == 2.0",
+    ]
+    assert connection_rows(page_md.markdown, "Where is it used?")[1:4] == [
+        "Called by | net.Net.forward_pass (seen at run time)",
+        "Tested by | tests.test_net.test_made_by_a_factory (seen at run time)",
+        "Reached by tests through other functions | 1 testtests/test_net.py: test_net",
+    ]
