@@ -12,7 +12,8 @@ failed, or that selects only some of them (``-k``, a single file), writes
 nothing, and the build measures for itself.
 
 Coverage is on only while a selected test's own call runs, as in the build's
-run, so the rest of the suite runs at full speed.
+run, so the rest of the suite runs at full speed; so is the observer of the calls
+each test makes (``coverage_map.CallsPerTest``), which the map holds too.
 """
 
 from __future__ import annotations
@@ -91,10 +92,12 @@ class LineMap:
         import coverage
 
         from docs_hooks.base.settings import ModuleNames
+        from docs_hooks.run.coverage_map import CallsPerTest
 
         self.settings, self.selection = settings, selection
         self.names = ModuleNames(settings.project_root)  # tests named as the code index names them
         self.cov = coverage.Coverage(data_file=None, config_file=False, source=[str(settings.source_root)])
+        self.calls = CallsPerTest(settings.project_root)
         self.selected: set[str] = set()  # node ids of the collected tests the selection holds
         self.done: set[str] = set()
         self.failed = False
@@ -113,9 +116,11 @@ class LineMap:
 
         self.cov.start()
         self.cov.switch_context(_test_context(item, self.names))
+        self.calls.start()
         try:
             yield
         finally:
+            self.calls.stop(item)
             self.cov.switch_context("")
             self.cov.stop()
 
@@ -132,9 +137,10 @@ class LineMap:
     def write(self) -> None:
         from docs_hooks.base.cachedir import write_entry
         from docs_hooks.core.site import index_for
-        from docs_hooks.run.coverage_map import cached_map_path, line_map
+        from docs_hooks.run.coverage_map import cached_map_path, index_modules, line_map
 
         self.written = True
         index = index_for(self.settings)
-        path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests)
-        write_entry(path, line_map(self.cov, self.settings.project_root).encode("utf-8"))
+        modules = index_modules(index)
+        path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests, modules)
+        write_entry(path, line_map(self.cov, self.settings.project_root, self.calls.named(modules)).encode("utf-8"))

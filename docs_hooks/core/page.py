@@ -30,6 +30,7 @@ from docs_hooks.render import sections
 from docs_hooks.render.links import Links
 from docs_hooks.render.segments import Html, Line, Piece, heading_lines, pieces
 from docs_hooks.resolve.anchors import Resolved
+from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.entries import (
     EntryData,
     EquationData,
@@ -115,9 +116,6 @@ def plan_page(page: Page, project: Project, kinds: dict[str, AnyKind]) -> PagePl
     def close() -> None:
         nonlocal entry
         if entry is not None:
-            problem = status_problem(entry, project.graph)
-            if problem is not None:
-                plan.problems.append(problem)
             parts.append(EntryFoot(entry))
             entry = None
 
@@ -199,6 +197,11 @@ def _prose(text: str, first_line: int, entry: EntryData | None, refs: References
     return Prose(text, first_line, inline)
 
 
+def status_problems(plan: PagePlan, graph: CallGraph) -> list[TraceError]:
+    """What the entries' statuses claim, against the call graph (an implemented function some test calls)."""
+    return [p for p in (status_problem(entry, graph) for entry in plan.entries) if p is not None]
+
+
 # ============================================================================ what the plan asks of the run stage
 
 
@@ -272,8 +275,8 @@ class _Writer:
 def render_page(plan: PagePlan, results: Results, links: Links) -> RenderedPage:
     """The page's pieces: every part rendered, the formulas typeset, links to source pages made relative."""
     w = _Writer()
-    problems: list[TraceError] = []
-    graph = plan.project.graph
+    graph = results.graph if plan.entries else plan.project.graph
+    problems: list[TraceError] = status_problems(plan, graph)
     inline = iter(())
     for part in plan.parts:
         if isinstance(part, Prose):
@@ -345,8 +348,8 @@ def _entry_footer(entry: EntryData, plan: PagePlan, results: Results, links: Lin
     html = "\n".join(
         [
             sections.implementation(entry, links),
-            sections.connection(entry, links, project.graph),
-            sections.used(entry, links, project.graph, pdf, coverage),
+            sections.connection(entry, links, results.graph),
+            sections.used(entry, links, results.graph, pdf, coverage),
             sections.implemented_in(entry, links, github=bool(project.settings.repo_url)),
         ]
     )

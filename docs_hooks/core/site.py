@@ -22,7 +22,7 @@ from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
 from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
-from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, plan_page, render_page
+from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, plan_page, render_page, status_problems
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
 from docs_hooks.read.blocks import Page, page_title, parse_page, parse_pages
@@ -193,7 +193,9 @@ class Build:
             return self._rendered[key]
         problems = list(plan.problems)
         parts: list[Piece] = []
-        if not self.static:
+        if self.static:  # the call graph of the code, with the calls the last test run saw of it, if any
+            problems += status_problems(plan, self.project.graph)
+        else:
             rendered: RenderedPage = render_page(plan, self.results, self.links)
             parts = rendered.parts
             problems += [p for p in rendered.problems if self._shown_here(p, page)]
@@ -281,7 +283,8 @@ def _make_build(
             from docs_hooks.run.spec import compile_spec
 
             spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
-    project = Project(settings, index, CallGraph(index), spec, widget_kernels)
+    evidence = cached_evidence(settings, index) if static else None
+    project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
     workers = None if static else Workers(settings, index, math)
     build = Build(project, workers, static)
     if build.results is not None:
@@ -294,6 +297,20 @@ def _make_build(
         if coverage:  # check reads no HTML and never waits for it: it makes its build without
             workers.start_coverage()
     return build
+
+
+def cached_evidence(settings: Settings, index: CodeIndex):
+    """The calls the last test run saw of this very code (the line map the test run or a build wrote), read from
+    the cache without running anything; None when there is none."""
+    if not settings.coverage_tests or settings.cache_dir is None:
+        return None
+    from docs_hooks.resolve.callgraph import RunEvidence
+    from docs_hooks.run.coverage_map import index_modules, read_cached_map
+
+    found = read_cached_map(settings.cache_dir, index.file_digests, settings.coverage_tests, index_modules(index))
+    if found is None:
+        return None
+    return RunEvidence(tuple(found.observed()), {path: by_line.keys() for path, by_line in found.lines.items()})
 
 
 # Blocks that (mostly) show the code and the pages only: a page with nothing else needs no recording

@@ -22,7 +22,7 @@ from docs_hooks.kinds.modelrun import Desc, Evidence, ModelRun, model_requests, 
 from docs_hooks.read.blocks import BLOCK_KINDS, Block
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
-from docs_hooks.resolve.codeindex import CallSite, Function, did_you_mean, normalise_tokens
+from docs_hooks.resolve.codeindex import Function, did_you_mean, normalise_tokens
 from docs_hooks.run.recording import Recording
 from docs_hooks.run.results import Need, Results
 
@@ -257,7 +257,6 @@ def _shape_html(descs: list[Desc | None]) -> str:
 class ShapesPlan:
     caption: str
     functions: tuple[Function, ...]
-    sites: tuple[tuple[Function, CallSite, Function], ...]  # (callee, call site, caller), in file and line order
     labels: dict  # (caller, statement start) -> label
     requests: dict
     project: Project  # its code index: a call through __call__ is shown with the call it goes through
@@ -270,31 +269,9 @@ class ShapesKind:
     def resolve(self, block: Block, scope: Scope) -> ShapesPlan:
         functions = _functions(block, scope, "trace-shapes")
         labels = _labels(block, scope)
-        index = scope.project.index
-        sites = []
-        for fn in functions:
-            for site in index.calls_to(fn.name):
-                caller = index.functions[site.caller]
-                if caller.is_test:
-                    continue
-                sites.append((caller.repo_path, site.statement.start, site.line, fn, site, caller))
-        if not sites:
-            raise TraceError(
-                f"nothing in the source calls {', '.join(f.name for f in functions)}, so there are no call sites "
-                "to show; remove the trace-shapes block"
-            )
-        starts = {(caller.name, site.statement.start) for *_, site, caller in sites}
-        for key, text in labels.items():
-            if key not in starts:
-                raise TraceError(
-                    f"the label '{text}' names a statement of {key[0]} that calls none of "
-                    f"{', '.join(f.name for f in functions)}; point its ref at a call site"
-                )
-        ordered = tuple((fn, site, caller) for *_, fn, site, caller in sorted(sites, key=lambda s: s[:3]))
         return ShapesPlan(
             block.data.get("caption") or "",
             tuple(functions),
-            ordered,
             labels,
             model_requests(scope.project.settings),
             scope.project,
@@ -304,12 +281,31 @@ class ShapesKind:
         return requests_of(plan.requests)
 
     def render(self, plan: ShapesPlan, results: Results, links: Links) -> Rendered:
+        """The shapes at every call site of the functions in the code, as written or seen at run time."""
+        index = plan.project.index
+        found = []
+        for fn in plan.functions:
+            for site in results.graph.sites_to(fn.name):
+                caller = index.functions[site.caller]
+                if not caller.is_test:
+                    found.append((caller.repo_path, site.statement.start, site.line, fn, site, caller))
+        names = ", ".join(f.name for f in plan.functions)
+        if not found:
+            raise TraceError(
+                f"nothing in the source calls {names}, and no run saw a call of it, so there are no call sites "
+                "to show; remove the trace-shapes block"
+            )
+        starts = {(caller.name, site.statement.start) for *_, site, caller in found}
+        for key, text in plan.labels.items():
+            if key not in starts:
+                raise TraceError(
+                    f"the label '{text}' names a statement of {key[0]} that calls none of {names}; "
+                    "point its ref at a call site"
+                )
         run = model_run(Evidence(plan.project, results, links, plan.requests))
-        out = []
-        if plan.caption:
-            out.append(f"<p>{R.esc(plan.caption)}</p>")
-        for fn, site, caller in plan.sites:
-            data = site_shapes(plan.project.index, run, fn, site, caller)
+        out = [f"<p>{R.esc(plan.caption)}</p>"] if plan.caption else []
+        for *_, fn, site, caller in sorted(found, key=lambda s: s[:3]):
+            data = site_shapes(index, run, fn, site, caller)
             label = plan.labels.get((caller.name, site.statement.start))
             out.append(_render_site(links, run, data, fn, label))
         return Rendered("\n".join(out) + "\n")

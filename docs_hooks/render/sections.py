@@ -12,7 +12,7 @@ from __future__ import annotations
 from docs_hooks.render import html as R
 from docs_hooks.render import sources
 from docs_hooks.render.links import Links
-from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.resolve.callgraph import SEEN_AT_RUN_TIME, CallGraph
 from docs_hooks.resolve.entries import EntryData, EquationData, role_words
 from docs_hooks.resolve.roles import ROLES
 
@@ -114,18 +114,23 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
         for fn in entry.functions
     )
     functions = graph.index.functions
-    called = (
-        ", ".join(links.function_link(functions[n]) for n in graph.callers(entry.functions)) or "nothing in the source"
-    )
-    tested = (
-        ", ".join(links.function_link(functions[n]) for n in graph.tested_by(entry.functions))
-        or "no test calls it directly"
-    )
+    seen = set(graph.callers_seen_only_at_run_time(entry.functions) + graph.tested_only_at_run_time(entry.functions))
+
+    def names(found: list[str]) -> str:
+        return ", ".join(
+            links.function_link(functions[n]) + (f" ({SEEN_AT_RUN_TIME})" if n in seen else "") for n in found
+        )
+
+    called = names(graph.callers(entry.functions)) or "nothing in the source"
+    tested = names(graph.tested_by(entry.functions)) or "no test calls it directly"
     shown, more = graph.reached_shown(entry.functions)
     rows = [["Source", src]]
     if pdf is not None:
         rows.append(["PDF reference", pdf])
     rows += [["Called by", called], ["Tested by", tested]]
+    unknown = graph.unobserved(graph.unresolved_calls(entry.functions))
+    if unknown:
+        rows.append([UNKNOWN_ROW, unknown_calls(unknown, links, graph)])
     if shown:
         count = f"more than {len(shown)} tests" if more else R.count_words(len(shown), "test")
         rows.append(
@@ -138,6 +143,11 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
         rows.append(coverage_row)
     rows.append(["Status", R.badge(entry.status, status_evidence(entry, graph))])
     out.append(R.table(["", ""], rows, "trace-table trace-facts", searchable=False))
+    if seen:
+        out.append(
+            f'<p class="trace-facts-note">A caller or test marked "{SEEN_AT_RUN_TIME}" calls it in no way the '
+            "code index could follow; the build saw the call while the tests or the model run ran.</p>"
+        )
     if coverage_row is not None:
         out.append(
             '<p class="trace-facts-note">"Tested by" and "Reached by" follow the calls written in the '
@@ -150,6 +160,24 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
             "that call it only through other functions.</p>"
         )
     return "\n".join(out) + "\n"
+
+
+UNKNOWN_ROW = "Calls it may be reached by, not followed"
+
+
+def unknown_calls(sites, links: Links, graph: CallGraph) -> str:
+    """The calls the code index could not resolve that may reach an entry's functions and that no run executed:
+    counted, with their places, so that "Called by" and "Tested by" are not read as complete."""
+    functions = graph.index.functions
+    listed = ", ".join(
+        f"{links.line_link(functions[s.caller], s.line, s.line)} {R.code(s.written)}" for s in sites if s.caller
+    )
+    count = R.count_words(len(sites), "call")
+    return R.fold(
+        f"{count} the code index could not resolve, and no run executed",
+        f"{listed}: what they call is known neither from the code nor from a run, so the lists above may "
+        "miss callers or tests",
+    )
 
 
 def coverage_row(ran: list[str], links: Links) -> str:

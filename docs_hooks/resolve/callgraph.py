@@ -1,25 +1,136 @@
-"""Questions the static call graph answers: who calls a function, which tests call it or reach it, and
-which calls that may reach it could not be resolved.
+"""Questions the call graph answers: who calls a function, which tests call it or reach it, and which calls
+that may reach it could not be resolved.
 
-Part of the resolve stage: it reads the code index only (the call sites griffe
-and ``ast`` found), runs nothing, and answers the same question once per build.
+Part of the resolve stage: it reads the code index (the call sites griffe and
+``ast`` found) and runs nothing. The run stage sees calls as the tests and the
+model run execute (``ObservedCall``, plain data defined here so that the run
+stage can fill it without this stage importing a later one); a graph made with
+that evidence (``RunEvidence``) answers from both: a call the index resolved
+shows its statement, a call only seen at run time shows the caller's line of the
+call and says that it was seen at run time.
 """
 
 from __future__ import annotations
 
-from docs_hooks.resolve.codeindex import CallSite, CodeIndex, Function
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from docs_hooks.resolve.codeindex import CallSite, CodeIndex, Function, Statement
 from docs_hooks.resolve.values import Values
 
 REACHED_SHOWN = 100  # tests listed as reaching a function through others (see CallGraph.reached_by_tests)
 
+#: How a row of the code-and-math table says that its call was seen at run time, not found in the code.
+SEEN_AT_RUN_TIME = "seen at run time"
+
+
+@dataclass(frozen=True)
+class ObservedCall:
+    """A call seen while code ran: ``caller`` called ``callee`` at ``line`` (of the caller's file) while ``test``
+    ran.
+
+    Names are dotted as the code index names functions. ``caller`` is None when
+    the call came from code the index does not hold (pytest, a helper of the
+    docs); ``test`` is None for a run that is not a test (the model run). ``via``
+    names the ``__call__`` a call of an instance went through (``layer(X)``
+    reaching ``Layer.forward`` through ``Layer.__call__``), as the index's own
+    call sites do.
+    """
+
+    caller: str | None
+    callee: str
+    line: int
+    test: str | None = None
+    via: str = ""
+
+
+@dataclass(frozen=True)
+class RunEvidence:
+    """What the runs of one build saw: the calls, and the lines they executed (repo path -> line numbers)."""
+
+    calls: tuple[ObservedCall, ...] = ()
+    lines: Mapping[str, Collection[int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunSite:
+    """A call site the index did not find and a run saw, shaped as ``CallSite``: ``statement`` is the caller's
+    statement that holds ``line``."""
+
+    caller: str
+    callee: str
+    statement: Statement
+    line: int
+    via: str = ""
+    written: str = ""
+
+
+def seen_at_run_time(site) -> bool:
+    """Whether a call site (of ``CallGraph.sites_to``) was only seen at run time."""
+    return isinstance(site, RunSite)
+
 
 class CallGraph:
-    """The call graph of one code index, with each answer kept for the build (entries ask several times)."""
+    """The call graph of one code index, merged with what the runs saw (``evidence``), each answer kept for the
+    build (entries ask several times)."""
 
-    def __init__(self, index: CodeIndex):
+    def __init__(self, index: CodeIndex, evidence: RunEvidence | None = None):
         self.index = index
+        self.evidence = evidence
         self._memo: dict[tuple, list[str]] = {}
         self._values: Values | None = None
+        self._run_sites: dict[str, list[RunSite]] = {}  # callee -> call sites only seen at run time
+        self._reached: dict[str, set[str]] = {}  # function -> tests seen running it
+        self._ran: set[tuple[str, int]] = set()  # (caller, line) of every call seen
+        if evidence is not None:
+            self._merge(evidence.calls)
+
+    # ------------------------------------------------------------------ the merge
+
+    def _merge(self, calls: Iterable[ObservedCall]) -> None:
+        functions = self.index.functions
+        static = {(s.caller, s.callee, s.statement.start) for s in self.index.calls}
+        seen: set[tuple[str, str, int]] = set()
+        for call in calls:
+            if call.callee not in functions:
+                continue
+            if call.test is not None and call.test in functions:
+                self._reached.setdefault(call.callee, set()).add(call.test)
+            caller = functions.get(call.caller) if call.caller is not None else None
+            if caller is None:
+                continue
+            self._ran.add((caller.name, call.line))
+            statement = _statement_at(caller, call.line)
+            if statement is None:
+                continue
+            key = (caller.name, call.callee, statement.start)
+            if key in static or key in seen:
+                continue  # the index has this call: its own site shows it
+            seen.add(key)
+            site = RunSite(caller.name, call.callee, statement, call.line, call.via)
+            self._run_sites.setdefault(call.callee, []).append(site)
+        for sites in self._run_sites.values():
+            sites.sort(key=lambda s: (s.caller, s.line))
+
+    def sites_to(self, name: str) -> list[CallSite | RunSite]:
+        """Every call site of ``name``: the index's, then those only seen at run time (``seen_at_run_time``)."""
+        return [*self.index.calls_to(name), *self._run_sites.get(name, ())]
+
+    def unobserved(self, sites: Iterable) -> list:
+        """The call sites (anything with ``caller`` and ``line``, such as calls the index could not resolve) whose
+        line no run executed: what they call is known neither from the code nor from a run."""
+        lines = self.evidence.lines if self.evidence is not None else {}
+        out = []
+        for site in sites:
+            fn = self.index.functions.get(site.caller)
+            if (site.caller, site.line) in self._ran:
+                continue
+            if fn is not None and site.line in lines.get(fn.repo_path, ()):
+                continue
+            out.append(site)
+        return out
+
+    # ------------------------------------------------------------------ questions
 
     def _remembered(self, kind: str, functions: list[Function], compute) -> list[str]:
         key = (kind, tuple(f.name for f in functions))
@@ -28,11 +139,12 @@ class CallGraph:
         return list(self._memo[key])
 
     def callers(self, functions: list[Function]) -> list[str]:
-        """The functions of the code (not tests) that call one of ``functions``, other than themselves."""
+        """The functions of the code (not tests) that call one of ``functions``, other than themselves: those the
+        index found, then those only seen at run time."""
         names = {f.name for f in functions}
         out: list[str] = []
         for fn in functions:
-            for site in self.index.calls_to(fn.name):
+            for site in self.sites_to(fn.name):
                 if (
                     site.caller not in names
                     and not self.index.functions[site.caller].is_test
@@ -41,30 +153,42 @@ class CallGraph:
                     out.append(site.caller)
         return out
 
-    def call_rows(self, functions: list[Function]) -> list[tuple[str, CallSite]]:
-        """Every call of ``functions`` from elsewhere, as ("Calls it" or "Tests it", call site): code first."""
+    def callers_seen_only_at_run_time(self, functions: list[Function]) -> list[str]:
+        """The callers (see ``callers``) that no call site of the index shows: only a run saw them call."""
+        static = {s.caller for fn in functions for s in self.index.calls_to(fn.name)}
+        return [c for c in self.callers(functions) if c not in static]
+
+    def call_rows(self, functions: list[Function]) -> list[tuple[str, CallSite | RunSite]]:
+        """Every call of ``functions`` from elsewhere, as (role, call site), code first. The role is "Calls it" or
+        "Tests it", followed by "(seen at run time)" for a call the index did not find."""
         names = {f.name for f in functions}
         rows = []
         for fn in functions:
-            for site in sorted(self.index.calls_to(fn.name), key=lambda s: (s.caller, s.line)):
+            for site in sorted(self.sites_to(fn.name), key=lambda s: (s.caller, s.line)):
                 caller = self.index.functions[site.caller]
                 if caller.name not in names:
-                    rows.append(("Tests it" if caller.is_test else "Calls it", site))
-        rows.sort(key=lambda r: (r[0] == "Tests it", self.index.functions[r[1].caller].repo_path, r[1].line))
+                    role = "Tests it" if caller.is_test else "Calls it"
+                    rows.append((f"{role} ({SEEN_AT_RUN_TIME})" if seen_at_run_time(site) else role, site))
+        rows.sort(key=lambda r: (r[0].startswith("Tests it"), self.index.functions[r[1].caller].repo_path, r[1].line))
         return rows
 
     def tested_by(self, functions: list[Function]) -> list[str]:
-        """Tests that call one of ``functions`` directly."""
+        """Tests that call one of ``functions`` directly (in the code, or seen at run time)."""
         return self._remembered("tested_by", functions, lambda: self._tested_by(functions))
 
     def _tested_by(self, functions: list[Function]) -> list[str]:
         out: list[str] = []
         for fn in functions:
-            for site in self.index.calls_to(fn.name):
+            for site in self.sites_to(fn.name):
                 caller = self.index.functions[site.caller]
                 if self.index.runs_as_test(caller) and caller.name not in out:
                     out.append(caller.name)
         return out
+
+    def tested_only_at_run_time(self, functions: list[Function]) -> list[str]:
+        """The tests (see ``tested_by``) that no call site of the index shows calling ``functions``."""
+        static = {s.caller for fn in functions for s in self.index.calls_to(fn.name)}
+        return [t for t in self.tested_by(functions) if t not in static]
 
     def reached_by_tests(self, functions: list[Function]) -> list[str]:
         """Tests that reach ``functions`` through other functions, not directly (at most REACHED_SHOWN + 1)."""
@@ -76,7 +200,7 @@ class CallGraph:
         return reached[:REACHED_SHOWN], len(reached) > REACHED_SHOWN
 
     def _reached_by_tests(self, functions: list[Function]) -> list[str]:
-        """A walk up the call graph from ``functions``.
+        """A walk up the call graph from ``functions``, with the tests a run saw reaching them.
 
         The search stops once it has found one more than ``REACHED_SHOWN``: a
         helper that everything calls is reached by most tests of a large code
@@ -85,21 +209,24 @@ class CallGraph:
         """
         direct = set(self.tested_by(functions))
         seen = {f.name for f in functions}
+        found: set[str] = set()
+        for fn in functions:  # what the runs saw, whatever called it in between
+            found.update(t for t in self._reached.get(fn.name, ()) if self.index.runs_as_test(self.index.functions[t]))
+        found -= direct
         frontier = sorted(seen)  # a fixed order: which tests are found first must not change between builds
-        found: list[str] = []
         while frontier and len(found) <= REACHED_SHOWN:
             name = frontier.pop()
-            for site in self.index.calls_to(name):
+            for site in self.sites_to(name):
                 if site.caller in seen:
                     continue
                 seen.add(site.caller)
                 caller = self.index.functions[site.caller]
                 if self.index.runs_as_test(caller):
                     if caller.name not in direct:
-                        found.append(caller.name)
+                        found.add(caller.name)
                 else:  # code, or a helper of the tests (setUp, a fixture) that tests call
                     frontier.append(site.caller)
-        return sorted(set(found))
+        return sorted(found)
 
     # ------------------------------------------------------------------ what the reading could not resolve
 
@@ -147,3 +274,14 @@ class CallGraph:
                 if site.caller not in names:
                     out.setdefault((site.caller, site.line), site)
         return [out[k] for k in sorted(out)]
+
+
+def _statement_at(fn: Function, line: int) -> Statement | None:
+    """The innermost statement of ``fn`` that holds ``line`` (its header when the line is in the ``def``)."""
+    best = None
+    for stmt in fn.statements:
+        if stmt.start <= line <= stmt.end and (best is None or stmt.end - stmt.start <= best.end - best.start):
+            best = stmt
+    if best is None and fn.header is not None and fn.header.start <= line <= fn.header.end:
+        return fn.header
+    return best

@@ -3,9 +3,12 @@
 The static call graph says which tests *call* a function; this says which
 tests *executed* a given line, measured by coverage.py while pytest runs the
 configured tests, each test's lines under the test's name (pytest tells
-coverage.py when each test starts: see child_main). The run happens in a child
-process, once per change of the code: its result is cached under a digest of
-every source and test file.
+coverage.py when each test starts: see child_main). The same run also notes
+which function called which while each test ran (an ``observed.CallObserver``
+as the profile function, beside coverage.py's trace function), for the call
+graph. The run happens in a child process, once per change of the code: its
+result is cached under a digest of every source and test file and of the module
+names the calls are named with.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from docs_hooks.base.cachedir import read_entry, write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
+from docs_hooks.resolve.callgraph import ObservedCall
 from docs_hooks.run import children
 
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
@@ -33,10 +37,20 @@ OUTPUT_LINES = 15
 
 
 class CoverageMap:
-    """line -> tests, per source file (repo paths), from one coverage run."""
+    """line -> tests, per source file (repo paths), and the calls each test was seen making, from one coverage
+    run."""
 
-    def __init__(self, lines: dict[str, dict[int, list[str]]]):
+    def __init__(self, lines: dict[str, dict[int, list[str]]], calls: dict[str, list[list]] | None = None):
         self.lines = lines
+        self.calls = calls or {}  # test -> [caller, callee, line, via] (see observed.calls_seen)
+
+    def observed(self) -> list[ObservedCall]:
+        """The calls the tests were seen making, each under its test."""
+        return [
+            ObservedCall(caller, callee, line, test, via)
+            for test, seen in sorted(self.calls.items())
+            for caller, callee, line, via in seen
+        ]
 
     def tests_running(self, repo_path: str, start: int, end: int) -> list[str]:
         found: set[str] = set()
@@ -46,8 +60,8 @@ class CoverageMap:
         return sorted(found)
 
 
-def _key(file_digests: dict[str, str], args: list[str]) -> str:
-    h = hashlib.sha256(json.dumps([sorted(file_digests.items()), args]).encode())
+def _key(file_digests: dict[str, str], args: list[str], modules: dict[str, str]) -> str:
+    h = hashlib.sha256(json.dumps([sorted(file_digests.items()), args, sorted(modules.items())]).encode())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()[:24]
 
@@ -57,14 +71,35 @@ def _key(file_digests: dict[str, str], args: list[str]) -> str:
 CHILD_ENV = "DOCS_HOOKS_COVERAGE_RUN"
 
 
-def cached_map_path(cache_dir: Path, file_digests: dict[str, str], pytest_args: list[str]) -> Path:
+def cached_map_path(
+    cache_dir: Path, file_digests: dict[str, str], pytest_args: list[str], modules: dict[str, str]
+) -> Path:
     """Where the line map of this code, measured by these tests, is cached (a test run may write it there too:
-    see docs_hooks.pytest_linemap)."""
-    return Path(cache_dir) / "coverage" / f"{_key(file_digests, pytest_args)}.json"
+    see docs_hooks.pytest_linemap). ``modules`` (absolute file -> module) names the functions of the calls seen."""
+    return Path(cache_dir) / "coverage" / f"{_key(file_digests, pytest_args, modules)}.json"
 
 
-def line_map(cov, project_root: Path) -> str:
-    """The line map (repo path -> line -> the tests that ran it) of a coverage.py measurement, as JSON text."""
+def read_cached_map(
+    cache_dir: Path, file_digests: dict[str, str], pytest_args: list[str], modules: dict[str, str]
+) -> CoverageMap | None:
+    """The line map of this code measured by these tests, when the cache holds it; runs nothing."""
+    stored = read_entry(cached_map_path(cache_dir, file_digests, pytest_args, modules))
+    if stored is None:
+        return None
+    try:
+        return _read_map(stored.decode("utf-8"))
+    except ValueError:  # not a line map (UnicodeDecodeError is one too): the build measures it again
+        return None
+
+
+def index_modules(index) -> dict[str, str]:
+    """The module map of a code index: absolute file -> module name, as the index names its functions."""
+    return {str(f.file): f.module for f in index.functions.values()}
+
+
+def line_map(cov, project_root: Path, calls: dict[str, list[list]] | None = None) -> str:
+    """The line map (repo path -> line -> the tests that ran it) of a coverage.py measurement, with the calls
+    each test made (test -> [caller, callee, line, via]), as JSON text."""
     data = cov.get_data()
     root = Path(project_root).resolve()
     lines = {}
@@ -73,7 +108,50 @@ def line_map(cov, project_root: Path) -> str:
         lines[Path(measured).resolve().relative_to(root).as_posix()] = {
             n: sorted(c for c in contexts if c) for n, contexts in by_line.items() if any(contexts)
         }
-    return json.dumps(lines, sort_keys=True)
+    return json.dumps({"lines": lines, "calls": calls or {}}, sort_keys=True)
+
+
+class CallsPerTest:
+    """The calls each test makes while its own call runs: a ``CallObserver`` as the profile function (coverage.py
+    holds the trace function), switched on and off around each test's call (see ``child_main`` and
+    ``pytest_linemap``)."""
+
+    def __init__(self, project_root: Path):
+        from docs_hooks.base.settings import ModuleNames
+        from docs_hooks.run.observed import CallObserver, project_files
+
+        self.observer = CallObserver(project_files([str(project_root)]))
+        self.names = ModuleNames(project_root)  # how the line map names a test
+        self.tests: dict[tuple, tuple] = {}  # test (see _test_name) -> (its places, its calls through __call__)
+
+    def start(self) -> None:
+        import threading
+
+        self.observer.clear()
+        threading.setprofile(self.observer.profile)  # and in the threads a test starts
+        sys.setprofile(self.observer.profile)
+
+    def stop(self, item) -> None:
+        import threading
+
+        sys.setprofile(None)
+        threading.setprofile(None)
+        places, via = self.tests.setdefault(_test_name(item, self.names), (set(), set()))
+        places.update(self.observer.places)
+        via.update(self.observer.via)
+        self.observer.clear()
+
+    def named(self, modules: dict[str, str]) -> dict[str, list[list]]:
+        """test -> the calls it made, named through ``modules`` (see observed.calls_seen)."""
+        from docs_hooks.run.observed import calls_seen
+
+        out: dict[str, list[list]] = {}
+        for (file, qualname, context), (places, via) in self.tests.items():
+            test = f"{modules[file]}.{qualname}" if file in modules and "<" not in qualname else context
+            # pytest calling the test itself is no call of the code
+            seen = [c for c in calls_seen(places, via, modules) if c[0] is not None or c[1] != test]
+            out.setdefault(test, []).extend(seen)
+        return {test: sorted(seen, key=lambda c: (c[0] or "", c[1], c[2], c[3])) for test, seen in sorted(out.items())}
 
 
 def measure(
@@ -83,32 +161,53 @@ def measure(
     file_digests: dict[str, str],
     cache_dir: Path | None,
     timeout: float = DEFAULT_TIMEOUT,
+    modules: dict[str, str] | None = None,
 ) -> CoverageMap:
     """Run the tests under coverage (or read the cached result for this code)."""
-    return Measurement(project_root, source_root, pytest_args, file_digests, cache_dir, timeout).result()
+    return Measurement(project_root, source_root, pytest_args, file_digests, cache_dir, timeout, modules).result()
 
 
-def _read_map(text: str) -> dict[str, dict[int, list[str]]]:
-    """The line map as the run wrote it; ValueError when it is not one (cut short, damaged)."""
+def _read_map(text: str) -> CoverageMap:
+    """The line map and calls as the run wrote them; ValueError when they are not (cut short, damaged)."""
     try:
-        raw = json.loads(text)
+        data = json.loads(text)
     except RecursionError:
         raise ValueError("not a line map") from None
-    if type(raw) is not dict or not all(type(by_line) is dict for by_line in raw.values()):
+    if type(data) is not dict or type(data.get("lines")) is not dict or type(data.get("calls")) is not dict:
         raise ValueError("not a line map")
     out = {}
-    for f, by_line in raw.items():
-        if not all(type(tests) is list and all(type(t) is str for t in tests) for tests in by_line.values()):
+    for f, by_line in data["lines"].items():
+        if type(by_line) is not dict or not all(
+            type(tests) is list and all(type(t) is str for t in tests) for tests in by_line.values()
+        ):
             raise ValueError("not a line map")
         out[f] = {int(n): tests for n, tests in by_line.items()}
-    return out
+    calls = {}
+    for test, seen in data["calls"].items():
+        if type(seen) is not list:
+            raise ValueError("not a line map")
+        calls[str(test)] = [_read_call(c) for c in seen]
+    return CoverageMap(out, calls)
+
+
+def _read_call(call) -> list:
+    if type(call) is not list or len(call) != 4:
+        raise ValueError("not a line map")
+    caller, callee, line, via = call
+    if not (caller is None or type(caller) is str) or type(callee) is not str or type(line) is not int:
+        raise ValueError("not a line map")
+    if type(via) is not str:
+        raise ValueError("not a line map")
+    return [caller, callee, line, via]
 
 
 class Measurement:
     """A coverage run started now, in the background; ``result()`` waits for it.
 
     The builder starts it as soon as it is made, so the tests run on another
-    core while the pages are indexed, recorded and rendered.
+    core while the pages are indexed, recorded and rendered. ``modules``
+    (absolute file -> module name, see ``index_modules``) names the functions of
+    the calls seen; without it no call is named.
     """
 
     def __init__(
@@ -119,23 +218,27 @@ class Measurement:
         file_digests: dict[str, str],
         cache_dir: Path | None,
         timeout: float = DEFAULT_TIMEOUT,
+        modules: dict[str, str] | None = None,
     ):
         self.project_root = project_root
         self.timeout = timeout
+        modules = modules or {}
         self._map: CoverageMap | None = None
-        self._cached = cached_map_path(cache_dir, file_digests, pytest_args) if cache_dir else None
+        self._cached = cached_map_path(cache_dir, file_digests, pytest_args, modules) if cache_dir else None
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
         stored = read_entry(self._cached) if self._cached is not None else None
         if stored is not None:
             try:
-                self._map = CoverageMap(_read_map(stored.decode("utf-8")))
+                self._map = _read_map(stored.decode("utf-8"))
                 return
             except ValueError:  # not a line map (UnicodeDecodeError is one too): measured again, written whole
                 pass
         self._tmp = tempfile.TemporaryDirectory()
         self._lines_file = os.path.join(self._tmp.name, "lines.json")
         self._running_file = os.path.join(self._tmp.name, "running.txt")
+        modules_file = os.path.join(self._tmp.name, "modules.json")
+        Path(modules_file).write_text(json.dumps(modules), encoding="utf-8")
         env = dict(os.environ)
         # Modules import as the code index names them: from the source root, tests from the project root.
         # This package comes last, for the run's own driver (child_main).
@@ -162,6 +265,7 @@ class Measurement:
                 str(project_root),
                 self._lines_file,
                 self._running_file,
+                modules_file,
                 "-q",
                 "-p",
                 "no:cacheprovider",
@@ -206,7 +310,7 @@ class Measurement:
             if code == 0:
                 try:
                     text = Path(self._lines_file).read_text(encoding="utf-8")
-                    lines = _read_map(text)
+                    measured = _read_map(text)
                 except (OSError, ValueError, UnicodeDecodeError):
                     text = None
             if text is None:
@@ -216,7 +320,7 @@ class Measurement:
             self._finalizer()
         if self._cached is not None:
             write_entry(self._cached, text.encode("utf-8"))
-        self._map = CoverageMap(lines)
+        self._map = measured
         return self._map
 
     def _wait(self) -> int | None:
@@ -341,8 +445,9 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     """The coverage run: pytest under coverage.py, each test's lines measured under the test's name.
 
     Arguments: the source root, the project root, the JSON file to write
-    (repo path -> line -> the tests that ran it), the file that names the test
-    running now (for a test that ends the process), then pytest's arguments.
+    (see ``line_map``), the file that names the test running now (for a test
+    that ends the process), the JSON file of the module map (absolute file ->
+    module name, to name the calls seen), then pytest's arguments.
     pytest switches coverage.py's context as each test's call starts and ends,
     to the test's name as the code index gives it (module.function, or
     module.Class.method). coverage.py's own ``test_function`` contexts guess the
@@ -352,7 +457,7 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     line such a test ran was counted for that method). The exit code is pytest's.
     """
     children.watch_parent()
-    source_root, project_root, out, running, *pytest_args = sys.argv[1:]
+    source_root, project_root, out, running, modules_file, *pytest_args = sys.argv[1:]
     import coverage
     import pytest
 
@@ -360,6 +465,7 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
 
     cov = coverage.Coverage(data_file=None, config_file=False, source=[source_root])
     names = ModuleNames(Path(project_root))
+    calls = CallsPerTest(Path(project_root))
 
     class TestContexts:
         started = 0
@@ -371,8 +477,12 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_call(self, item):
             cov.switch_context(_test_context(item, names))
-            yield
-            cov.switch_context("")
+            calls.start()
+            try:
+                yield
+            finally:
+                calls.stop(item)
+                cov.switch_context("")
 
     cov.start()
     try:
@@ -380,8 +490,22 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     finally:
         cov.stop()
     if code == 0:
-        Path(out).write_text(line_map(cov, Path(project_root)), encoding="utf-8")
+        modules = json.loads(Path(modules_file).read_text(encoding="utf-8"))
+        Path(out).write_text(line_map(cov, Path(project_root), calls.named(modules)), encoding="utf-8")
     sys.exit(int(code))
+
+
+def _test_name(item, names) -> tuple[str, str, str]:
+    """What names a test among the calls seen: its function's file and qualified name, named once the module map
+    is known (as the index names the test: see ``CallsPerTest.named``), and its name as the line map gives it
+    (``_test_context``), for a test the map does not hold."""
+    import inspect
+
+    function = getattr(item, "function", None)
+    code = getattr(inspect.unwrap(function), "__code__", None) if function is not None else None
+    if code is None:
+        return ("", "<unknown>", _test_context(item, names))
+    return (code.co_filename, code.co_qualname, _test_context(item, names))
 
 
 def _test_context(item, names) -> str:

@@ -3,9 +3,16 @@
 A request names what to run: a test (``tests/test_ops.py::test_layer_norm_worked_example``)
 or a function of a helper module with arguments. Requests run in a child
 process (so that edited code is always the code that runs, and nothing a test
-does leaks into the build); one child serves every request of a build. Each
-recording is cached under a key made from the text of every file it touched,
-so an edit re-runs only the recordings that depend on the edited file.
+does leaks into the build); one child serves every request of a build.
+
+Each recording is cached under its request and what shapes every recording (the
+import path, the form of the stored data: ``Recorder._key``), with the list of
+what it depended on (``Dependencies``): the text of each function of the code
+index whose code ran, the name of each module it loaded and its text outside
+its functions' bodies, and the bytes of every other file it loaded or read. A
+stored recording is used only while all of those are as they were, so an edit to
+one function re-runs only the recordings that ran it; code that only moved keeps
+its recordings, their line numbers moved with it.
 
 This module is the build's side: ``Recorder`` answers requests from the store
 or through its ``RecordingChild``, which starts the child process and holds the
@@ -33,9 +40,10 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.errors import TraceError
@@ -44,6 +52,13 @@ from docs_hooks.run import children
 from docs_hooks.run.record_child import PRELOAD_ENV, REPLIES_ENV
 from docs_hooks.run.recording import Call, Made, Recording, pack, unpack
 from docs_hooks.run.turns import Turns
+
+if TYPE_CHECKING:
+    from docs_hooks.resolve.codeindex import Function
+
+#: The form of a stored recording and of its dependencies: part of every key, so that a recording stored by an
+#: earlier form of this code is never read (its rows go when the cache is pruned).
+RECORDING_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -90,6 +105,122 @@ def test_request(node_id: str, project_root: Path) -> Request:
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a request may take unless told (the test_timeout setting)
 
 
+class Dependencies:
+    """What a recording depends on, and whether it is still as it was: digests of the code as it is now, each
+    computed once for the build on first use.
+
+    - a function of the code index whose code ran: its text (``Function.source_lines``) and where it starts;
+    - a module the run had loaded that holds functions of the index: its text outside those functions' bodies
+      (imports, constants, classes' own lines, each ``def`` line), blank lines left out;
+    - any other file the run loaded or read (a helper module, a data file): its bytes;
+    - the name of each module it loaded, as the index names it (``source_root`` decides): the functions a
+      recording saw are named so.
+
+    A function whose text is the same but starts elsewhere (lines inserted above it) is still valid: its
+    recorded lines are moved by as much (see ``moved``).
+    """
+
+    def __init__(
+        self,
+        project_root: Path,
+        functions: Mapping[str, Function],
+        file_digests: dict[str, str],
+        modules: dict[str, str] | None = None,
+    ):
+        self.project_root = project_root
+        self.functions = functions
+        self.file_digests = file_digests  # repo path -> digest of its text, from the index
+        # repo path -> module name, from the module map (absolute file -> module name)
+        self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
+        self._by_file: dict[str, list[Function]] | None = None
+        self._function: dict[str, str] = {}
+        self._module: dict[str, str | None] = {}
+        self._file: dict[str, str | None] = {}
+
+    def of(self, rec: Recording) -> dict:
+        """The dependencies of ``rec`` as they are now (stored with it)."""
+        functions = {}
+        for name in rec.reached:
+            fn = self.functions.get(name)
+            if fn is not None:
+                functions[name] = [self.function(name), fn.start]
+        return {
+            "functions": functions,
+            "modules": {f: self.module(f) for f in sorted(set(rec.files))},
+            "files": {f: self.file(f) for f in sorted(set(rec.opened))},
+            "names": {f: self.names.get(f) for f in sorted(set(rec.files))},
+        }
+
+    def moved(self, deps: dict) -> dict[str, int] | None:
+        """None when something ``deps`` names has changed, else how far each function that moved has moved."""
+        shifts = {}
+        for name, (digest, start) in deps["functions"].items():
+            fn = self.functions.get(name)
+            if fn is None or self.function(name) != digest:
+                return None
+            if fn.start != start:
+                shifts[name] = fn.start - start
+        if any(self.module(f) != d for f, d in deps["modules"].items()):
+            return None
+        if any(self.file(f) != d for f, d in deps["files"].items()):
+            return None
+        if any(self.names.get(f) != name for f, name in deps["names"].items()):
+            return None  # a module now named otherwise: the recording names its functions the old way
+        return shifts
+
+    def function(self, name: str) -> str:
+        if name not in self._function:
+            text = "\n".join(self.functions[name].source_lines)
+            self._function[name] = hashlib.sha256(text.encode()).hexdigest()[:24]
+        return self._function[name]
+
+    def module(self, repo_path: str) -> str | None:
+        """A module's text outside the bodies of its functions of the index (its whole text when it has none)."""
+        if repo_path not in self._module:
+            self._module[repo_path] = self._module_digest(repo_path)
+        return self._module[repo_path]
+
+    def _module_digest(self, repo_path: str) -> str | None:
+        if self._by_file is None:
+            self._by_file = {}
+            for fn in self.functions.values():
+                self._by_file.setdefault(fn.repo_path, []).append(fn)
+        functions = self._by_file.get(repo_path)
+        if not functions:
+            return self.file(repo_path)
+        try:
+            lines = (self.project_root / repo_path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        bodies: set[int] = set()
+        for fn in functions:
+            first = (fn.header.end if fn.header is not None else fn.start) + 1
+            bodies.update(range(first, fn.end + 1))
+        rest = [line for n, line in enumerate(lines, 1) if n not in bodies and line.strip()]
+        return hashlib.sha256("\n".join(rest).encode()).hexdigest()[:24]
+
+    def file(self, repo_path: str) -> str | None:
+        """Digest of a file's bytes: from the index, else read now (helpers outside the code roots, data)."""
+        if repo_path not in self._file:
+            known = self.file_digests.get(repo_path)
+            if known is None:
+                try:
+                    known = hashlib.sha256((self.project_root / repo_path).read_bytes()).hexdigest()
+                except OSError:
+                    known = None
+            self._file[repo_path] = known
+        return self._file[repo_path]
+
+
+def _move(rec: Recording, shifts: dict[str, int]) -> Recording:
+    """``rec`` with the lines of calls made by functions that moved (``shifts``: name -> lines) moved with them."""
+    if shifts:
+        for call in rec.calls:
+            call.caller_line += shifts.get(call.caller, 0)
+        rec.seen = [[c[0], c[1], c[2] + shifts.get(c[0], 0), c[3]] for c in rec.seen]
+    return rec
+
+
 class Recorder:
     """Answers requests from the store, or runs them in its child process and stores what they recorded."""
 
@@ -102,14 +233,21 @@ class Recorder:
         cache_dir: Path | None,
         spare: tuple | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        functions: Mapping[str, Function] | None = None,
     ):
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
+        # The functions of the code index: a recording depends on those whose code ran, and on the names of
+        # the modules it loaded (see Dependencies).
+        self.dependencies = Dependencies(project_root, functions or {}, file_digests, modules)
+        # What shapes every recording besides its request and what it depended on: where the child imports
+        # from, the form of the stored data.
+        self._shape = json.dumps([RECORDING_FORMAT, str(project_root), [str(p) for p in sys_path]])
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
         self.store = Store(store_file(cache_dir, "recordings")) if cache_dir is not None else None
         self._memo: dict[Request, Recording] = {}
         self._turns = Turns()  # one conversation with the child at a time
-        # Recorded, not yet in the store: key -> (digests of the files it touched, recording). Written while
+        # Recorded, not yet in the store: key -> (what it depended on, recording). Written while
         # the child runs the next batch, by flush(), and at the latest when this recorder goes (or the
         # process ends), so a caller that never flushes loses nothing.
         self._unstored: dict[str, tuple[dict, Recording]] = {}
@@ -124,22 +262,11 @@ class Recorder:
             while_running=functools.partial(_write_recordings, self.store, self._unstored),
         )
 
-    def _digest(self, repo_path: str) -> str | None:
-        """Digest of a file's text: from the index, else read now (helpers outside the code roots)."""
-        known = self.file_digests.get(repo_path)
-        if known is not None:
-            return known
-        try:
-            return hashlib.sha256((self.project_root / repo_path).read_bytes()).hexdigest()
-        except OSError:
-            return None
-
-    @staticmethod
-    def _key(req: Request) -> str:
-        return hashlib.sha256(repr(req).encode()).hexdigest()[:24]
+    def _key(self, req: Request) -> str:
+        return hashlib.sha256(f"{self._shape}\0{req!r}".encode()).hexdigest()[:24]
 
     def _cached(self, requests: list[Request]) -> dict[Request, Recording]:
-        """The stored recordings of ``requests`` that are still true: no file they touched has changed."""
+        """The stored recordings of ``requests`` that are still true: nothing they depended on has changed."""
         if self.store is None or not requests:
             return {}
         keys = {self._key(req): req for req in requests}
@@ -148,15 +275,20 @@ class Recorder:
         for key, raw in rows.items():
             try:
                 stored = unpack(raw)
-                digests, recording = stored["digests"], stored["recording"]
-            except (ValueError, TypeError, KeyError):
+                deps, recording = stored["depends"], stored["recording"]
+                if not isinstance(deps, dict) or not _stored_form(recording):
+                    continue
+                shifts = self.dependencies.moved(deps)
+            except (ValueError, TypeError, KeyError, AttributeError):
                 continue  # damaged, or written by another version of this code: recorded again
-            if not _stored_form(digests, recording):
-                continue
-            if digests != {f: self._digest(f) for f in digests}:
-                continue
-            found[keys[key]] = recording
+            if shifts is None:
+                continue  # something it depended on has changed
+            found[keys[key]] = _move(recording, shifts)
         return found
+
+    def recordings(self) -> list[Recording]:
+        """Every recording this recorder has answered with so far (recorded or read back)."""
+        return [rec for rec in self._memo.values() if isinstance(rec, Recording)]
 
     def flush(self) -> None:
         """Write what was recorded since the last write to the store (the build calls it when its pages are done)."""
@@ -196,7 +328,7 @@ class Recorder:
                 for req in todo:
                     rec = self._memo[req]
                     if not isinstance(rec, TraceError):
-                        self._unstored[self._key(req)] = ({f: self._digest(f) for f in set(rec.files)}, rec)
+                        self._unstored[self._key(req)] = (self.dependencies.of(rec), rec)
         return {req: self._memo[req] for req in requests}
 
     def close(self) -> None:
@@ -454,13 +586,9 @@ def _vacuum(path: Path) -> None:
         pass  # busy (another build) or damaged (the next read makes it again): only a saving of space
 
 
-def _stored_form(digests, recording) -> bool:
-    """Whether an entry holds what ``_write_recordings`` stores: the digests of the files the recording touched
-    (repo path -> digest, None for a file that could not be read), and a recording of Calls."""
-    if type(digests) is not dict or not all(
-        type(f) is str and type(d) in (str, type(None)) for f, d in digests.items()
-    ):
-        return False
+def _stored_form(recording) -> bool:
+    """Whether an entry holds a recording as ``_write_recordings`` stores it: a Recording of Calls (what it
+    depends on is checked by ``Dependencies.moved``)."""
     if type(recording) is not Recording or type(recording.request) is not str or type(recording.calls) is not list:
         return False
     if type(recording.files) is not list or not all(type(f) is str for f in recording.files):
@@ -477,7 +605,7 @@ def _stored_form(digests, recording) -> bool:
 
 
 def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Recording]]) -> None:
-    """Write ``pending`` (key -> (digests, recording)) to ``store`` in one transaction, and empty it.
+    """Write ``pending`` (key -> (dependencies, recording)) to ``store`` in one transaction, and empty it.
 
     A recording larger than MAX_STORED_BYTES is left out (it is recorded again when needed).
     """
@@ -486,7 +614,7 @@ def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Record
     items = dict(pending)
     for key in items:
         pending.pop(key, None)
-    packed = {key: pack({"digests": digests, "recording": rec}) for key, (digests, rec) in items.items()}
+    packed = {key: pack({"depends": deps, "recording": rec}) for key, (deps, rec) in items.items()}
     store.put_many({key: raw for key, raw in packed.items() if len(raw) <= MAX_STORED_BYTES})
 
 

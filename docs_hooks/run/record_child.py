@@ -8,6 +8,11 @@ keeps the first call from each place in the project's code (``_CallTracer``), or
 only the test's own call (``_TargetOnly``), and writes the ``Recording`` (see
 ``recording.pack``) to a reply file whose path it sends as one JSON line.
 
+Either way the recording also says what the run depended on: every function of
+the project whose code ran and every call seen between them (see ``observed``),
+the modules it had loaded, and the files it opened for reading (``_Opened``),
+so that the build keeps it only as long as none of those changes.
+
 Only this process imports the project's code: objects of the project's own
 classes leave it as ``Opaque`` values (``project_object``).
 """
@@ -23,6 +28,7 @@ from typing import Any
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.run import children
+from docs_hooks.run.observed import CallObserver, calls_seen, enclosing, functions_run, importing, via_place
 from docs_hooks.run.recording import MAX_ENTRIES, Call, Made, Opaque, Recording, capped_summary, pack, unpack
 
 #: The build passes the request-free part of its first batch (sys.path, project root, modules to import) in
@@ -206,8 +212,10 @@ def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
     """The call a frame starts: its caller (when that is the project's code), its line and its arguments."""
     back = frame.f_back
     caller = None
-    if back is not None and back.f_code.co_filename in modules and "<" not in back.f_code.co_qualname:
-        caller = f"{modules[back.f_code.co_filename]}.{back.f_code.co_qualname}"
+    if back is not None and back.f_code.co_filename in modules:
+        # From a comprehension, lambda or nested function: the function of the index it is written in.
+        outer = enclosing(back.f_code.co_qualname)
+        caller = f"{modules[back.f_code.co_filename]}.{outer}" if outer is not None else None
     code = frame.f_code
     names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     args = {n: _snapshot(frame.f_locals[n]) for n in names if n in frame.f_locals}
@@ -217,12 +225,14 @@ def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
 class _CallTracer:
     """Records the first call from each place in the project's code: arguments, locals on return, result."""
 
-    def __init__(self, modules: dict[str, str]):
+    def __init__(self, modules: dict[str, str], imports: set | None = None):
         self.modules = modules  # absolute filename -> module name
+        self.imports = imports  # where the code of calls made while a module is imported goes (see observed)
         self.calls: list[Call] = []
         self.stack: list[tuple[Any, Call]] = []
         self.files: set[str] = set()
         self.places: set[tuple] = set()  # (code, calling code, line) of every call seen
+        self.via: set[tuple] = set()  # calls of an instance that reached a method through __call__ (see observed)
 
     def __call__(self, frame, event, arg):
         """The global trace function: called when a Python function starts (C calls raise no event).
@@ -241,10 +251,16 @@ class _CallTracer:
         module = self.modules.get(frame.f_code.co_filename)
         if module is None:
             return None
+        if back is not None:
+            through = via_place(frame, back)
+            if through is not None:
+                self.via.add(through)
+            if self.imports is not None and importing(back, _is_local_path):
+                self.imports.add(frame.f_code)
+        self.files.add(frame.f_code.co_filename)
         qual = frame.f_code.co_qualname
         if "<" in qual:  # comprehensions, lambdas, nested functions
             return None
-        self.files.add(frame.f_code.co_filename)
         # Only the first call from each place is kept (``places`` above): a loop (central differences
         # call the forward thousands of times) adds nothing the pages show, only weight to the cache.
         self.stack.append((frame, _entry_call(frame, self.modules, f"{module}.{qual}")))
@@ -261,23 +277,29 @@ class _CallTracer:
 
 
 class _TargetOnly:
-    """Records the first call of one function and nothing below it: everything it calls runs untraced.
+    """Records the first call of one function and nothing below it: what it calls is only observed.
 
     The trace function sees the call start, keeps its frame and arguments, and
-    turns tracing off; the frame object keeps the function's locals when it
-    returns, so they are read afterwards. Central differences inside a worked
-    example then run at full speed instead of raising an event per call.
+    hands over to a ``CallObserver``, which notes each place of a call of the
+    project's code once and traces no line; the frame object keeps the
+    function's locals when it returns, so they are read afterwards. Central
+    differences inside a worked example then run at close to full speed instead
+    of being recorded call by call.
     """
 
-    def __init__(self, code, modules: dict[str, str]):
+    def __init__(self, code, modules: dict[str, str], imports: set | None = None):
         self.code = code
         self.modules = modules
         self.frame = None
         self.call: Call | None = None
+        self.observer = CallObserver(_is_local_path, imports)
 
     def __call__(self, frame, event, arg):
         if event == "call" and frame.f_code is self.code and self.frame is None:
-            sys.settrace(None)  # what the function calls runs at full speed
+            sys.settrace(self.observer.trace)  # what the function calls is only observed
+            back = frame.f_back
+            if back is not None:
+                self.observer.places.add((frame.f_code, back.f_code, back.f_lineno))
             code = frame.f_code
             name = f"{self.modules.get(code.co_filename, code.co_filename)}.{code.co_qualname}"
             self.frame = frame
@@ -327,19 +349,149 @@ def _is_project_file(path: str) -> bool:
     return not any(path.startswith(p) for p in prefixes) and "site-packages" not in path
 
 
-def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | None = None) -> Recording:
+class _Opened:
+    """The files the code opens for reading: ``open`` (``io.open``) and ``os.open``, wrapped in the child.
+
+    While a request runs, what it opens is its own (``paths``); what a module of
+    the project opens while it is imported (``DATA = json.load(...)`` at its top
+    level) shaped every request after it too (``at_import``). The wrappers go in
+    once (``install``) and only note the path: they never change what ``open``
+    does or raises. Python's audit hooks would see every open, but a hook written
+    in Python is called for every audited event, and reading ``frame.f_code`` is
+    one, which the tracers do on every call (bench/README.md has the figures).
+    """
+
+    def __init__(self) -> None:
+        self.paths: set[str] | None = None
+        self.at_import: set[str] = set()
+
+    def install(self) -> None:
+        import builtins
+        import functools
+        import io
+
+        def wrap(opener, mode_of):
+            @functools.wraps(opener)
+            def opened(file, *args, **kwargs):
+                self._note(file, mode_of(args, kwargs))
+                return opener(file, *args, **kwargs)
+
+            return opened
+
+        def open_reads(args, kwargs) -> bool:
+            mode = args[0] if args else kwargs.get("mode", "r")
+            return not isinstance(mode, str) or "r" in mode or "+" in mode
+
+        def os_open_reads(args, kwargs) -> bool:
+            flags = args[0] if args else kwargs.get("flags", 0)
+            return kwargs.get("dir_fd") is None and (not isinstance(flags, int) or flags & os.O_ACCMODE != os.O_WRONLY)
+
+        builtins.open = io.open = wrap(io.open, open_reads)
+        os.open = wrap(os.open, os_open_reads)
+
+    def _note(self, file, reads: bool) -> None:
+        if not reads or isinstance(file, int):
+            return
+        try:
+            path = os.path.abspath(os.fsdecode(os.fspath(file)))
+        except Exception:  # noqa: BLE001 - not a path: the real open says so to the code that called it
+            return
+        if self.paths is not None:
+            self.paths.add(path)
+        if importing(sys._getframe(2), _is_local_path):
+            self.at_import.add(path)
+
+    def take(self, root: str, code_files) -> list[str]:
+        """The files opened since the last take, or by an import, that are data of the project: under ``root``,
+        not its code (``code_files``, which the recording depends on through the functions that ran), no
+        bytecode and no installed package; as paths from ``root``."""
+        paths, self.paths = (self.paths or set()) | self.at_import, set()
+        top = os.path.abspath(root) + os.sep
+        installed = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)})
+        return sorted(
+            os.path.relpath(p, root)
+            for p in paths
+            if p.startswith(top)
+            and not p.startswith(installed)
+            and "__pycache__" not in p.split(os.sep)
+            and p not in code_files
+            and os.path.isfile(p)
+        )
+
+
+class _Session:
+    """What the child keeps between requests: the code that ran while a module of the project was imported (every
+    recording made after depends on it: ``sigmoid = Sigmoid()`` at a module's top level runs ``Sigmoid.__init__``
+    once, for all of them), and the log of opened files."""
+
+    def __init__(self) -> None:
+        self.imported: set = set()  # code objects
+        self.opened = _Opened()
+
+    def importing(self):
+        """Run the next block, which only imports, noting the project's code that runs there: all of it runs at
+        import time (a context manager)."""
+        from contextlib import contextmanager
+
+        observer = CallObserver(_is_local_path)
+
+        @contextmanager
+        def on():
+            sys.settrace(observer.trace)
+            try:
+                yield
+            finally:
+                sys.settrace(None)
+                self.imported.update(code for code, _, _ in observer.places)
+
+        return on()
+
+
+def _is_local_path(file: str) -> bool:
+    """Whether a file of code (a code object's filename) is the project's own (see ``_is_local_module``)."""
+    key = (file, tuple(_LOCAL_ROOTS))
+    local = _LOCAL_FILES.get(key)
+    if local is None:
+        local = _LOCAL_FILES[key] = _is_local_file(os.path.abspath(file))
+    return local
+
+
+def _observing(trace):
+    """Run the next block with ``trace`` as the trace function (a context manager)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def on():
+        sys.settrace(trace)
+        try:
+            yield
+        finally:
+            sys.settrace(None)
+
+    return on()
+
+
+def _run_request(
+    request: dict, modules: dict[str, str], baseline: set[str] | None = None, session: _Session | None = None
+) -> Recording:
     import traceback
 
+    session = session or _Session()
     kind = request["kind"]
     root = request["project_root"]
     rec = Recording(request["name"])
-    tracer = _CallTracer(modules)
+    tracer = _CallTracer(modules, session.imported)
+    setup = CallObserver(_is_local_path, session.imported)  # what setting up the test runs counts for it
+    session.opened.paths = set()
     try:
-        module = _load_module(request["module"], root)
-        target, code, done = _test_target(module, request["function"])
+        with session.importing():
+            module = _load_module(request["module"], root)
+        with _observing(setup.trace):
+            target, code, done = _test_target(module, request["function"])
     except Exception as exc:
+        session.opened.paths = None
         raise TraceError(_cannot_load(request["name"], exc, root)) from None
-    maker_tracer = _CallTracer(modules)  # only to learn which files making the arguments ran
+    maker_tracer = _CallTracer(modules, session.imported)  # to learn what making the arguments ran
     sys.settrace(maker_tracer)
     try:
         args = _make(tuple(request.get("args", [])), root)
@@ -349,10 +501,11 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
         over = _make(request.get("over"), root)
     except Exception:
         sys.settrace(None)
+        session.opened.paths = None
         raise TraceError(f"cannot make the arguments of {request['name']}:\n{traceback.format_exc()}") from None
     finally:
         sys.settrace(None)
-    only = _TargetOnly(code, modules) if request.get("target_only") and code is not None else None
+    only = _TargetOnly(code, modules, session.imported) if request.get("target_only") and code is not None else None
     failed = ""
     sys.settrace(only or tracer)
     try:
@@ -365,6 +518,7 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
         failed = f"{request['name']} raised while recording:\n{traceback.format_exc()}"
     except SystemExit as exc:
         sys.settrace(None)
+        session.opened.paths = None
         code = exc.code if exc.code is None or isinstance(exc.code, int) else repr(exc.code)
         where = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)).rstrip().splitlines()
         raise TraceError(
@@ -374,12 +528,15 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
         ) from None
     finally:
         sys.settrace(None)
+    opened = session.opened.take(root, modules)
+    session.opened.paths = None
     try:
         done()  # a test class's tearDown
     except Exception:
         failed += f"{chr(10) if failed else ''}{request['name']}: tearDown raised:\n{traceback.format_exc()}"
     if failed:
         raise TraceError(failed)
+    observers = [tracer, maker_tracer, setup] + ([only.observer] if only is not None else [])
     if only is not None:
         rec.calls = only.finish(rec.result if over is None else None)
         tracer.files.add(code.co_filename)
@@ -389,6 +546,15 @@ def _run_request(request: dict, modules: dict[str, str], baseline: set[str] | No
     if baseline is not None:
         files |= _loaded_files(baseline, root)
     rec.files = sorted(os.path.relpath(f, root) for f in files)
+    places = set().union(*(o.places for o in observers))
+    loaded = {os.path.normpath(os.path.join(root, f)) for f in rec.files}
+    # Code that ran when the loaded modules were imported made the state this run started from.
+    at_import = {(c, None, 0) for c in session.imported if os.path.normpath(os.path.abspath(c.co_filename)) in loaded}
+    rec.reached = functions_run(places | at_import, modules)
+    rec.seen = calls_seen(places, set().union(*(o.via for o in observers)), modules)
+    rec.opened = opened
+    if code is not None and code.co_filename in modules and "<" not in code.co_qualname:
+        rec.target = f"{modules[code.co_filename]}.{code.co_qualname}"
     rec.result = _snapshot(rec.result)
     return rec
 
@@ -445,6 +611,8 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
     baseline = set(sys.modules)
     _BASELINE.update(baseline)
     configured = False
+    session = _Session()
+    session.opened.install()
 
     def configure(sys_path: list[str], project_root: str) -> None:
         for p in sys_path:
@@ -463,11 +631,12 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
         spec = json.loads(preload)
         configure(spec["sys_path"], spec["project_root"])
         configured = True
-        for name in spec["modules"]:
-            try:
-                importlib.import_module(name)
-            except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
-                pass
+        with session.importing():
+            for name in spec["modules"]:
+                try:
+                    importlib.import_module(name)
+                except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
+                    pass
     while True:
         payload = _read_batch(sys.stdin.buffer)
         if payload is None:
@@ -478,7 +647,7 @@ def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the chi
         for i, request in enumerate(payload["requests"]):  # in order (two requests may share a name)
             send({"start": i, "printed": _printed_so_far()})
             try:
-                rec = _run_request(request, payload["modules"], baseline)
+                rec = _run_request(request, payload["modules"], baseline, session)
             except TraceError as err:
                 send({"done": i, "error": err.message, "exited": isinstance(err.__context__, SystemExit)})
                 continue

@@ -2,7 +2,9 @@
 
 A ``Recording`` is what running one request saw: each ``Call`` of the project's
 code (its arguments on entry, its locals on return, its result), the files whose
-code ran, and the request's result. An argument the build process cannot make
+code ran, and the request's result; and what the run depended on and saw being
+called: the functions whose code ran, the calls between them (``observed``) and
+the data files it read. An argument the build process cannot make
 is described by ``Made`` and made in the child; a value of the project's own
 classes comes back as ``Opaque`` (type, repr and fields), because the build
 process does not import the project's modules; a value of more than
@@ -142,8 +144,12 @@ class Call:
 class Recording:
     request: str
     calls: list[Call] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)  # repo paths whose code ran
+    files: list[str] = field(default_factory=list)  # repo paths of the project's modules loaded (or run)
     result: Any = None
+    reached: list[str] = field(default_factory=list)  # the functions whose code ran, as the index names them
+    seen: list[list] = field(default_factory=list)  # the calls between them: [caller, callee, line, via]
+    opened: list[str] = field(default_factory=list)  # repo paths of the other files it read (data)
+    target: str | None = None  # the function the request called, as the index names it
 
     def calls_of(self, name: str) -> list[Call]:
         return [c for c in self.calls if c.function == name]
@@ -210,7 +216,18 @@ def pack(value: Any, project_object: Callable[[Any], Opaque | None] | None = Non
         if isinstance(v, (int, float)):  # subclasses (an IntEnum, say): their plain value
             return int(v) if isinstance(v, int) else float(v)
         if isinstance(v, Recording):
-            return {"R": [v.request, enc(v.calls, d), list(v.files), enc(v.result, d)]}
+            return {
+                "R": [
+                    v.request,
+                    enc(v.calls, d),
+                    list(v.files),
+                    enc(v.result, d),
+                    list(v.reached),
+                    [list(c) for c in v.seen],
+                    list(v.opened),
+                    v.target,
+                ]
+            }
         if isinstance(v, Call):
             return {"c": [v.function, v.caller, v.caller_line, enc(v.args, d), enc(v.locals, d), enc(v.result, d)]}
         if isinstance(v, Made):
@@ -287,7 +304,7 @@ def unpack(raw: bytes) -> Any:
         "F": frozenset,
         "C": lambda v: complex(v[0], v[1]),
         "B": base64.b64decode,
-        "R": lambda v: Recording(v[0], v[1], list(v[2]), v[3]),
+        "R": lambda v: Recording(v[0], v[1], list(v[2]), v[3], list(v[4]), [list(c) for c in v[5]], list(v[6]), v[7]),
         "c": lambda v: Call(*v),
         "M": lambda v: Made(*v),
         "O": lambda v: Opaque(*v),

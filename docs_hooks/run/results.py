@@ -25,6 +25,7 @@ from docs_hooks.run.recording import Recording
 if TYPE_CHECKING:
     from docs_hooks.read.spec import SpecIndex
     from docs_hooks.resolve.anchors import Resolved
+    from docs_hooks.resolve.callgraph import CallGraph
     from docs_hooks.resolve.entries import SiteEntries
     from docs_hooks.run.coverage_map import CoverageMap
     from docs_hooks.run.workers import Workers
@@ -55,6 +56,7 @@ class Results:
 
     def __init__(self, workers: Workers, site: SiteEntries, spec: SpecIndex | None = None):
         self.workers = workers
+        self._graph: CallGraph | None = None
         self.site = site  # every page's entries (resolved), for the site-wide tables
         self.spec = spec  # the compiled specification, or None when none is configured
         self._derived: dict[Any, Any] = {}
@@ -108,6 +110,21 @@ class Results:
     def tests_running(self, resolved: list[Resolved]) -> list[str]:
         """Tests that executed any of these statements, by line coverage (tests of the index only)."""
         return self.workers.tests_running(resolved)
+
+    # ------------------------------------------------------------------ the call graph
+
+    @property
+    def graph(self) -> CallGraph:
+        """The call graph of the code merged with the calls the runs saw: the coverage run's and every recording
+        the build made (waiting for the background work, so that none is left out). What "Called by", "Tested
+        by", the status of an entry, the shapes at call sites and the matrix read."""
+        with self._lock:
+            if self._graph is None:
+                from docs_hooks.resolve.callgraph import CallGraph
+
+                self.workers.wait()
+                self._graph = CallGraph(self.workers.index, self.workers.evidence())
+            return self._graph
 
     # ------------------------------------------------------------------ derived facts
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
+from docs_hooks.resolve.callgraph import RunEvidence
 from docs_hooks.resolve.codeindex import CodeIndex
 from docs_hooks.run.math import MathRenderer
 
@@ -59,17 +60,30 @@ class Workers:
         s = self.settings
         modules = {str(f.file): f.module for f in self.index.functions.values()}
         self._recorder = Recorder(
-            s.project_root, recorder_path(s), modules, self.index.file_digests, s.cache_dir, child, s.test_timeout
+            s.project_root,
+            recorder_path(s),
+            modules,
+            self.index.file_digests,
+            s.cache_dir,
+            child,
+            s.test_timeout,
+            self.index.functions,
         )
 
     def start_coverage(self) -> None:
         """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
         s = self.settings
         if s.coverage_tests and self._coverage_run is None:
-            from docs_hooks.run.coverage_map import Measurement
+            from docs_hooks.run.coverage_map import Measurement, index_modules
 
             self._coverage_run = Measurement(
-                s.project_root, s.source_root, s.coverage_tests, self.index.file_digests, s.cache_dir, s.test_timeout
+                s.project_root,
+                s.source_root,
+                s.coverage_tests,
+                self.index.file_digests,
+                s.cache_dir,
+                s.test_timeout,
+                index_modules(self.index),
             )
 
     @property
@@ -77,6 +91,32 @@ class Workers:
         """Which test ran which line (coverage.py), measured once per change of the code; None if not set up."""
         self.start_coverage()
         return self._coverage_run.result() if self._coverage_run is not None else None
+
+    def evidence(self) -> RunEvidence:
+        """What the runs of this build saw, for the call graph (``CallGraph(index, evidence)``): the calls seen
+        while the tests ran under coverage (waiting for that run, when it is set up; nothing of it when it
+        failed) and while every recording made or read so far ran (the model run, the worked examples), and the
+        lines the tests executed.
+
+        A recording counts for its test when it recorded a test of the index; the model run is no test.
+        """
+        from docs_hooks.run.observed import observed_calls
+
+        calls: list = []
+        lines: dict = {}
+        if self.settings.coverage_tests:
+            try:
+                coverage = self.coverage
+            except TraceError:  # the run failed: the pages say so where they show what it measures
+                coverage = None
+            if coverage is not None:
+                calls += coverage.observed()
+                lines = {path: by_line.keys() for path, by_line in coverage.lines.items()}
+        for rec in self._recorder.recordings() if self._recorder is not None else ():
+            fn = self.index.functions.get(rec.target) if rec.target is not None else None
+            test = rec.target if fn is not None and self.index.runs_as_test(fn) else None
+            calls += observed_calls(rec.seen, test)
+        return RunEvidence(tuple(calls), lines)
 
     def tests_running(self, resolved_list) -> list[str]:
         """Tests that executed any of these statements, by line coverage (indexed tests only)."""

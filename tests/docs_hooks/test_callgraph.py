@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for, make_build
-from docs_hooks.resolve.callgraph import REACHED_SHOWN, CallGraph
+from docs_hooks.resolve.callgraph import REACHED_SHOWN, CallGraph, ObservedCall, RunEvidence, seen_at_run_time
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page, write_tree
 
@@ -274,3 +274,166 @@ def test_unresolved_calls_that_may_reach_a_method_are_listed_with_their_place_an
     assert sites("layers.helper") == []  # a module-level function: fn(x) could be any function at all
     fns = [graph.index.function("layers.Scale.forward"), graph.index.function("layers.Shift.forward")]
     assert [(s.caller, s.line) for s in graph.unresolved_calls(fns)] == [("layers.apply", 26), ("layers.run_all", 21)]
+
+
+# ----------------------------------------------------------------------------- merged with the calls seen at run time
+
+
+def net_graph(make_project, calls=(), lines=None) -> tuple[CallGraph, CallGraph, dict]:
+    """The NET project's static graph, the graph merged with ``calls`` (and ``lines``), and its functions."""
+    from .test_observed import NET, NET_TESTS
+
+    root = make_project({"src/net.py": NET, "tests/test_net.py": NET_TESTS})
+    index = index_for(load_settings(root))
+    evidence = RunEvidence(tuple(calls), lines or {})
+    return CallGraph(index), CallGraph(index, evidence), index.functions
+
+
+def test_a_call_through_a_list_seen_at_run_time_is_a_caller_shown_at_its_line_and_said_to_be_seen_at_run_time(
+    make_project,
+):
+    from .test_observed import NET, line_of
+
+    loop = line_of(NET, "x = layer.forward(x)")
+    seen = [ObservedCall("net.Net.forward_pass", "net.Scale.forward", loop, "tests.test_net.test_net")]
+    static, merged, fn = net_graph(make_project, seen)
+    forward = [fn["net.Scale.forward"]]
+
+    assert static.callers(forward) == []  # "Called by nothing in the source"
+    assert merged.callers(forward) == ["net.Net.forward_pass"]
+    assert merged.callers_seen_only_at_run_time(forward) == ["net.Net.forward_pass"]
+    [(role, site)] = merged.call_rows(forward)
+    assert role == "Calls it (seen at run time)" and seen_at_run_time(site)
+    assert (site.caller, site.line, site.statement.text) == ("net.Net.forward_pass", loop, "x = layer.forward(x)")
+    assert merged.sites_to("net.Scale.forward") == [site]  # what trace-shapes reads
+    assert merged.reached_by_tests(forward) == ["tests.test_net.test_net"]  # the test the run saw reach it
+    assert static.reached_by_tests(forward) == []
+
+
+def test_a_test_that_calls_an_instance_seen_at_run_time_tests_the_method_its_call_runs(make_project):
+    from .test_observed import NET, NET_TESTS, line_of
+
+    line = line_of(NET_TESTS, "assert shift(1.0) == 2.0")
+    test = "tests.test_net.test_module_level_instance"
+    inside = line_of(NET, "return self.forward(x)")
+    seen = [
+        ObservedCall(test, "net.Layer.__call__", line, test),
+        ObservedCall("net.Layer.__call__", "net.Shift.forward", inside, test),
+        ObservedCall(test, "net.Shift.forward", line, test, "net.Layer.__call__"),
+    ]
+    static, merged, fn = net_graph(make_project, seen)
+    forward = [fn["net.Shift.forward"]]
+
+    assert static.tested_by(forward) == []  # "no test calls it"
+    assert merged.tested_by(forward) == [test]
+    assert merged.tested_only_at_run_time(forward) == [test]
+    assert merged.callers(forward) == ["net.Layer.__call__"]
+    rows = [(role, site.caller, site.line, site.via) for role, site in merged.call_rows(forward)]
+    assert rows == [
+        ("Calls it (seen at run time)", "net.Layer.__call__", inside, ""),
+        ("Tests it (seen at run time)", test, line, "net.Layer.__call__"),
+    ]
+
+
+def test_a_call_the_index_found_keeps_its_own_site_when_a_run_sees_it_too(make_project):
+    from .test_observed import NET, line_of
+
+    line = line_of(NET, "return Scale(2.0)")
+    static, merged, fn = net_graph(make_project, [ObservedCall("net.default_scale", "net.Scale.__init__", line, None)])
+    init = [fn["net.Scale.__init__"]]
+
+    assert merged.call_rows(init) == static.call_rows(init)  # one row, the index's, not marked
+    assert merged.callers_seen_only_at_run_time(init) == []
+
+
+def test_a_call_from_outside_the_index_or_of_no_function_of_it_adds_only_the_test_that_reached_it(make_project):
+    seen = [
+        ObservedCall(None, "net.Scale.forward", 7, "tests.test_net.test_made_by_a_factory"),  # pytest, a helper
+        ObservedCall("net.Net.forward_pass", "numpy.mean", 3, None),  # not a function of the index
+        ObservedCall("elsewhere.f", "net.Shift.forward", 1, None),
+    ]
+    static, merged, fn = net_graph(make_project, seen)
+
+    assert merged.callers([fn["net.Scale.forward"]]) == [] == merged.callers([fn["net.Shift.forward"]])
+    assert merged.reached_by_tests([fn["net.Scale.forward"]]) == ["tests.test_net.test_made_by_a_factory"]
+
+
+def test_a_call_site_is_unobserved_when_no_run_executed_its_line(make_project):
+    from types import SimpleNamespace
+
+    from .test_observed import NET, line_of
+
+    loop, by_dict = line_of(NET, "x = layer.forward(x)"), line_of(NET, "return build_layer(ACTIVATIONS[name])(x)")
+    seen = [ObservedCall("net.Net.forward_pass", "net.Scale.forward", loop, None)]
+    _, merged, _ = net_graph(make_project, seen, {"src/net.py": {by_dict}})
+    sites = [
+        SimpleNamespace(caller="net.Net.forward_pass", line=loop),
+        SimpleNamespace(caller="net.activate", line=by_dict),
+    ]
+    never = SimpleNamespace(caller="net.Net.all_at_once", line=loop + 4)
+
+    assert merged.unobserved([*sites, never]) == [never]  # a call seen there, a line covered, a line never run
+    static, _, _ = net_graph(make_project)
+    assert static.unobserved(sites) == sites  # no run: nothing is known of them
+
+
+def test_the_implemented_check_reads_the_merged_graph(make_project):
+    from docs_hooks.resolve.entries import EntryData, status_problem
+
+    from .test_observed import NET_TESTS, line_of
+
+    test = "tests.test_net.test_made_by_a_factory"
+    seen = [ObservedCall(test, "net.Scale.forward", line_of(NET_TESTS, "assert layer.forward(1.0)"), test)]
+    static, merged, fn = net_graph(make_project, seen)
+    entry = EntryData("docs/net.md", "scale", "Scale", "implemented", [fn["net.Scale.forward"]], [], 3)
+
+    assert str(status_problem(entry, static)) == (
+        "docs/net.md:3: entry 'Scale' is marked implemented, but no test calls net.Scale.forward; add a test or "
+        "change its status"
+    )
+    assert status_problem(entry, merged) is None
+
+
+def test_a_page_built_with_the_merged_graph_shows_the_calls_the_tests_made_through_a_list(make_project):
+    """What the pipeline does with the run stage's evidence: check, which runs nothing and finds no line map
+    yet, reads the code alone; a build reads the graph merged with what its runs saw."""
+    from .test_observed import NET, NET_TESTS, line_of
+
+    root = make_project(
+        {
+            "src/net.py": NET,
+            "tests/test_net.py": NET_TESTS,
+            "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+            'coverage_tests = ["tests/test_net.py"]\n',
+        }
+    )
+    text = "# Scale\n\n```trace-entry\ntitle: Scale\nfunction: net.Scale.forward\nstatus: implemented\n```\n"
+    static = make_build(load_settings(root), static=True)
+    merged = make_build(load_settings(root))
+    try:
+        assert [str(p) for p in static.expand("docs/net.md", text).problems] == [
+            "docs/net.md:3: entry 'Scale' is marked implemented, but no test calls net.Scale.forward; add a test "
+            "or change its status"
+        ]
+        page_md = merged.expand("docs/net.md", text)
+    finally:
+        static.close()
+        merged.close()
+
+    assert page_md.problems == []
+    loop = line_of(NET, "x = layer.forward(x)")
+    factory = line_of(NET_TESTS, "assert layer.forward(1.0) == 2.0")
+    assert connection_rows(page_md.markdown) == [
+        f"Scale | Calls it (seen at run time) | net.py:{loop} | x = layer.forward(x)",
+        f"Scale | Tests it (seen at run time) | tests/test_net.py:{factory} | assert layer.forward(1.0) == 2.0",
+    ]
+    never = line_of(NET, "return [layer.forward(x) for layer in self.layers]")
+    assert connection_rows(page_md.markdown, "Where is it used?")[1:5] == [
+        "Called by | net.Net.forward_pass (seen at run time)",
+        "Tested by | tests.test_net.test_made_by_a_factory (seen at run time)",
+        # a call no test runs, through the same list: the lists above are not complete, and the page says so
+        "Calls it may be reached by, not followed | 1 call the code index could not resolve, and no run executed"
+        f"net.py:{never} layer.forward: what they call is known neither from the code nor from a run, so the "
+        "lists above may miss callers or tests",
+        "Reached by tests through other functions | 1 testtests/test_net.py: test_net",
+    ]

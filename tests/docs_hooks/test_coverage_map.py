@@ -14,9 +14,12 @@ from docs_hooks.base.cachedir import write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import check_site, expand_site, index_for, make_build
-from docs_hooks.run.coverage_map import Measurement, _read_map, measure
+from docs_hooks.run.coverage_map import Measurement, _read_map, index_modules, measure
 
 from .conftest import mutated
+from .test_observed import NET_TESTS as NET_TESTS_TEXT
+
+TESTS_OF_NET = ["test_net", "test_module_level_instance", "test_made_by_a_factory", "test_through_a_dict"]
 
 BRANCHY = """\
 def clip(x, limit):
@@ -103,6 +106,72 @@ def test_the_result_is_cached_until_the_code_changes(make_project, tmp_path):
     (root / "src/branchy.py").write_text(BRANCHY.replace("return limit", "return limit  # the cap"))
     measure(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, cache)
     assert len(list((cache / "coverage").glob("*.json"))) == 2  # edited code: measured again
+
+
+def net_project(make_project) -> Path:
+    from .test_observed import NET, NET_TESTS
+
+    return make_project(
+        {
+            "src/net.py": NET,
+            "tests/test_net.py": NET_TESTS,
+            "pyproject.toml": '[tool.docs_hooks]\ncoverage_tests = ["tests/test_net.py"]\n',
+        }
+    )
+
+
+def test_the_coverage_run_notes_the_calls_each_test_made_that_the_code_index_cannot_follow(make_project, tmp_path):
+    from .test_observed import NET, line_of
+
+    root = net_project(make_project)
+    settings = load_settings(root)
+    index = index_for(settings)
+    modules = index_modules(index)
+
+    cov = measure(root, settings.source_root, settings.coverage_tests, index.file_digests, tmp_path / "c", 120, modules)
+
+    calls = {(c.test.rsplit(".", 1)[-1], c.caller, c.callee, c.line, c.via) for c in cov.observed()}
+    loop = line_of(NET, "x = layer.forward(x)")
+    assert ("test_net", "net.Net.forward_pass", "net.Scale.forward", loop, "") in calls  # through a list
+    instance = line_of(NET_TESTS_TEXT, "assert shift(1.0) == 2.0")
+    assert (
+        "test_module_level_instance",
+        "tests.test_net.test_module_level_instance",
+        "net.Shift.forward",
+        instance,
+        "net.Layer.__call__",
+    ) in calls  # a module-level instance, called: through its __call__
+    factory = line_of(NET_TESTS_TEXT, "assert layer.forward(1.0) == 2.0")
+    assert (
+        "test_made_by_a_factory",
+        "tests.test_net.test_made_by_a_factory",
+        "net.Scale.forward",
+        factory,
+        "",
+    ) in calls
+    by_dict = line_of(NET, "return build_layer(ACTIVATIONS[name])(x)")
+    assert ("test_through_a_dict", "net.activate", "net.Shift.forward", by_dict, "net.Layer.__call__") in calls
+    assert {c.test for c in cov.observed()} == {f"tests.test_net.{t}" for t in TESTS_OF_NET}
+
+    again = measure(
+        root, settings.source_root, settings.coverage_tests, index.file_digests, tmp_path / "c", 120, modules
+    )
+    assert again.observed() == cov.observed()  # kept with the line map, read back as they were
+
+
+def test_a_map_measured_with_other_module_names_is_not_read_back(make_project, tmp_path):
+    root = net_project(make_project)
+    settings = load_settings(root)
+    index = index_for(settings)
+    cache = tmp_path / "cache"
+    modules = index_modules(index)
+    measure(root, settings.source_root, settings.coverage_tests, index.file_digests, cache, 120, modules)
+
+    renamed = {f: f"src.{m}" for f, m in modules.items()}
+    again = measure(root, settings.source_root, settings.coverage_tests, index.file_digests, cache, 120, renamed)
+
+    assert len(list((cache / "coverage").glob("*.json"))) == 2  # measured again
+    assert {c.callee for c in again.observed()} >= {"src.net.Scale.forward", "src.net.Shift.forward"}
 
 
 def test_the_builder_lists_only_indexed_tests(make_project):

@@ -10,7 +10,7 @@ import sys
 from docs_hooks.base.cachedir import read_entry
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
-from docs_hooks.run.coverage_map import Measurement, cached_map_path
+from docs_hooks.run.coverage_map import Measurement, cached_map_path, index_modules
 
 from .test_coverage_map import BRANCHY, TESTS
 
@@ -42,7 +42,10 @@ def run_pytest(root, *args: str) -> subprocess.CompletedProcess:
 
 def map_path(root):
     settings = load_settings(root)
-    return settings, cached_map_path(settings.cache_dir, index_for(settings).file_digests, settings.coverage_tests)
+    index = index_for(settings)
+    return settings, cached_map_path(
+        settings.cache_dir, index.file_digests, settings.coverage_tests, index_modules(index)
+    )
 
 
 def test_a_passing_run_of_the_selected_tests_writes_the_map_the_build_then_reads_without_running_a_test(make_project):
@@ -52,12 +55,23 @@ def test_a_passing_run_of_the_selected_tests_writes_the_map_the_build_then_reads
 
     assert result.returncode == 0, result.stdout + result.stderr
     settings, path = map_path(root)
-    lines = json.loads(read_entry(path))
+    written = json.loads(read_entry(path))
+    lines = written["lines"]
     assert lines["src/branchy.py"]["3"] == ["tests.test_branchy.test_large_values_are_clipped"]
     assert lines["src/branchy.py"]["4"] == ["tests.test_branchy.test_small_values_pass_through"]
+    assert written["calls"]["tests.test_branchy.test_large_values_are_clipped"] == [
+        ["tests.test_branchy.test_large_values_are_clipped", "branchy.clip", 9, ""]
+    ]  # the calls each test made, seen on the way
 
+    index = index_for(settings)
     measurement = Measurement(
-        root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, settings.cache_dir
+        root,
+        settings.source_root,
+        settings.coverage_tests,
+        index.file_digests,
+        settings.cache_dir,
+        120,
+        index_modules(index),
     )
 
     assert measurement.done() and measurement._proc is None  # read from the cache: no coverage run started

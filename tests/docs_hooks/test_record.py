@@ -1,6 +1,8 @@
 """The build's side of recording: one child serves a build's batches, recordings are stored and read back
 by the code they touched, and a test that hangs, exits or ends the child is one clear error."""
 
+import re
+
 import pytest
 
 from docs_hooks.base.errors import TraceError
@@ -307,18 +309,18 @@ def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make
 
 def _not_the_stored_form(stored: dict, how: str) -> dict:
     """An entry that reads back as data, but not as what the build stores."""
-    digests, rec = stored["digests"], stored["recording"]
+    depends, rec = stored["depends"], stored["recording"]
     if how == "a digest that is a number":
-        return {"digests": dict.fromkeys(digests, 5), "recording": rec}
+        return {"depends": {**depends, "functions": dict.fromkeys(depends["functions"], [5, 1])}, "recording": rec}
     if how == "a file named by a tuple":
-        return {"digests": {("src", "ops.py"): "x"}, "recording": rec}
+        return {"depends": {**depends, "files": {("src", "ops.py"): "x"}}, "recording": rec}
     if how == "not a recording":
-        return {"digests": digests, "recording": "a recording"}
+        return {"depends": depends, "recording": "a recording"}
     if how == "calls that are not calls":
-        return {"digests": digests, "recording": Recording(rec.request, [1, "two"], rec.files, rec.result)}
+        return {"depends": depends, "recording": Recording(rec.request, [1, "two"], rec.files, rec.result)}
     call = rec.calls[0]
     return {
-        "digests": digests,
+        "depends": depends,
         "recording": Recording(rec.request, [Call(call.function, None, "3", call.args, [], None)], rec.files),
     }
 
@@ -464,3 +466,322 @@ def test_a_test_of_a_tests_folder_that_is_no_package_is_recorded_as_pytest_impor
     assert "test_ops.test_rows_have_zero_mean" in make_build(settings, static=True).project.index.functions
     assert recorder_path(settings) == [settings.source_root, settings.project_root, root / "tests"]
     assert "1.5" in result.markdown and "5.5" in result.markdown  # mu of each row, as recorded
+
+
+# ----------------------------------------------------------------------------- what a recording depends on
+
+DATA_NORM = """\
+import json
+from pathlib import Path
+
+import numpy as np
+
+from helpers import scale
+
+
+def standardize(x):
+    mu = x.mean(axis=-1, keepdims=True)
+    y = (x - mu) * scale()
+    return y
+
+
+def other(x):
+    return x + 1
+"""
+
+DATA_TESTS = """\
+import json
+from pathlib import Path
+
+import numpy as np
+
+from norm import standardize
+
+
+def test_standardize_worked_example():
+    x = np.array(json.loads((Path(__file__).parent / "x.json").read_text()), dtype=float)
+    y = standardize(x)
+    assert y.shape == x.shape
+"""
+
+DATA_PAGE = page("""
+    # Standardize
+
+    ```trace-entry
+    title: Standardize
+    function: norm.standardize
+    status: implemented
+    ```
+
+    ```trace-example
+    test: tests/test_norm.py::test_standardize_worked_example
+    title: One row
+    show:
+      - {label: Input, code: x}
+      - {label: Mean, code: mu}
+      - {label: Output, code: y}
+    ```
+""")
+
+
+def data_project(make_project, **files):
+    return make_project(
+        {
+            "src/norm.py": DATA_NORM,
+            "helpers.py": "def scale():\n    return 1.0\n",  # a helper module outside the source root
+            "tests/test_norm.py": DATA_TESTS,
+            "tests/x.json": "[[10, 20, 30, 60]]",
+            "docs/page.md": DATA_PAGE,
+            **files,
+        }
+    )
+
+
+def example_values(markdown: str) -> dict[str, str]:
+    """What an example shows: each name in the code with its value, as a reader sees them."""
+    import html
+
+    cells = [
+        html.unescape(re.sub(r"<[^>]+>", "", v)).strip() for v in re.findall(r"<td><code>(.*?)</code></td>", markdown)
+    ]
+    return dict(zip(cells[0::2], cells[1::2]))
+
+
+def recordings_made(monkeypatch) -> list[str]:
+    """The names of the requests the recording child runs from now on (a stored recording is not run)."""
+    made: list[str] = []
+    run = record.RecordingChild.run
+
+    def counting(self, requests):
+        made.extend(r.name for r in requests)
+        return run(self, requests)
+
+    monkeypatch.setattr(record.RecordingChild, "run", counting)
+    return made
+
+
+def test_an_edited_data_file_that_a_recorded_test_reads_reaches_the_page_on_the_next_build(make_project, monkeypatch):
+    root = data_project(make_project)
+    made = recordings_made(monkeypatch)
+    before = expand_page(root)
+    assert problems(before) == []
+    shown = example_values(before.markdown)
+    assert (shown["x"], shown["mu"]) == ("[[10.0000, 20.0000, 30.0000, 60.0000]]", "[[30.0000]]")
+
+    (root / "tests/x.json").write_text("[[11, 21, 31, 61]]", encoding="utf-8")
+    after = expand_page(root)
+
+    assert problems(after) == []
+    shown = example_values(after.markdown)
+    assert (shown["x"], shown["mu"]) == ("[[11.0000, 21.0000, 31.0000, 61.0000]]", "[[31.0000]]")
+    assert made == ["tests/test_norm.py::test_standardize_worked_example"] * 2  # recorded again, once
+
+
+def test_an_edited_helper_module_outside_the_source_root_reaches_the_page_on_the_next_build(make_project):
+    root = data_project(make_project)
+    before = expand_page(root)
+    assert problems(before) == []
+    assert example_values(before.markdown)["y"] == "[[-20.0000, -10.0000, 0.0000, 30.0000]]"
+
+    (root / "helpers.py").write_text("def scale():\n    return 3.0\n", encoding="utf-8")
+    after = expand_page(root)
+
+    assert problems(after) == []
+    assert example_values(after.markdown)["y"] == "[[-60.0000, -30.0000, 0.0000, 90.0000]]"
+
+
+CORE = """\
+def standardize(x):
+    mu = sum(x) / len(x)
+    return [v - mu for v in x]
+"""
+
+CORE_TEST = """\
+from mypkg.core import standardize
+
+
+def test_standardize_worked_example():
+    assert standardize([1.0, 2.0, 6.0]) == [-2.0, -1.0, 3.0]
+"""
+
+
+def core_page(function: str) -> str:
+    return page(f"""
+        # Standardize
+
+        ```trace-entry
+        title: Standardize
+        function: {function}
+        status: illustrative
+        ```
+
+        ```trace-example
+        test: tests/test_core.py::test_standardize_worked_example
+        title: Three numbers
+        show:
+          - {{label: Mean, code: mu}}
+        ```
+    """)
+
+
+def test_a_page_and_its_recording_keep_their_module_names_when_source_root_changes(make_project):
+    """Modules are named as Python imports them, whatever source_root is; a recording made before the change is
+    read back only while what it was keyed by (the module map among it) still holds."""
+    pyproject = '[tool.docs_hooks]\nsource_root = "{}"\nexclude = ["src"]\n'
+    root = make_project(
+        {
+            "mypkg/__init__.py": "",
+            "mypkg/core.py": CORE,
+            "tests/test_core.py": CORE_TEST,
+            "pyproject.toml": pyproject.format("."),
+            "docs/page.md": core_page("mypkg.core.standardize"),
+        }
+    )
+    before = expand_page(root)
+    assert problems(before) == [] and example_values(before.markdown) == {"mu": "3"}
+
+    (root / "pyproject.toml").write_text(pyproject.format("mypkg"), encoding="utf-8")
+    after = expand_page(root)
+
+    assert problems(after) == []  # not: "never called core.standardize; it called: mypkg.core.standardize"
+    assert example_values(after.markdown) == {"mu": "3"}
+
+
+TWO = """\
+SCALE = 2.0
+
+
+class Doubler:
+    def __init__(self):
+        self.factor = SCALE
+
+
+DOUBLER = Doubler()
+
+
+def double(x):
+    return x * DOUBLER.factor
+
+
+def quadruple(x):
+    return double(double(x))
+
+
+def triple(x):
+    return x * 3
+"""
+
+
+def two_recorder(root, cache, prefix: str = ""):
+    """A recorder of the project at ``root`` as a build makes it: the index's module map (each name after
+    ``prefix``) and functions."""
+    from docs_hooks.base.settings import load_settings
+    from docs_hooks.core.site import index_for
+    from docs_hooks.run.workers import recorder_path
+
+    settings = load_settings(root)
+    index = index_for(settings)
+    modules = {str(f.file): prefix + f.module for f in index.functions.values()}
+    return record.Recorder(root, recorder_path(settings), modules, index.file_digests, cache, functions=index.functions)
+
+
+def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_moved_keeps_its_recordings(
+    make_project, tmp_path, monkeypatch
+):
+    root = make_project({"src/two.py": TWO})
+    cache = tmp_path / "cache"
+    made = recordings_made(monkeypatch)
+    requests = [Request("quadruple", "two", "quadruple", (5.0,)), Request("triple", "two", "triple", (5.0,))]
+
+    def build(expected: list[str]) -> dict:
+        made.clear()
+        rec = two_recorder(root, cache)
+        try:
+            out = rec.record(requests)
+        finally:
+            rec.close()
+        assert made == expected
+        return {req.name: out[req] for req in requests}
+
+    first = build(["quadruple", "triple"])
+    assert first["quadruple"].result == 20.0 and first["triple"].result == 15.0
+    line = first["quadruple"].first("two.double").caller_line
+    assert (root / "src/two.py").read_text().splitlines()[line - 1] == "    return double(double(x))"
+    assert build([])["quadruple"].result == 20.0  # nothing changed: nothing runs
+
+    text = TWO.replace("    return x * 3\n", "    return x * 3.0  # now a float\n")
+    (root / "src/two.py").write_text(text, encoding="utf-8")
+    assert build(["triple"])["triple"].result == 15.0  # quadruple did not run triple's code
+    (root / "src/more.py").write_text("def more():\n    return 1\n", encoding="utf-8")
+    assert build([])["triple"].result == 15.0  # a new module, which neither loaded
+
+    (root / "src/two.py").write_text("\n\n\n" + text, encoding="utf-8")  # every function moves down 3 lines
+    moved = build([])["quadruple"]  # read back, its lines moved with the code
+    assert moved.first("two.double").caller_line == line + 3
+    assert [c[2] for c in moved.seen if c[:2] == ["two.quadruple", "two.double"]] == [line + 3]
+
+    (root / "src/two.py").write_text(text.replace("SCALE = 2.0", "SCALE = 4.0"), encoding="utf-8")
+    again = build(["quadruple", "triple"])  # a module's own lines shape whatever loaded it
+    assert again["quadruple"].result == 80.0
+
+    (root / "src/two.py").write_text(
+        text.replace("SCALE = 2.0", "SCALE = 4.0").replace("self.factor = SCALE", "self.factor = SCALE + 1"),
+        encoding="utf-8",
+    )
+    # Doubler.__init__ ran when the module was imported, for every recording made from it
+    assert build(["quadruple", "triple"])["quadruple"].result == 125.0
+
+
+def test_a_recording_made_with_other_module_names_is_made_again(make_project, tmp_path, monkeypatch):
+    root = make_project({"src/two.py": TWO})
+    cache = tmp_path / "cache"
+    made = recordings_made(monkeypatch)
+    request = Request("quadruple", "two", "quadruple", (5.0,))
+
+    def build(prefix: str):
+        rec = two_recorder(root, cache, prefix)
+        try:
+            return rec.record([request])[request]
+        finally:
+            rec.close()
+
+    assert build("").first("two.double").caller == "two.quadruple"
+    assert build("").first("two.double").caller == "two.quadruple" and made == ["quadruple"]
+    # what source_root = "." would name it: the stored recording's names are not the index's any more
+    assert build("src.").first("src.two.double").caller == "src.two.quadruple"
+    assert made == ["quadruple", "quadruple"]
+
+
+def test_a_data_file_a_test_module_reads_when_it_is_imported_reaches_every_example_of_it_on_the_next_build(
+    make_project,
+):
+    at_import = (
+        DATA_TESTS.replace(
+            "def test_standardize_worked_example():\n"
+            '    x = np.array(json.loads((Path(__file__).parent / "x.json").read_text()), dtype=float)\n',
+            'ROWS = json.loads((Path(__file__).parent / "x.json").read_text())\n\n\n'
+            "def test_standardize_worked_example():\n"
+            "    x = np.array(ROWS, dtype=float)\n",
+        )
+        + "\n\ndef test_twice_worked_example():\n    standardize(np.array(ROWS, dtype=float) * 2)\n"
+    )
+    # The second example's test runs in the same process, after the module was imported for the first.
+    second = DATA_PAGE.split("```trace-example")[1].replace(
+        "test_standardize_worked_example", "test_twice_worked_example"
+    )
+    root = data_project(
+        make_project,
+        **{
+            "tests/test_norm.py": at_import,
+            "docs/page.md": DATA_PAGE + "\n```trace-example" + second.replace("One row", "Twice"),
+        },
+    )
+    before = expand_page(root)
+    assert problems(before) == []
+    assert re.findall(r"<code>(\[\[\d+\.\d+\]\])</code>", before.markdown) == ["[[30.0000]]", "[[60.0000]]"]
+
+    (root / "tests/x.json").write_text("[[11, 21, 31, 61]]", encoding="utf-8")
+    after = expand_page(root)
+
+    assert problems(after) == []
+    assert re.findall(r"<code>(\[\[\d+\.\d+\]\])</code>", after.markdown) == ["[[31.0000]]", "[[62.0000]]"]

@@ -251,3 +251,33 @@ def test_status_evidence_says_what_backs_each_status(make_project):
     assert sections.status_evidence(*entry_of(root, "B", "illustrative", "model.build")) == (
         "illustrative: explains, computes nothing in the model"
     )
+
+
+def test_callers_and_tests_seen_only_at_run_time_say_so_and_the_note_says_what_that_means(make_project):
+    from docs_hooks.render.links import Links
+    from docs_hooks.resolve.callgraph import ObservedCall, RunEvidence
+
+    from .test_observed import NET, NET_TESTS, line_of
+
+    root = make_project({"src/net.py": NET, "tests/test_net.py": NET_TESTS})
+    settings = load_settings(root)
+    index = index_for(settings)
+    test = "tests.test_net.test_made_by_a_factory"
+    seen = (
+        ObservedCall("net.Net.forward_pass", "net.Scale.forward", line_of(NET, "x = layer.forward(x)"), None),
+        ObservedCall(test, "net.Scale.forward", line_of(NET_TESTS, "assert layer.forward(1.0)"), test),
+    )
+    graph = CallGraph(index, RunEvidence(seen))
+    entry = EntryData("docs/page.md", "scale", "Scale", "implemented", [index.function("net.Scale.forward")], [], 4)
+
+    html = sections.used(entry, Links(settings, index), graph, None, None)
+
+    assert connection_rows(html, "Where is it used?")[1:3] == [
+        "Called by | net.Net.forward_pass (seen at run time)",
+        f"Tested by | {test} (seen at run time)",
+    ]
+    assert (
+        '<p class="trace-facts-note">A caller or test marked "seen at run time" calls it in no way the code index '
+        "could follow; the build saw the call while the tests or the model run ran.</p>"
+    ) in html
+    assert "seen at run time" not in sections.used(entry, Links(settings, index), CallGraph(index), None, None)

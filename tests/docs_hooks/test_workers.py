@@ -11,6 +11,7 @@ import pytest
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
+from docs_hooks.resolve.callgraph import ObservedCall
 from docs_hooks.run.record import Request
 from docs_hooks.run.workers import Workers, recorder_path
 
@@ -78,3 +79,63 @@ def test_recorded_code_imports_from_the_source_root_and_the_project_root(make_pr
     settings = load_settings(make_project())
 
     assert recorder_path(settings) == [settings.source_root, settings.project_root]
+
+
+def test_the_evidence_holds_the_calls_the_coverage_run_and_the_recordings_saw_for_the_merged_call_graph(make_project):
+    from docs_hooks.resolve.callgraph import CallGraph
+
+    from .test_observed import NET, NET_TESTS, line_of
+
+    root = make_project(
+        {
+            "src/net.py": NET,
+            "tests/test_net.py": NET_TESTS,
+            "pyproject.toml": '[tool.docs_hooks]\ncoverage_tests = ["tests/test_net.py"]\n',
+        }
+    )
+    workers = workers_for(root)
+    try:
+        model = Request("run()", "net", "run")  # as the model run is recorded: no test
+        example = Request("test_through_a_dict", "tests.test_net", "test_through_a_dict", target_only=True)
+        workers.recorder.record([model, example])
+        evidence = workers.evidence()
+    finally:
+        workers.close()
+
+    loop = line_of(NET, "x = layer.forward(x)")
+    assert ObservedCall("net.Net.forward_pass", "net.Scale.forward", loop, None) in evidence.calls  # model run
+    assert ObservedCall("net.Net.forward_pass", "net.Scale.forward", loop, "tests.test_net.test_net") in (
+        evidence.calls
+    )  # the coverage run, under its test
+    by_dict = line_of(NET, "return build_layer(ACTIVATIONS[name])(x)")
+    test = "tests.test_net.test_through_a_dict"
+    assert ObservedCall("net.activate", "net.Shift.forward", by_dict, test, "net.Layer.__call__") in evidence.calls
+    assert line_of(NET, 'return build_layer(("Scale", 2.0))') in evidence.lines["src/net.py"]  # what the tests ran
+
+    graph = CallGraph(workers.index, evidence)
+    forward = [workers.index.functions["net.Scale.forward"]]
+    assert graph.callers(forward) == ["net.Net.forward_pass"]
+    assert graph.tested_by(forward) == ["tests.test_net.test_made_by_a_factory"]
+    assert graph.reached_by_tests(forward) == ["tests.test_net.test_net"]
+
+
+def test_the_recordings_a_worked_example_makes_count_for_its_test(make_project):
+    from .test_observed import NET, NET_TESTS, line_of
+
+    root = make_project({"src/net.py": NET, "tests/test_net.py": NET_TESTS})  # no coverage run
+    workers = workers_for(root)
+    try:
+        example = Request("test_net", "tests.test_net", "test_net", target_only=True)
+        workers.recorder.record([example])
+        evidence = workers.evidence()
+    finally:
+        workers.close()
+
+    assert evidence.lines == {}
+    loop = line_of(NET, "x = layer.forward(x)")
+    assert ObservedCall("net.Net.forward_pass", "net.Shift.forward", loop, "tests.test_net.test_net") in (
+        evidence.calls
+    )
+    assert ObservedCall("tests.test_net.test_net", "net.Net.forward_pass", 5, "tests.test_net.test_net") in (
+        evidence.calls
+    )
