@@ -159,12 +159,12 @@ def edit_prose(path: Path, n: int) -> None:
 
 
 def code_file(project: Path) -> Path:
-    """The module a code edit appends to: the first module of the source root (``source_root``)."""
+    """The module a code edit appends to: the first module of the source root (``source_root``), by path."""
     import tomllib
 
     settings = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {})
     source = project / settings.get("docs_hooks", {}).get("source_root", "src")
-    return sorted(p for p in source.glob("*.py") if not p.name.startswith(("test_", "_")))[0]
+    return sorted(p for p in source.rglob("*.py") if not p.name.startswith(("test_", "_")))[0]
 
 
 def coverage_tests(project: Path) -> list[str]:

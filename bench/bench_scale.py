@@ -6,28 +6,25 @@ temporary folder, at 1x (about 2,000 functions in 100 modules, calling each
 other, with tests, and 200 pages) and at 10x (20,000 functions in 1,000
 modules, 2,000 pages). Each page has about ten items of the core blocks only
 (trace-entry, trace-equation, trace-excerpt, inline [[references]] and inline
-math; no evidence blocks). Through the core API (docs_hooks.settings,
-docs_hooks.project) it times, as the median of --runs runs:
+math; no evidence blocks). Through the core API (docs_hooks.core.site) it times,
+as the median of --runs runs:
 
-index            project.index_for: the code index (griffe + ast)
-builder          project.make_builder, until its background work is done: the index,
-                 the evidence handlers, every page parsed and its formulas rendered
-                 (from the cache folder the previous build left)
-build, cold cache     make_builder and project.expand_site with no cache folder:
-                 every page, every formula rendered by KaTeX
+index            index_for: the code index (griffe + ast)
+build, cold cache     make_build and expand_site with no cache folder: every page, every
+                 formula rendered by KaTeX
 build, warm cache     the same with the cache folder the previous build left
-                 (rendered math kept between builds): a second build, or a rebuild
-check, warm cache     project.check_site: index, every page, the lock comparison
+check, warm cache     check_site: index, every page, the lock comparison
 check CLI        ``python -m docs_hooks check`` in a fresh process (with --cli)
 
 and prints the 10x/1x ratio of each (target: at most 12, i.e. close to linear).
-With --mkdocs it also builds the 1x site with ``mkdocs build`` (hooks on; cold
-and warm cache) and its floor (the expanded pages, hooks off). Nothing passes or fails.
+With --mkdocs it also measures, at each size, what an author feels (as bench_docs.py
+does for the real site, against MkDocs alone on the same pages): a warm ``mkdocs
+build``, and a prose edit and a code edit rebuilt in one serve-like process.
+Nothing passes or fails.
 
 Run:   .venv/bin/python bench/bench_scale.py [--runs 3] [--sizes 1,10] [--cli] [--mkdocs] [--profile DIR]
 With --profile DIR it writes cProfile files of one build of every page at the
-largest size (make_builder and expand_site; cold cache, then warm cache) into DIR
-and prints their top functions (of the build's main thread).
+largest size (cold cache, then warm cache) into DIR.
 """
 
 from __future__ import annotations
@@ -278,35 +275,28 @@ def generate(dest: Path, scale: int) -> dict:
 # ----------------------------------------------------------------------------- timing
 
 
-def timed(fn, runs: int, setup=None) -> tuple[list[BD.Timing], object]:
-    """Run fn ``runs`` times (``setup`` before each, untimed); wall and CPU of each run.
-
-    Before each run, untimed, the result of the run before is let go and the garbage of every run before
-    is collected: all stages run in one process, and otherwise a run would pay, at the collector's whim,
-    for walking what earlier builds left (one run of check took 8.8 s, the next 3.6 s).
-    """
-    out, result = [], None
+def timed(fn, runs: int, setup=None) -> tuple[list[float], object]:
+    """Wall-clock seconds of ``fn()`` (``fn(setup())`` when ``setup`` is given), ``runs`` times; and its result."""
+    out = []
+    result = None
     for _ in range(runs):
         arg = setup() if setup else None
-        result = None
         gc.collect()
-        cpu0, start = BD.own_cpu(), time.perf_counter()
+        start = time.perf_counter()
         result = fn(arg) if setup else fn()
-        out.append(BD.Timing(time.perf_counter() - start, BD.own_cpu() - cpu0))
+        out.append(time.perf_counter() - start)
     return out, result
 
 
 def measure(project: Path, runs: int, cli: bool) -> dict:
-    from docs_hooks.project import check_site, expand_site, index_for, make_builder
-
-    from docs_hooks.base.gcpause import unfreeze
     from docs_hooks.base.settings import load_settings
+    from docs_hooks.core.site import check_site, expand_site, index_for, make_build
     from docs_hooks.resolve.lock import write_lock
 
     settings = load_settings(project)
     cache = settings.cache_dir
-    # The review lock, as after 'make relock': the check then compares every reference and finds nothing.
-    first = expand_site(settings, make_builder(settings))
+    # The review lock, as after 'python -m docs_hooks relock': check then compares every reference, finds nothing.
+    first = expand_site(settings, make_build(settings))
     write_lock(settings.lock_path, list({(u.page, u.key): u for u in first.uses}.values()))
     n_uses = len(first.uses)
     del first
@@ -315,29 +305,23 @@ def measure(project: Path, runs: int, cli: bool) -> dict:
         if cache is not None:
             shutil.rmtree(cache, ignore_errors=True)
 
-    def builder_ready():  # the builder as expand() first sees it: its background work finished
-        builder = make_builder(settings)
-        builder.await_background()
-        unfreeze()  # as the end of a build does (see docs_hooks/gcpause.py)
-        return builder
-
-    def build():  # a whole build: the builder (index, background work started) and every page
-        return expand_site(settings, make_builder(settings))
+    def build():  # a whole build: the index, the background work started, every page
+        made = make_build(settings)
+        try:
+            return expand_site(settings, made)
+        finally:
+            made.close()
 
     t = {}
     t["index"], index = timed(lambda: index_for(settings), runs)
-    t["builder"], _ = timed(builder_ready, runs)
     t["build, cold cache"], result = timed(lambda _: build(), runs, clear_cache)
     t["build, warm cache"], result = timed(build, runs)
     t["check, warm cache"], problems = timed(lambda: check_site(settings), runs)
     if cli:
         cli_times = []
         for _ in range(runs):
-            elapsed, proc = BD.timed_run(
-                [BD.PYTHON, "-m", "docs_hooks", "--root", str(project), "check"],
-                project,
-                BD.env_for(project),
-                check=False,
+            elapsed, _ = BD.timed_run(
+                [BD.PYTHON, "-m", "docs_hooks", "--root", str(project), "check"], project, BD.env_for(project), False
             )
             cli_times.append(elapsed)
         t["check CLI"] = cli_times
@@ -354,12 +338,11 @@ def measure(project: Path, runs: int, cli: bool) -> dict:
 
 
 def profile_expansion(project: Path, out_dir: Path, scale: int) -> None:
-    """cProfile of the expansion of every page with a fresh builder: cold cache, then warm cache."""
+    """cProfile of the expansion of every page with a fresh build: cold cache, then warm cache."""
     import cProfile
 
-    from docs_hooks.project import expand_site, make_builder
-
     from docs_hooks.base.settings import load_settings
+    from docs_hooks.core.site import expand_site, make_build
 
     settings = load_settings(project)
     for kind in ("cold", "warm"):
@@ -367,23 +350,30 @@ def profile_expansion(project: Path, out_dir: Path, scale: int) -> None:
             shutil.rmtree(settings.cache_dir, ignore_errors=True)
         prof = cProfile.Profile()
         prof.enable()
-        expand_site(settings, make_builder(settings))
+        expand_site(settings, make_build(settings))
         prof.disable()
         out = out_dir / f"expand_{scale}x_{kind}.prof"
         prof.dump_stats(str(out))
-        BD.print_profile(out, f"expansion of every page at {scale}x, fresh builder, {kind} cache")
+        print(f"  wrote {out}")
 
 
-def mkdocs_at(project: Path, work: Path, runs: int) -> dict:
-    """``mkdocs build`` of the synthetic site with hooks on, and of its floor (expanded pages, hooks off)."""
-    BD.make_floor(project, work / "floor", work, env_project=project)
-    hooks, warm, floor = [], [], []
+def author_at(project: Path, work: Path, runs: int) -> dict:
+    """What an author feels at this size, against MkDocs alone on the same pages (see bench_docs)."""
+    floor_config = BD.make_floor(project)
+    page = next(p.name for p in sorted((project / "docs").glob("*.md")) if p.name != "index.md")
+    floor, warm = [], []
     for _ in range(runs):
-        shutil.rmtree(project / ".cache", ignore_errors=True)
-        hooks.append(BD.mkdocs_build(project, work / "site-hooks", env_project=project))
-        warm.append(BD.mkdocs_build(project, work / "site-hooks", env_project=project))
-        floor.append(BD.mkdocs_build(work / "floor", work / "site-floor"))
-    return {"hooks": hooks, "warm": warm, "floor": floor}
+        floor.append(BD.mkdocs_build(project, work / "site-floor", floor_config))
+        warm.append(BD.mkdocs_build(project, work / "site"))
+    served = [BD.serve(project, "mkdocs.yml", page, 0) for _ in range(runs)]
+    floors = [BD.serve(project, floor_config, page, 0) for _ in range(runs)]
+    return {
+        "floor": floor,
+        "warm": warm,
+        "floor, prose edit": [f["prose edit"] for f in floors],
+        "prose edit": [s["prose edit"] for s in served],
+        "code edit": [s["code edit"] for s in served],
+    }
 
 
 def main() -> None:
@@ -391,7 +381,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per figure; the median is printed (default 3)")
     parser.add_argument("--sizes", default="1,10", help="scales to run, comma-separated (default 1,10)")
     parser.add_argument("--cli", action="store_true", help="also time 'python -m docs_hooks check' in a fresh process")
-    parser.add_argument("--mkdocs", action="store_true", help="also time 'mkdocs build' of the 1x site and its floor")
+    parser.add_argument("--mkdocs", action="store_true", help="also measure warm builds and edits against MkDocs alone")
     parser.add_argument("--profile", type=Path, help="folder for a cProfile file of the expansion at the largest size")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print it")
     args = parser.parse_args()
@@ -418,29 +408,21 @@ def main() -> None:
             for name, values in results[scale]["times"].items():
                 print(f"  {name:22s} {BD.fmt(values)}", flush=True)
             print("  " + "; ".join(f"{k}: {v:,}" for k, v in results[scale]["info"].items()), flush=True)
-            if args.mkdocs and scale == 1:
-                built = mkdocs_at(project, work / "mkdocs-1x", args.runs)
-                results[scale]["mkdocs"] = built
-                print(f"  mkdocs build, cold cache {BD.fmt(built['hooks'])}")
-                print(f"  mkdocs build, warm cache {BD.fmt(built['warm'])}")
-                print(f"  mkdocs build, floor      {BD.fmt(built['floor'])}")
-                for kind in ("hooks", "warm"):
-                    print(
-                        f"  mkdocs {'cold' if kind == 'hooks' else 'warm'}/floor = "
-                        f"{BD.med(built[kind]) / BD.med(built['floor']):.2f}x wall, "
-                        f"{BD.med_cpu(built[kind]) / BD.med_cpu(built['floor']):.2f}x CPU",
-                        flush=True,
-                    )
+            if args.mkdocs:
+                felt = author_at(project, work / f"mkdocs-{scale}x", args.runs)
+                results[scale]["author"] = felt
+                for name, values in felt.items():
+                    base = felt["floor, prose edit"] if "edit" in name else felt["floor"]
+                    ratio = "" if name.startswith("floor") else f"  {BD.med(values) / BD.med(base):5.2f}x"
+                    print(f"  mkdocs {name:18s} {BD.fmt(values)}{ratio}", flush=True)
 
         if len(sizes) >= 2:
             lo, hi = min(sizes), max(sizes)
-            factor = hi / lo
-            target = 1.2 * factor
+            target = 1.2 * hi / lo
             print(f"\n== {hi}x / {lo}x ratios (target: at most {target:g}) ==")
             for name in results[lo]["times"]:
                 a, b = results[lo]["times"][name], results[hi]["times"][name]
-                r, rc = BD.med(b) / BD.med(a), BD.med_cpu(b) / BD.med_cpu(a)
-                print(f"  {name:22s} {r:6.2f}x wall  [{rc:6.2f}x CPU]   {BD.verdict(r, target)}")
+                print(f"  {name:22s} {BD.med(b) / BD.med(a):6.2f}x")
         print(BD.load_line())
 
         if args.profile:
@@ -448,7 +430,10 @@ def main() -> None:
             hi = max(sizes)
             profile_expansion(work / f"x{hi}", args.profile.resolve(), hi)
     finally:
-        BD.release(work, args.keep)
+        if args.keep:
+            print(f"kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

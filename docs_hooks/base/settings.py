@@ -65,13 +65,23 @@ class Settings:
     test_timeout: float = DEFAULT_TEST_TIMEOUT
     extra: dict = field(default_factory=dict)
     exclude: list = field(default_factory=list)  # glob patterns, the defaults included (see exclude_patterns)
+    # What ``rel`` worked out so far (resolving a path asks the file system): not a setting, left out of repr
+    _rel: dict = field(default_factory=dict, repr=False, compare=False)
+    _root: Path | None = field(default=None, repr=False, compare=False)
 
     def rel(self, path: Path) -> str:
         """A path as shown in messages: relative to the project root."""
-        try:
-            return Path(path).resolve().relative_to(self.project_root.resolve()).as_posix()
-        except ValueError:
-            return str(path)
+        key = str(path)
+        known = self._rel.get(key) if Path(path).is_absolute() else None
+        if known is None:
+            if self._root is None:
+                self._root = self.project_root.resolve()
+            try:
+                known = Path(path).resolve().relative_to(self._root).as_posix()
+            except ValueError:
+                known = key
+            self._rel[key] = known
+        return known
 
     def is_excluded(self, path: Path) -> bool:
         """Whether the code index leaves ``path`` (a file or folder of the project) out: see ``excluded``."""

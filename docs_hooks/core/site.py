@@ -87,7 +87,7 @@ def fingerprint(settings: Settings) -> str:
             files.update(dict.fromkeys(walk_files(folder, settings.project_root, patterns)))
     for file in sorted(files):
         h.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
-    h.update(repr(sorted(vars(settings).items(), key=lambda kv: kv[0])).encode())
+    h.update(repr(sorted((k, v) for k, v in vars(settings).items() if not k.startswith("_"))).encode())
     return h.hexdigest()
 
 
@@ -108,6 +108,7 @@ class Build:
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[tuple, Expanded] = {}  # (page, text, site version) -> the page, once per build
         self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
+        self._site_read = False  # whether every page of the docs folder has been resolved
 
     # ------------------------------------------------------------------ read and resolve
 
@@ -134,20 +135,27 @@ class Build:
         """Resolve every page now (in order), then start in the background what their plans need."""
         for page, text in pages.items():
             self.plan(page, text)
+        self._site_read = False
+        self.site_entries()  # the pages the front end did not hand over (none, for MkDocs): from their files
         if self.results is not None:
             self._prefetch([self._plans[p][1] for p in pages], [self._parsed[p][1] for p in pages])
 
     def site_entries(self) -> SiteEntries:
-        """Every page's entries, the pages not planned yet read now (from their files)."""
-        for file in build_order(self.settings):
+        """Every page's entries: after ``plan_site``, the pages it resolved; else every page of the docs folder,
+        read from its file (once: a front end that hands over every page calls plan_site each build)."""
+        if self._site_read:
+            return self.site
+        order = {}
+        for i, file in enumerate(build_order(self.settings)):
             rel = self.settings.rel(file)
+            order[rel] = i
             if rel not in self._plans:
                 try:
                     self.plan(rel, file.read_text(encoding="utf-8"))
                 except (OSError, UnicodeDecodeError):
                     continue  # the page's own read reports it
-        order = {self.settings.rel(f): i for i, f in enumerate(build_order(self.settings))}
         self.site.pages = dict(sorted(self.site.pages.items(), key=lambda kv: order.get(kv[0], len(order))))
+        self._site_read = True
         return self.site
 
     # ------------------------------------------------------------------ run

@@ -1,15 +1,16 @@
-"""The site benchmark splits a build's CPU time into the MkDocs process and its children.
+"""bench/bench_docs.py measures what it says: its floor is MkDocs alone on the same pages, its serve run
+rebuilds after the edits an author makes and reads the memory of the whole process tree, and each speed device
+it turns off exists.
 
-That split is what the cold-build bound printed by bench/bench_docs.py rests on,
-so it is checked here on a one-page site: the build still writes the site, the
-process's own CPU time is read back, and a child process's time is counted
-outside it.
+These run the bench's own pieces on a one-page site; the bench itself prints figures and passes nothing.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,87 +28,85 @@ def bench():
     sys.modules.pop("bench_docs", None)
 
 
-def small_site(root: Path, hook: str | None = None) -> Path:
-    (root / "docs").mkdir(parents=True)
-    (root / "docs" / "index.md").write_text("# One page\n\nSome prose.\n", encoding="utf-8")
-    config = "site_name: bench test\n"
-    if hook is not None:
-        (root / "hook.py").write_text(hook, encoding="utf-8")
-        config += "hooks:\n  - hook.py\n"
-    (root / "mkdocs.yml").write_text(config, encoding="utf-8")
-    return root
+PAGE = (
+    "# Layer norm\n\nThe mean of the row.\n\n"
+    "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
+    "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
+    "code: mu = X.mean(axis=-1, keepdims=True)\n```\n"
+)
 
 
-# A hook that keeps a child process busy for a while and waits for it: its CPU time is the child's.
-BUSY_CHILD = """\
-import subprocess, sys
-
-
-def on_post_build(config, **kwargs):
-    subprocess.run([sys.executable, "-c", "import time\\nt = time.process_time()\\n"
-                    "while time.process_time() - t < 0.6: pass"], check=True)
-"""
-
-
-def test_the_build_runs_and_its_own_cpu_time_is_read_back(bench, tmp_path):
-    project = small_site(tmp_path / "project")
-    run = bench.mkdocs_build(project, tmp_path / "site")
-    assert (tmp_path / "site" / "index.html").is_file()
-    assert run.main is not None and 0 < run.main <= run.cpu + 0.05
-    assert bench.cpu_bound(run, 2) >= run.main
-
-
-def test_a_child_process_counts_in_all_cpu_but_not_in_the_process_own(bench, tmp_path):
-    project = small_site(tmp_path / "project", hook=BUSY_CHILD)
-    run = bench.mkdocs_build(project, tmp_path / "site")
-    assert run.cpu - run.main >= 0.5  # the child spun for 0.6 s of CPU
-    assert run.main < run.cpu - 0.5
-    assert bench.cpu_bound(run, 1) == pytest.approx(run.cpu)
-
-
-def test_the_floor_holds_the_pages_the_hooks_build_renders(bench, make_project, tmp_path):
+@pytest.fixture
+def site(make_project):
     from .conftest import run_cli
     from .test_cli import MKDOCS_YML
 
-    page = (
-        "# Layer norm\n\n$\\mu$ is the mean of the row.\n\n"
-        "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n\n"
-        "```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu = \\frac{1}{D} \\sum_j x_j\n"
-        "code: mu = X.mean(axis=-1, keepdims=True)\n```\n\n"
-        "```trace-inventory\nof: pages\n```\n"
-    )
-    project = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": page})
-    assert run_cli(project, "relock") == 0
-    bench.mkdocs_build(project, tmp_path / "site", env_project=project)
-
-    floor = bench.make_floor(project, tmp_path / "floor", tmp_path, env_project=project)
-    bench.mkdocs_build(floor, tmp_path / "site-floor")
-
-    markdown = (floor / "docs" / "page.md").read_text(encoding="utf-8")
-    assert '<span class="katex">' in markdown and "Forward</a>" in markdown  # the formulas, the table of entries
-    assert "trace-html" not in markdown and "trace-late" not in markdown
-    built, floor_built = (
-        (root / "page" / "index.html").read_text(encoding="utf-8")
-        for root in (tmp_path / "site", tmp_path / "site-floor")
-    )
-    assert floor_built == built
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": PAGE})
+    assert run_cli(root, "relock") == 0
+    return root
 
 
-def test_the_breakdown_times_only_stages_the_generator_has():
-    """--breakdown wraps the generator's functions by name; one that was renamed fails here, not silently."""
-    import subprocess
+def test_the_floor_is_the_same_pages_with_the_plugin_taken_out(bench, site, tmp_path):
+    floor = bench.make_floor(site)
 
-    code = "import bench_docs as b; t = b.Timers(); b.install_timers(t); print(len(t.data))"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO / "bench", capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "0"  # installed, nothing timed yet
+    text = (site / floor).read_text(encoding="utf-8")
+    assert "docs_hooks" not in text and "- search" in text and "docs_dir: docs" in text
+    bench.mkdocs_build(site, tmp_path / "floor", floor)
+    html = (tmp_path / "floor" / "page" / "index.html").read_text(encoding="utf-8")
+    assert "ops.layer_norm_forward" in html and "katex" not in html  # the block as a code block: nothing expanded
+
+
+def test_a_mkdocs_yml_without_the_plugin_is_refused(bench):
+    with pytest.raises(SystemExit, match="names no 'docs_hooks'"):
+        bench.without_plugin("site_name: x\nplugins:\n  - search\n")
+
+
+def test_a_serve_run_rebuilds_after_a_prose_and_a_code_edit_and_reads_the_memory_of_the_process_tree(bench, site):
+    served = bench.serve(site, "mkdocs.yml", "page.md", 2)
+
+    assert set(served) == {
+        "first",
+        "prose edit",
+        "code edit",
+        "rss first",
+        "children first",
+        "rss last",
+        "children last",
+    }
+    assert all(served[k] > 0 for k in ("first", "prose edit", "code edit", "rss first", "rss last"))
+    assert "Edited 1." in (site / "docs" / "page.md").read_text(encoding="utf-8")  # edits in turn: prose, code
+    assert "_bench_edit_" in (site / "src" / "model.py").read_text(encoding="utf-8")  # the code edits
+    assert served["children last"] <= served["children first"] + 1  # the old build's processes were ended
+
+
+def test_the_code_edit_appends_a_function_and_replaces_its_own_last_one(bench, tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    return 1\n", encoding="utf-8")
+
+    bench.edit_code(module, 1)
+    bench.edit_code(module, 2)
+
+    assert module.read_text(encoding="utf-8") == "def f():\n    return 1\n\n\ndef _bench_edit_2():\n    return 2\n"
+
+
+def test_the_memory_of_a_process_tree_counts_its_children(bench):
+    import os
+
+    child = subprocess.Popen([sys.executable, "-c", "b = bytearray(60 * 2**20); import time; time.sleep(30)"])
+    try:
+        time.sleep(1.0)
+        alone, _ = bench.tree_rss(child.pid)
+        total, children = bench.tree_rss(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    assert alone >= 60  # the child's 60 MB
+    assert children >= 1 and total >= alone
 
 
 def test_each_speed_device_the_bench_turns_off_exists(bench):
     """--devices patches the generator by name; a device that moved must fail, not measure nothing."""
-    import subprocess
-
     for device in bench.DEVICES:
-        env = {"BENCH_DOCS_WITHOUT": device, "PATH": "/usr/bin:/bin"}
+        env = {"BENCH_DOCS_WITHOUT": device, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
         proc = subprocess.run([sys.executable, "-c", bench.SITECUSTOMIZE], env=env, capture_output=True, text=True)
         assert proc.returncode == 0, (device, proc.stdout + proc.stderr)
