@@ -124,10 +124,8 @@ class Sessions:
         docs = Path(config.get("docs_dir") or "docs")
         docs = docs if docs.is_absolute() else project / docs
         path = docs / context.page.path
-        build.links.directory_urls = bool(config.get("use_directory_urls", True))
-        rel = session.settings.rel(path)
-        build.links.page_urls[rel] = context.page.url
-        return session, (rel, _front_matter_lines(path))
+        build.links.between_files = True  # Zensical makes each link's URL from the page's file
+        return session, (session.settings.rel(path), _front_matter_lines(path))
 
     def close(self) -> None:
         for session in self._sessions.values():

@@ -48,6 +48,8 @@ from docs_hooks.render import sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
+EXTENSION = "docs_hooks.extension"  # the Python-Markdown extension, as mkdocs.yml names it
+
 
 class PluginConfig(base.Config):
     root = c.Optional(c.Dir(exists=True))
@@ -84,6 +86,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
             self.session.refresh(kernels)
         except TraceError as err:
             raise PluginError(str(err)) from None
+        # A site that also builds with Zensical names the extension itself: the plugin adds its own instance,
+        # which knows the page MkDocs converts, in its place.
+        config.markdown_extensions[:] = [e for e in config.markdown_extensions if e != EXTENSION]
+        config.mdx_configs.pop(EXTENSION, None)
         config.markdown_extensions.append(TraceExtension(self.session, self._page_of))
         if self.config.assets:
             for sheet in stylesheets():

@@ -2,7 +2,9 @@
 
 Part of the render stage. The URLs of the site's pages are known only to the
 front end (MkDocs decides them); it fills ``page_urls`` and ``source_pages``.
-Without them, MkDocs' directory URLs are assumed (the command line).
+Without them, MkDocs' directory URLs are assumed (the command line). A builder
+that makes the URLs itself from links between files (Zensical) gets links from
+the page's file to the files they point at (``between_files``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ class Links:
         self.index = index
         self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the front end)
         self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the front end)
-        self.directory_urls = True  # the builder's use_directory_urls: page.md is page/ (else page.html)
+        # Whether links are written from the page's file to the files they point at (``layer-norm.md``,
+        # ``source/src/ops.py.md``), for a builder that makes the URLs itself from links relative to the page's
+        # file (Zensical does, in generated HTML too); else to the URLs MkDocs gives the pages (``layer-norm/``).
+        self.between_files = False
 
     def url(self, fn: Function, start: int | None = None, end: int | None = None) -> str:
         """The permanent link to a span of code on the repository host; without ``repo_url``, the span on
@@ -56,24 +61,27 @@ class Links:
         return "<br>".join(groups)
 
     def source_url(self, repo_path: str) -> str:
-        """The site URL of a file's source page: as the front end made it, else the builder's URL of it."""
-        if repo_path in self.source_pages:
-            return self.source_pages[repo_path]
-        return f"{sources.PREFIX}/{repo_path}/" if self.directory_urls else f"{sources.PREFIX}/{repo_path}.html"
+        """Where a file's source page is: its URL as the front end made it, else MkDocs' directory URL (or its
+        file, when links go between files)."""
+        if self.between_files:
+            return sources.page_uri(repo_path)
+        return self.source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"
 
     def source_links(self, page: str, html: str) -> str:
         """``html`` of ``page`` with its links to source pages made relative to the page (see sources)."""
         return sources.relative_links(html, self.page_url(page), self.source_url)
 
     def page_url(self, page: str) -> str:
-        """The URL of a page inside the site: from the front end, else as the builder makes it (directory
-        URLs, as MkDocs and Zensical do by default, or ``page.html``)."""
+        """Where a page is inside the site: its URL from the front end, else MkDocs' directory URL (or its file
+        in the docs folder, when links go between files)."""
+        rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
+        if self.between_files:
+            return rel
         if page in self.page_urls:
             return self.page_urls[page]
-        rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
         if rel == "index.md" or rel.endswith("/index.md"):
-            return rel[: -len("index.md")] if self.directory_urls else rel[: -len(".md")] + ".html"
-        return rel[: -len(".md")] + "/" if self.directory_urls else rel[: -len(".md")] + ".html"
+            return rel[: -len("index.md")]
+        return rel[: -len(".md")] + "/"
 
     def relative_url(self, page: str, target: str) -> str:
         """A link from ``page`` to a path of the site, as the browser resolves it."""

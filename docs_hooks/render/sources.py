@@ -117,7 +117,8 @@ def render_page(
         links = []
         for c in sorted(set(by_line.get(n, ())), key=lambda c: (c.page, c.anchor)):
             rel = posixpath.relpath(url_of_page(c.page), base or ".")
-            links.append(f'<a href="{R.esc(rel)}/#{R.esc(c.anchor)}">{R.esc(c.label)}</a>')
+            to = rel if rel.endswith(".md") else rel + "/"  # a page's file, or its directory URL
+            links.append(f'<a href="{R.esc(to)}#{R.esc(c.anchor)}">{R.esc(c.label)}</a>')
         cites = f'<td class="trace-src-cites">{", ".join(links)}</td>' if links else "<td></td>"
         cls = ' class="trace-src-cited"' if links else ""
         rows.append(
