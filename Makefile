@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup serve test lint build check relock impact train results bench bench-docs bench-scale properdocs clean
+.PHONY: setup serve test lint build check relock impact train results bench bench-docs bench-scale properdocs zensical clean
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,8 @@ test: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 build: setup
 	$(BIN)/mkdocs build --strict
@@ -73,5 +75,11 @@ properdocs: setup
 	$(PD)/bin/python -m pip install --quiet -c requirements.lock -e '.[test]' properdocs==1.6.7
 	$(PD)/bin/python -m pytest -q -p no:cacheprovider tests/docs_hooks/test_site_build.py -k properdocs
 
+# The site also builds with Zensical, which runs the generator's Python-Markdown extension (named in
+# mkdocs.yml) but no plugin: 'pages' first writes what the plugin would add (source pages, stylesheets).
+zensical: setup
+	$(BIN)/python -m docs_hooks pages
+	$(BIN)/python -m zensical build --clean
+
 clean:
-	rm -rf site .cache
+	rm -rf site .cache docs/source docs/assets/docs_hooks docs/.docs_hooks-pages docs/spec/model.pdf

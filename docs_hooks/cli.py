@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "init":
-            from docs_hooks.init import init_project  # here, not above: importing it costs every other command ~0.03 s
+            from docs_hooks.init import init_project  # here, not above: every other command would import it too
 
             return init_project(Path(args.root))
         settings = load_settings(Path(args.root))

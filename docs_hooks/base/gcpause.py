@@ -4,8 +4,8 @@ Indexing the code and parsing the pages create many objects that live for the
 whole build (the index, the parsed pages) and almost no reference cycles. Each
 collection of the oldest generation walks every live object, so on a large
 project the collector would rescan the index again and again while the pages
-are expanded: measured on the synthetic project of bench_scale.py, ten times the
-code took fourteen times as long. ``paused`` turns the collector off while those
+are expanded (bench_scale.py shows it: the time grows faster than the code).
+``paused`` turns the collector off while those
 objects are made; ``freeze`` then moves everything alive into the permanent
 generation, which collections skip, for as long as the build runs, and
 ``unfreeze`` hands it all back: when the next build of the same process
@@ -14,7 +14,7 @@ process ends with its objects still frozen, so the collector does not walk
 them all once more on the way out. Reference counting still frees what is
 dropped meanwhile.
 
-Speed device: without it, bench_docs.py --devices measured this site's cold build at 1.13x as long.
+A speed device: ``bench/bench_docs.py --devices gc-freeze`` measures what it buys (bench/README.md).
 """
 
 from __future__ import annotations

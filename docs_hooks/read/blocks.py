@@ -214,7 +214,7 @@ def _line_loader():
     """A YAML loader (libyaml's, where installed) that remembers the line of each top-level key.
 
     Made on first use: a ``check`` that reads every page back from the cache
-    imports no YAML reader, which takes 0.02 s."""
+    imports no YAML reader (bench/README.md, "check")."""
     import yaml
 
     class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -256,8 +256,8 @@ def _load_yaml(kind: str, body: str, path: str, first_line: int):
     """
     import yaml
 
-    # An anchor is written with '&', an alias with '*': a body with neither (371 of this site's 469) needs no
-    # scan for them, which saves 0.02 s of the pages' reading.
+    # An anchor is written with '&', an alias with '*': a body with neither (most of them) needs no scan for
+    # them (bench/README.md, "check").
     events = yaml.parse(body, Loader=_line_loader()) if "&" in body or "*" in body else ()
     for event in events:
         if isinstance(event, yaml.AliasEvent):
@@ -471,9 +471,9 @@ def prose_lines(lines: list[str]):
 # --------------------------------------------------------------------------- parsed pages, cached
 #
 # A page's parse depends on its text, its path (in messages) and this module's code only, so it is kept in the
-# cache folder under a key made from those: ``check`` then reads the site's pages back in 0.015 s instead of
-# parsing their YAML again in 0.08 s. An entry is JSON, data only; one that is not what _encode_page writes is
-# a miss, and the page is parsed again.
+# cache folder under a key made from those: ``check`` then reads the site's pages back instead of parsing their
+# YAML again (bench/README.md, "check"). An entry is JSON, data only; one that is not what _encode_page writes
+# is a miss, and the page is parsed again.
 
 # The YAML reader's own version is part of the key too (its __init__ names it), found without importing it.
 _SELF_DIGEST = hashlib.sha256(
