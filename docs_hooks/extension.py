@@ -103,7 +103,7 @@ class Sessions:
 
     def __init__(self) -> None:
         self._sessions: dict[Path, Session] = {}
-        self._planned: dict[Path, str] = {}
+        self._planned: dict[Path, str | None] = {}
 
     def for_page(self, md: Markdown, root: str) -> tuple[Session, tuple[str, int] | None]:
         context = _rendering_context(md)
@@ -121,7 +121,7 @@ class Sessions:
         if self._planned.get(project) != session.fingerprint:  # a new build: every page resolved first
             session.plan_site()
             self._planned[project] = session.fingerprint
-        docs = Path(config.get("docs_dir") or "docs")
+        docs = Path(str(config.get("docs_dir") or "docs"))
         docs = docs if docs.is_absolute() else project / docs
         path = docs / context.page.path
         build.links.between_files = True  # Zensical makes each link's URL from the page's file

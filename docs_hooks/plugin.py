@@ -63,10 +63,21 @@ class TracePlugin(BasePlugin[PluginConfig]):
     """Traced documentation of NumPy code: trace blocks in the pages become tables, listings and examples."""
 
     def __init__(self):
-        self.session: Session | None = None
+        self._session: Session | None = None
         self.current: tuple[str, int] | None = None  # the page MkDocs converts now: (path, lines of front matter)
         self.source_files: set[str] = set()  # src_uri of each source page this plugin adds
         self.problems: list[str] = []  # what this build reported, for a strict build under -q
+
+    @property
+    def session(self) -> Session:
+        """The site's session: made by the first on_config."""
+        if self._session is None:
+            raise PluginError("docs_hooks: the plugin was used before MkDocs loaded its configuration (on_config)")
+        return self._session
+
+    @session.setter
+    def session(self, session: Session) -> None:
+        self._session = session
 
     # ------------------------------------------------------------------ set-up
 
@@ -75,8 +86,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def on_config(self, config):
         root = Path(self.config.root or Path(config.config_file_path).parent)
-        if self.session is None or self.session.root != root:
-            self.session = Session(root, self._warn)
+        if self._session is None or self._session.root != root:
+            self._session = Session(root, self._warn)
         self.problems = []
         kernels = widget_kernels(Path(config.docs_dir), config.extra_javascript)
         try:
@@ -207,8 +218,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
         return server
 
     def on_shutdown(self):
-        if self.session is not None:
-            self.session.close()
+        if self._session is not None:
+            self._session.close()
 
     # ------------------------------------------------------------------ helpers
 

@@ -245,7 +245,10 @@ class _Writer:
     def text(self, text: str, line: int | None = None) -> None:
         """Lines written as they are (``line`` None), or with their formulas (prose: ``line`` is its first)."""
         rows = text.split("\n")
-        typeset = {i for i, _ in prose_lines(rows)} if line is not None else set()
+        if line is None:
+            self.lines.extend([row] for row in rows)
+            return
+        typeset = {i for i, _ in prose_lines(rows)}
         for i, row in enumerate(rows):
             self._row(row, line + i if i in typeset and "$" in row else None)
 
@@ -277,11 +280,9 @@ def render_page(plan: PagePlan, results: Results, links: Links) -> RenderedPage:
     w = _Writer()
     graph = results.graph if plan.entries else plan.project.graph
     problems: list[TraceError] = status_problems(plan, graph)
-    inline = iter(())
     for part in plan.parts:
         if isinstance(part, Prose):
-            inline = iter(part.inline)
-            w.text(_linked_prose(part, inline, links), part.line)
+            w.text(_linked_prose(part, iter(part.inline), links), part.line)
         elif isinstance(part, EntryHead):
             w.text(sections.entry_header(part.entry, graph))
         elif isinstance(part, Equation):
@@ -362,9 +363,10 @@ def _typeset(w: _Writer, results: Results, page: str) -> tuple[list[Line], list[
     formulas = [p for line in w.lines for p in line if isinstance(p, Formula)]
     rendered = results.formulas(formulas)
     problems: list[TraceError] = []
-    if formulas and results.math_problem() is not None:
-        problems.append(results.math_problem().at(page, w.formula_lines[0]))
-    texts = ["".join("\x02" if isinstance(p, Formula) else p for p in line) for line in w.lines]
+    cannot = results.math_problem()
+    if formulas and cannot is not None:
+        problems.append(cannot.at(page, w.formula_lines[0]))
+    texts = ["".join("\x02" if isinstance(p, Formula) else _text(p) for p in line) for line in w.lines]
     headings = heading_lines(texts)
     out: list[Line] = []
     n = 0
@@ -374,13 +376,14 @@ def _typeset(w: _Writer, results: Results, page: str) -> tuple[list[Line], list[
             if not isinstance(p, Formula):
                 row.append(p)
                 continue
-            html, error = rendered[n]
-            if error is not None:
+            made, error = rendered[n]
+            if error is not None or made is None:
                 if error:
                     problems.append(
                         TraceError(f"KaTeX cannot render {p.tex!r}: {error}; fix the TeX", page, w.formula_lines[n])
                     )
-                html = f'<code class="trace-error">{R.esc(p.tex)}</code>'
+                made = f'<code class="trace-error">{R.esc(p.tex)}</code>'
+            html = made
             n += 1
             if p.display:
                 row.append(f'<div class="trace-math">{html}</div>')
@@ -390,6 +393,11 @@ def _typeset(w: _Writer, results: Results, page: str) -> tuple[list[Line], list[
                 row.append(Html(html))
         out.append(row)
     return out, problems
+
+
+def _text(piece: Piece) -> str:
+    """A piece of a line as Markdown reads it: a piece of HTML inside the line stands for an inline element."""
+    return "<span>" if isinstance(piece, Html) else piece
 
 
 def _relative(piece: Piece, page: str, links: Links) -> Piece:

@@ -70,11 +70,29 @@ class Session:
     def __init__(self, root: Path, report: Callable[[TraceError], None] | None = None):
         self.root = root
         self.report = report or (lambda problem: None)
-        self.settings: Settings | None = None
-        self.build: Build | None = None
+        self._settings: Settings | None = None
+        self._build: Build | None = None
         self.fingerprint: str | None = None
         self.locked: dict = {}
         self.widget_kernels: frozenset[str] | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings as the last ``refresh`` read them."""
+        if self._settings is None:
+            raise TraceError("docs_hooks: the site's settings were not read yet; a front end calls refresh() first")
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self._settings = settings
+
+    @property
+    def build(self) -> Build:
+        """The current build (see ``refresh``)."""
+        if self._build is None:
+            raise TraceError("docs_hooks: no build was made yet; a front end calls refresh() first")
+        return self._build
 
     def refresh(self, widget_kernels: frozenset[str] | None = None) -> Build:
         """The settings read again; a new build when the code, the settings or the site's scripts changed
@@ -82,18 +100,18 @@ class Session:
         gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
         settings = load_settings(self.root)
         stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
-        if self.build is None or self.fingerprint != stamp:
-            replaced = self.build is not None
+        if self._build is None or self.fingerprint != stamp:
+            replaced = self._build is not None
             self.close()
             if replaced:  # the old build's objects were frozen with it: collect them now, or they stay for good
                 gc.collect()
-            self.build = make_build(settings, widget_kernels=widget_kernels)
+            self._build = make_build(settings, widget_kernels=widget_kernels)
             self.fingerprint = stamp
-        self.settings = settings
+        self._settings = settings
         self.widget_kernels = widget_kernels
         self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
         gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
-        return self.build
+        return self._build
 
     def plan_site(self, pages: dict[str, str] | None = None) -> None:
         """Resolve every page of the site now (``pages``: path -> text as the builder will hand it over;
@@ -128,9 +146,9 @@ class Session:
 
     def close(self) -> None:
         """End the processes of the current build (the recorder, KaTeX, the coverage run) and let it go."""
-        if self.build is not None:
-            self.build.close()
-            self.build = None
+        if self._build is not None:
+            self._build.close()
+            self._build = None
             self.fingerprint = None
 
 

@@ -163,7 +163,9 @@ class Build:
     def _prefetch(self, plans: list[PagePlan], pages: list[Page]) -> None:
         """Every plan's needs, started in the background; asked again with what was recorded, until no plan
         asks for more (a need may follow from a recording)."""
-        results = self.results
+        results, workers = self.results, self.workers
+        if results is None or workers is None:  # a static build runs nothing
+            return
         formulas = {id(plan): page_formulas(page) for plan, page in zip(plans, pages)}
 
         def rounds() -> None:
@@ -184,7 +186,7 @@ class Build:
                     return
                 done.update(results.recordings(requests))
 
-        self.workers.in_background([rounds])
+        workers.in_background([rounds])
 
     # ------------------------------------------------------------------ render
 
@@ -201,7 +203,7 @@ class Build:
             return self._rendered[key]
         problems = list(plan.problems)
         parts: list[Piece] = []
-        if self.static:  # the call graph of the code, with the calls the last test run saw of it, if any
+        if self.results is None:  # static: the call graph of the code, with the calls the last test run saw of it
             problems += status_problems(plan, self.project.graph)
         else:
             rendered: RenderedPage = render_page(plan, self.results, self.links)
@@ -267,8 +269,8 @@ def _make_build(
         except (OSError, UnicodeDecodeError):
             continue  # the page's own read reports it
     parsed = parse_pages(pages, store_file(settings.cache_dir, "pages"))  # needs no index: read first
-    evidence = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
-    spare = _early_recorder(settings, parsed.values()) if coverage and evidence else None
+    shows_runs = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
+    spare = _early_recorder(settings, parsed.values()) if coverage and shows_runs else None
     math = None if static else _early_katex(settings)
     try:
         index = index if index is not None else index_for(settings)
@@ -337,7 +339,8 @@ def _early_recorder(settings: Settings, pages=()):
     for nothing would only take a core from the build; one starts on the first
     miss instead. ``check`` never starts one early.
     """
-    if settings.cache_dir is not None and store_file(settings.cache_dir, "recordings").is_file():
+    stored = store_file(settings.cache_dir, "recordings")
+    if stored is not None and stored.is_file():
         return None
     if not settings.source_root.is_dir():
         return None
@@ -373,7 +376,8 @@ def _early_katex(settings: Settings):
     Only when the cache holds no rendered formula (a first build): then the
     pages' formulas all go to KaTeX, the first of them soon after the index.
     """
-    if settings.cache_dir is not None and store_file(settings.cache_dir, "katex").is_file():
+    stored = store_file(settings.cache_dir, "katex")
+    if stored is not None and stored.is_file():
         return None
     from docs_hooks.run.math import MathRenderer
 

@@ -32,14 +32,13 @@ def start(args: list[str], **popen) -> subprocess.Popen:
     try:
         main = threading.current_thread() is threading.main_thread()
         env[LIFELINE_ENV] = f"{read}:pdeathsig" if main else str(read)
-        kwargs = {"start_new_session": True} if os.name == "posix" else {}
-        proc = subprocess.Popen(args, env=env, pass_fds=(read,), **kwargs, **popen)
+        proc = subprocess.Popen(args, env=env, pass_fds=(read,), start_new_session=os.name == "posix", **popen)
     except BaseException:
         os.close(write)
         raise
     finally:
         os.close(read)
-    proc._docs_hooks_lifeline = write  # closed by kill_group / release, or when this process ends
+    setattr(proc, "_docs_hooks_lifeline", write)  # noqa: B010 - closed by kill_group / release, or at exit
     return proc
 
 
@@ -47,7 +46,7 @@ def release(proc: subprocess.Popen) -> None:
     """Close this side of ``proc``'s lifeline (once it has ended)."""
     fd = getattr(proc, "_docs_hooks_lifeline", None)
     if fd is not None:
-        proc._docs_hooks_lifeline = None
+        setattr(proc, "_docs_hooks_lifeline", None)  # noqa: B010 - an attribute of ours on the Popen
         try:
             os.close(fd)
         except OSError:

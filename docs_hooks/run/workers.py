@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.resolve.callgraph import RunEvidence
 from docs_hooks.resolve.codeindex import CodeIndex
 from docs_hooks.run.math import MathRenderer
+
+if TYPE_CHECKING:
+    from docs_hooks.run.coverage_map import Measurement
+    from docs_hooks.run.record import Recorder
 
 
 def recorder_path(settings: Settings) -> list:
@@ -40,8 +45,8 @@ class Workers:
         self.settings = settings
         self.index = index
         self.math = math or MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
-        self._recorder = None
-        self._coverage_run = None  # a coverage_map.Measurement, started by start_coverage()
+        self._recorder: Recorder | None = None
+        self._coverage_run: Measurement | None = None  # started by start_coverage()
         self._threads: list[threading.Thread] = []
         self._errors: list[BaseException] = []
 

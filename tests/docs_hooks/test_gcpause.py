@@ -73,6 +73,7 @@ def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_proc
         extra_css=[],
         extra_javascript=[],
         markdown_extensions=[],
+        mdx_configs={},
         strict=False,
     )
     plugin.on_config(config)

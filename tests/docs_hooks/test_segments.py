@@ -56,7 +56,8 @@ def site_markdown(*more) -> markdown.Markdown:
     from mkdocs.config import load_config
 
     config = load_config(str(REPO / "mkdocs.yml"))
-    return markdown.Markdown(extensions=[*config.markdown_extensions, *more], extension_configs=config.mdx_configs)
+    extensions = [e for e in config.markdown_extensions if e != "docs_hooks.extension"]  # as the plugin does
+    return markdown.Markdown(extensions=[*extensions, *more], extension_configs=config.mdx_configs)
 
 
 class _Parts(Extension):
