@@ -7,6 +7,7 @@ Each test builds a tiny throwaway site with MkDocs itself, in a child process, a
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -326,3 +327,61 @@ def test_a_site_wide_table_is_filled_before_the_search_index_reads_the_page(make
     assert "trace-late" not in html and "layer_norm_backward" in html  # a function no page documents
     index = json.loads((root / "site/search/search_index.json").read_text(encoding="utf-8"))
     assert any("layer_norm_backward" in doc["text"] for doc in index["docs"] if doc["location"].startswith("left/"))
+
+
+# ------------------------------------------------------------------ strict, whatever the log level
+
+
+def quiet_build(root, *flags: str):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    cmd = [sys.executable, "-m", "mkdocs", "build", *flags, "-f", str(root / "mkdocs.yml"), "-d", str(root / "site")]
+    return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_strict_build_under_q_fails_on_the_generators_problems_and_prints_each(make_project):
+    """MkDocs counts only the warnings it prints, so under -q its strict mode counts none: the plugin counts its own
+    problems and aborts the build at its end, with the lines it would have printed."""
+    from .test_cli import MKDOCS_YML, SITE_PAGE
+
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.sum()")})
+
+    strict = quiet_build(root, "--strict", "-q")
+    relaxed = quiet_build(root, "-q")
+
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    lines = [line for line in (strict.stdout + strict.stderr).splitlines() if line.strip()]  # MkDocs aborts on stdout
+    assert lines[0] == "Aborted with 1 docs_hooks problem(s) in strict mode:", lines
+    assert lines[1] == (
+        "docs/page.md:7: reference 'ops.layer_norm_forward: mu = X.sum()': no statement of "
+        "ops.layer_norm_forward (ops.py:6-15) matches 'mu = X.sum()'; did you mean "
+        "'mu = X.mean(axis=-1, keepdims=True)' (ops.py:8)? Copy the statement's text from the code."
+    ), lines
+    assert "Traceback" not in strict.stderr
+    assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr  # not strict: the build goes on
+
+
+def test_every_problem_of_a_page_shows_on_the_page_in_the_error_box_a_block_failure_gets(make_project):
+    """A broken reference in an equation or code changed since it was reviewed has no block of its own to fail:
+    the page gets the same error box at its top, so an author sees it in the browser under mkdocs serve too."""
+    from .conftest import FWD_ENTRY
+    from .test_cli import MKDOCS_YML
+
+    page = (
+        "# Layer norm\n\n" + FWD_ENTRY + "\n```trace-equation\nid: mean\ntitle: The mean\ntex: \\mu\n"
+        "code: mu = X.sum()\n```\n"
+    )
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": page})
+
+    result = quiet_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = (root / "site" / "page" / "index.html").read_text(encoding="utf-8")
+    boxes = re.findall(r'<div class="admonition failure trace-error"><p class="admonition-title">Trace error</p>'
+                       r"<p>(.*?)</p></div>", built)
+    assert any("docs/page.md:13: reference &#x27;mu = X.sum()&#x27;" in b for b in boxes), boxes
+    assert any("not reviewed yet" in b for b in boxes), boxes  # the lock's problems too
+    assert built.index("Trace error") < built.index("The mean")  # at the top, under the title
