@@ -22,7 +22,17 @@ from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
 from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
-from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, plan_page, render_page, status_problems
+from docs_hooks.core.kept import KeptPages, environment, page_key
+from docs_hooks.core.page import (
+    BlockPart,
+    PagePlan,
+    Prose,
+    RenderedPage,
+    page_needs,
+    plan_page,
+    render_page,
+    status_problems,
+)
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
 from docs_hooks.read.blocks import Page, page_title, parse_page, parse_pages
@@ -75,6 +85,19 @@ def fingerprint(settings: Settings) -> str:
     Equal fingerprints mean a build made earlier (and the pages it resolved) is
     still right, which is what makes ``mkdocs serve`` rebuilds after a page edit cheap.
     """
+    return code_digest(settings) + settings_digest(settings)
+
+
+def settings_digest(settings: Settings) -> str:
+    import hashlib
+
+    return hashlib.sha256(
+        repr(sorted((k, v) for k, v in vars(settings).items() if not k.startswith("_"))).encode()
+    ).hexdigest()
+
+
+def code_digest(settings: Settings) -> str:
+    """A digest of every file of the code, the tests, the helpers and the spec, as the index walks them."""
     import hashlib
 
     h = hashlib.sha256()
@@ -87,7 +110,6 @@ def fingerprint(settings: Settings) -> str:
             files.update(dict.fromkeys(walk_files(folder, settings.project_root, patterns)))
     for file in sorted(files):
         h.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
-    h.update(repr(sorted((k, v) for k, v in vars(settings).items() if not k.startswith("_"))).encode())
     return h.hexdigest()
 
 
@@ -95,7 +117,7 @@ class Build:
     """One build: the project as resolved (``project``), the run stage's ``results``, the ``links``, and
     every page planned so far. Make it with ``make_build``; ``close`` ends what it started."""
 
-    def __init__(self, project: Project, workers: Workers | None, static: bool):
+    def __init__(self, project: Project, workers: Workers | None, static: bool, code: str | None = None):
         self.project = project
         self.settings = project.settings
         self.static = static
@@ -106,7 +128,13 @@ class Build:
         self.results = Results(workers, self.site) if workers is not None else None
         self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
-        self._rendered: dict[tuple, Expanded] = {}  # (page, text, site version) -> the page, once per build
+        self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
+        # Rendered pages of earlier builds (see kept): only a build that renders, and knows the digest of
+        # the code (``code``) its pages are made from.
+        self.code = code
+        self.kept = KeptPages(project.settings.cache_dir) if workers is not None and code is not None else None
+        self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
+        self._environment: str | None = None
         self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
         self._site_read = False  # whether every page of the docs folder has been resolved
 
@@ -138,7 +166,8 @@ class Build:
         self._site_read = False
         self.site_entries()  # the pages the front end did not hand over (none, for MkDocs): from their files
         if self.results is not None:
-            self._prefetch([self._plans[p][1] for p in pages], [self._parsed[p][1] for p in pages])
+            to_render = [p for p in pages if p not in self._read_kept(pages)]
+            self._prefetch([self._plans[p][1] for p in to_render], [self._parsed[p][1] for p in to_render])
 
     def site_entries(self) -> SiteEntries:
         """Every page's entries: after ``plan_site``, the pages it resolved; else every page of the docs folder,
@@ -192,26 +221,90 @@ class Build:
 
     def expand(self, page: str, text: str) -> Expanded:
         """The page through every stage (a static build: resolved only); the same text once per build, as
-        long as what it shows of the other pages (a site-wide table, a source page) has not changed."""
+        long as what it shows of the other pages (a site-wide table, a source page) has not changed, and
+        not again in a later build when nothing it is made from has changed (see kept)."""
         if self.workers is not None:
             self.workers.raise_errors()
         plan = self.plan(page, text)
         if not self.static:
             self.site_entries()
-        key = (page, text, self.site.version if plan.reads_site else None)
-        if key in self._rendered:
-            return self._rendered[key]
+        made_from = (text, self.site.version if plan.reads_site else None, self._links_state())
+        known = self._rendered.get(page)
+        if known is not None and known[0] == made_from:
+            return known[1]
         problems = list(plan.problems)
         parts: list[Piece] = []
         if self.results is None:  # static: the call graph of the code, with the calls the last test run saw of it
             problems += status_problems(plan, self.project.graph)
         else:
-            rendered: RenderedPage = render_page(plan, self.results, self.links)
-            parts = rendered.parts
-            problems += [p for p in rendered.problems if self._shown_here(p, page)]
+            key = self._key(page, text, plan)
+            kept = self._kept_parts.pop(page, None)
+            if kept is None or kept[0] != key:
+                found = self.kept.get_many([key]) if self.kept is not None and key is not None else {}
+                kept = (key, found[key]) if key in found else None
+            if kept is not None:  # kept only when it had no problem, and made from the same inputs
+                parts = kept[1]
+            else:
+                rendered: RenderedPage = render_page(plan, self.results, self.links)
+                parts = rendered.parts
+                problems += [p for p in rendered.problems if self._shown_here(p, page)]
+                if not rendered.problems and key is not None and self.kept is not None:
+                    self.kept.put(key, parts)
         result = Expanded(parts, problems, plan.refs.uses, plan.refs.unresolved, plan.entries)
-        self._rendered[key] = result
+        self._rendered[page] = (made_from, result)  # the page's last expansion only: serve edits it again
         return result
+
+    # ------------------------------------------------------------------ kept across builds
+
+    def _read_kept(self, pages: dict[str, str]) -> set[str]:
+        """The pages whose rendering an earlier build kept (read now, in one query): they need no run."""
+        if self.kept is None:
+            return set()
+        keys = {}
+        for page, text in pages.items():
+            key = self._key(page, text, self._plans[page][1])
+            if key is not None:
+                keys[key] = page
+        found = self.kept.get_many(list(keys))
+        self._kept_parts = {keys[key]: (key, parts) for key, parts in found.items()}
+        return set(self._kept_parts)
+
+    def _key(self, page: str, text: str, plan: PagePlan) -> str | None:
+        """What the page's rendering is made from, digested (see kept); None when it is not kept."""
+        if self.kept is None or self.results is None or self.workers is None:
+            return None
+        if self._environment is None:
+            from docs_hooks.run.math import katex_version
+
+            self._environment = environment(katex_version(self.workers.math.dist))
+        inputs = []
+        whole_code = bool(plan.entries)
+        for part in plan.parts:
+            if isinstance(part, Prose):
+                inputs.append(
+                    [(r.function.name, r.function.repo_path, r.start, r.end) if r else None for r in part.inline]
+                )
+            elif isinstance(part, BlockPart) and hasattr(part.kind, "inputs"):
+                inputs.append(part.kind.inputs(part.plan, self.results, self.links))
+            else:
+                whole_code = True
+        site = self.site.digest() if plan.reads_site and whole_code else None
+        return page_key(
+            self._environment,
+            settings_digest(self.settings),
+            sorted(self.project.widget_kernels or ()),
+            page,
+            text,
+            self._links_state(),
+            self.code if whole_code else None,
+            site,
+            inputs,
+        )
+
+    def _links_state(self) -> tuple:
+        """Where the front end put the site's pages: every page's links are made from it."""
+        links = self.links
+        return (links.between_files, tuple(sorted(links.page_urls.items())), tuple(sorted(links.source_pages.items())))
 
     def _shown_here(self, problem: TraceError, page: str) -> bool:
         """A problem of the page's own is the page's; one placed elsewhere (the coverage run's failure, at its
@@ -230,6 +323,8 @@ class Build:
         """End every process this build started and drop their state (a replaced or finished build)."""
         if self.workers is not None:
             self.workers.close()
+        if self.kept is not None:
+            self.kept.close()
 
 
 def make_build(
@@ -238,6 +333,7 @@ def make_build(
     static: bool = False,
     index: CodeIndex | None = None,
     widget_kernels: frozenset[str] | None = None,
+    code: str | None = None,
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
@@ -249,10 +345,13 @@ def make_build(
     A ``static`` build (``check``, ``relock``, ``impact``) stops after resolving:
     it reads the pages and resolves every reference against the index, and starts
     no process. ``index`` is the code index to resolve against (``impact`` passes
-    the base revision's); by default the project's own.
+    the base revision's); by default the project's own. ``code``: the digest of the code the build is made
+    from (``code_digest``), when the caller has it; a build that renders works it out.
     """
+    if code is None and not static and index is None:
+        code = code_digest(settings)
     with paused():
-        build = _make_build(settings, coverage and not static, static, index, widget_kernels)
+        build = _make_build(settings, coverage and not static, static, index, widget_kernels, code)
         # What the build holds lives through it: out of collections until expand_site ends, or the front
         # end's next build starts (see gcpause), and frozen before the collector runs again.
         freeze()
@@ -260,7 +359,12 @@ def make_build(
 
 
 def _make_build(
-    settings: Settings, coverage: bool, static: bool, index: CodeIndex | None, widget_kernels: frozenset[str] | None
+    settings: Settings,
+    coverage: bool,
+    static: bool,
+    index: CodeIndex | None,
+    widget_kernels: frozenset[str] | None,
+    code: str | None,
 ) -> Build:
     pages = {}
     for file in build_order(settings):
@@ -296,7 +400,7 @@ def _make_build(
     evidence = cached_evidence(settings, index) if static else None
     project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
     workers = None if static else Workers(settings, index, math)
-    build = Build(project, workers, static)
+    build = Build(project, workers, static, code=None if static else code)
     if build.results is not None:
         build.results.spec = spec
     for rel, text in pages.items():

@@ -106,6 +106,16 @@ class BlockKind(Protocol[P]):
     def render(self, plan: P, results: Results, links: Links) -> Rendered: ...
 
 
+class KeyedKind(BlockKind[P], Protocol[P]):
+    """A kind that can say, without rendering, everything its HTML is made from (``inputs``: a text to digest).
+
+    A page made only of such blocks and of prose is kept across builds under the digest of those inputs,
+    so a change elsewhere in the code does not render it again (a source page: its file and what cites
+    it). A kind without ``inputs`` makes its page depend on every file of the code."""
+
+    def inputs(self, plan: P, results: Results, links: Links) -> str: ...
+
+
 def placed(err: TraceError, block: Block, page: str, field_name: str | None = None) -> TraceError:
     """``err`` placed at the block (or at one of its fields) when it has no place of its own."""
     return err.at(page, block.field_line(field_name) if field_name else block.line)

@@ -51,16 +51,26 @@ class SourceKind:
         return []
 
     def render(self, plan: SourcePlan, results: Results, links: Links) -> Rendered:
-        cited = results.derived(("citations by file", results.site.version), lambda: _by_file(results))
         html = sources.render_page(
             plan.repo_path,
             plan.text,
-            cited.get(plan.repo_path, []),
+            _cited(plan, results),
             links.page_url(plan.page),
             links.page_url,
             plan.repo_link,
         )
         return Rendered(html)
+
+    def inputs(self, plan: SourcePlan, results: Results, links: Links) -> str:
+        """The file, its link, what cites it and where those pages are: all its page is made from."""
+        cited = _cited(plan, results)
+        urls = {page: links.page_url(page) for page in sorted({c.page for c in cited} | {plan.page})}
+        return repr((plan.repo_path, plan.text, plan.repo_link, cited, urls))
+
+
+def _cited(plan: SourcePlan, results: Results) -> list[sources.Citation]:
+    cited = results.derived(("citations by file", results.site.version), lambda: _by_file(results))
+    return cited.get(plan.repo_path, [])
 
 
 def _by_file(results: Results) -> dict[str, list[sources.Citation]]:

@@ -74,6 +74,39 @@ class SiteEntries:
     def all(self) -> list[EntryData]:
         return [e for entries in self.pages.values() for e in entries]
 
+    def digest(self) -> str:
+        """A digest of what the site-wide tables read: each page's title and entries, the functions and
+        statements they cite (by name and lines)."""
+        import hashlib
+
+        def fn(f: Function) -> tuple:
+            return (f.name, f.repo_path, f.start, f.end)
+
+        shown = [
+            (
+                page,
+                self.titles.get(page),
+                [
+                    (
+                        e.id,
+                        e.title,
+                        e.status,
+                        [fn(f) for f in e.functions],
+                        e.spec,
+                        e.line,
+                        e.note,
+                        [
+                            (q.id, q.number, q.title, q.role, [(fn(r.function), r.start, r.end) for r in q.resolved])
+                            for q in e.equations
+                        ],
+                    )
+                    for e in entries
+                ],
+            )
+            for page, entries in self.pages.items()
+        ]
+        return hashlib.sha256(repr(shown).encode("utf-8", "surrogatepass")).hexdigest()
+
 
 def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockEntry]) -> EntryData:
     """A ``trace-entry`` block as an entry: its functions found in the index, its spec labels looked up

@@ -1,0 +1,105 @@
+"""Rendered pages kept across builds: a page that nothing it is made from has changed is not rendered again.
+
+A page's key (``page_key``) digests what its rendering reads: the page's text,
+the generator and the environment that render it (``environment``), the
+settings, where the site's pages are (the front end's URLs), what the page
+shows of the other pages, and what it shows of the code. What it shows of the
+code is, for most pages, the whole code: the callers and tests of a function
+come from any file, so a page with an entry, an equation or a run depends on
+the build's digest of every file (``Build.code``). A page made only of prose
+and of blocks whose kind can name all its inputs (``KeyedKind``; a source page
+names its file and what cites it) depends on those inputs only, so an edit of
+one file renders one source page again, not all of them.
+
+Only a page rendered without a problem is kept: a problem may come from
+something outside the key (a test that timed out, KaTeX missing), and a page
+that shows one is rendered again on the next build.
+
+The rendered pieces are stored as JSON in a store of the cache folder
+(``cachedir.Store``, sealed like every entry), one row per key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from docs_hooks.base.cachedir import Store, store_file
+from docs_hooks.render.segments import Html, Piece
+
+FORMAT = 1  # the form of a stored page; a change makes every stored page a miss
+GENERATOR = Path(__file__).resolve().parent.parent  # the docs_hooks package: its code renders the pages
+
+
+def environment(katex: str) -> str:
+    """What renders a page besides its inputs: this generator's files, Python, NumPy and KaTeX (``katex``)."""
+    h = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{_version('numpy')}\0{katex}".encode())
+    for file in sorted(GENERATOR.rglob("*")):
+        if file.suffix in (".py", ".js", ".css") and "__pycache__" not in file.parts:
+            h.update(file.relative_to(GENERATOR).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def page_key(*inputs: object) -> str:
+    """The key of a rendered page: a digest of everything it was made from (plain data, by its repr)."""
+    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def dump(parts: list[Piece]) -> bytes:
+    """A page's pieces as stored: text, or [html, is a block] for generated HTML."""
+    return json.dumps([p if isinstance(p, str) else [p.html, p.block] for p in parts]).encode()
+
+
+def load(raw: bytes) -> list[Piece] | None:
+    """The pieces ``dump`` stored; None for anything else (then the page is rendered again)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    parts: list[Piece] = []
+    for item in data:
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], bool):
+            parts.append(Html(item[0], item[1]))
+        else:
+            return None
+    return parts
+
+
+class KeptPages:
+    """The rendered pages of earlier builds, by key (none without a cache folder)."""
+
+    def __init__(self, cache_dir: Path | None):
+        path = store_file(cache_dir, "rendered")
+        self.store = Store(path) if path is not None else None
+
+    def get_many(self, keys: list[str]) -> dict[str, list[Piece]]:
+        if self.store is None or not keys:
+            return {}
+        found = {}
+        for key, raw in self.store.get_many(keys).items():
+            parts = load(raw)
+            if parts is not None:
+                found[key] = parts
+        return found
+
+    def put(self, key: str, parts: list[Piece]) -> None:
+        if self.store is not None:
+            self.store.put_many({key: dump(parts)})
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()

@@ -1,0 +1,135 @@
+"""Tests of docs_hooks.core.kept: a rendered page kept across builds, rendered again exactly when something it
+is made from changed, never when it showed a problem, and a damaged store is only a miss."""
+
+import sqlite3
+
+import pytest
+
+from docs_hooks.base.settings import load_settings
+from docs_hooks.core import site as site_module
+from docs_hooks.core.kept import dump, load
+from docs_hooks.core.site import expand_site, make_build
+from docs_hooks.render.segments import Html
+
+from .conftest import FWD_ENTRY
+
+
+def test_pieces_come_back_as_they_were_stored_and_anything_else_is_a_miss():
+    parts = ["# Title\n\n", Html("<table>\n</table>\n", True), "text ", Html("<span>x</span>"), "\n"]
+
+    assert load(dump(parts)) == parts
+    assert isinstance(load(dump(parts))[1], Html)
+    for damaged in (b"", b"{", b'{"a": 1}', b'[["html"]]', b'[["html", 1]]', b"[3]", b"\xff"):
+        assert load(damaged) is None
+
+
+@pytest.fixture
+def renders(monkeypatch):
+    """The pages each build renders (not read back), in order."""
+    seen: list[str] = []
+    real = site_module.render_page
+
+    def counting(plan, results, links):
+        seen.append(plan.page)
+        return real(plan, results, links)
+
+    monkeypatch.setattr(site_module, "render_page", counting)
+    return seen
+
+
+def build_site(root):
+    settings = load_settings(root)
+    build = make_build(settings, coverage=False)
+    try:
+        return expand_site(settings, build)
+    finally:
+        build.close()
+
+
+SOURCE_PAGE = "```trace-source\nfile: {file}\n```\n"
+PAGES = {
+    "docs/index.md": "# Home\n\nProse only, and a formula $a^2$.\n",
+    "docs/page.md": "# Layer norm\n\n" + FWD_ENTRY,
+    "docs/ops-source.md": SOURCE_PAGE.format(file="src/ops.py"),
+    "docs/model-source.md": SOURCE_PAGE.format(file="src/model.py"),
+}
+
+
+def test_a_second_build_renders_nothing_and_shows_the_same_pages(make_project, renders):
+    root = make_project(PAGES)
+
+    first = build_site(root)
+    rendered_first = list(renders)
+    renders.clear()
+    second = build_site(root)
+
+    assert sorted(rendered_first) == sorted(PAGES)
+    assert renders == []
+    assert {p: e.markdown for p, e in second.pages.items()} == {p: e.markdown for p, e in first.pages.items()}
+    assert second.problems == first.problems == []
+
+
+def test_an_edit_of_one_file_renders_its_source_page_and_the_pages_that_show_the_code_again(make_project, renders):
+    root = make_project(PAGES)
+    build_site(root)
+    renders.clear()
+
+    model = root / "src/model.py"
+    model.write_text(model.read_text() + "\n\ndef appended():\n    return 1\n")
+    after = build_site(root)
+
+    # the page of an entry shows callers and tests from any file; the prose page and ops.py's page show none
+    assert sorted(renders) == ["docs/model-source.md", "docs/page.md"]
+    assert "appended" in after.pages["docs/model-source.md"].markdown
+
+
+def test_a_prose_edit_renders_that_page_only(make_project, renders):
+    root = make_project(PAGES)
+    build_site(root)
+    renders.clear()
+
+    (root / "docs/index.md").write_text(PAGES["docs/index.md"] + "\nOne more sentence.\n")
+    after = build_site(root)
+
+    assert renders == ["docs/index.md"]
+    assert "One more sentence." in after.pages["docs/index.md"].markdown
+
+
+def test_an_entry_retitled_renders_the_source_page_that_cites_it_again(make_project, renders):
+    root = make_project(PAGES)
+    build_site(root)
+    renders.clear()
+
+    (root / "docs/page.md").write_text(PAGES["docs/page.md"].replace("title: Layer norm forward", "title: The forward pass"))
+    after = build_site(root)
+
+    assert sorted(renders) == ["docs/ops-source.md", "docs/page.md"]  # ops.py's page lists its citations
+    assert "The forward pass" in after.pages["docs/ops-source.md"].markdown
+
+
+def test_a_page_that_showed_a_problem_is_rendered_again_on_every_build(make_project, renders):
+    """A problem met while rendering (KaTeX refusing a formula here) may come from outside the page's inputs."""
+    broken = "# Broken\n\nA formula KaTeX refuses: $\\frac{1$.\n"
+    root = make_project({**PAGES, "docs/broken.md": broken})
+    first = build_site(root)
+    assert [p.path for p in first.problems] == ["docs/broken.md"]
+    renders.clear()
+
+    second = build_site(root)
+
+    assert renders == ["docs/broken.md"]
+    assert [str(p) for p in second.problems] == [str(p) for p in first.problems]
+
+
+def test_a_damaged_store_is_a_miss_and_the_pages_are_rendered_again(make_project, renders):
+    root = make_project(PAGES)
+    first = build_site(root)
+    store = root / ".cache/docs_hooks/rendered.sqlite3"
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE entries SET value = substr(value, 1, 40)")
+    renders.clear()
+
+    second = build_site(root)
+
+    assert sorted(renders) == sorted(PAGES)
+    assert {p: e.markdown for p, e in second.pages.items()} == {p: e.markdown for p, e in first.pages.items()}
