@@ -100,7 +100,9 @@ def test_an_entry_retitled_renders_the_source_page_that_cites_it_again(make_proj
     build_site(root)
     renders.clear()
 
-    (root / "docs/page.md").write_text(PAGES["docs/page.md"].replace("title: Layer norm forward", "title: The forward pass"))
+    (root / "docs/page.md").write_text(
+        PAGES["docs/page.md"].replace("title: Layer norm forward", "title: The forward pass")
+    )
     after = build_site(root)
 
     assert sorted(renders) == ["docs/ops-source.md", "docs/page.md"]  # ops.py's page lists its citations
