@@ -96,9 +96,9 @@ class Function:
     end: int
     is_test: bool
     source_lines: tuple[str, ...]  # lines start..end
+    whole: Statement  # the whole function: what a reference to it locks
     statements: list[Statement] = field(default_factory=list)
     header: Statement | None = None  # the ``def`` line(s)
-    whole: Statement | None = None  # the whole function: what a reference to it locks
     params: tuple[str, ...] = ()
     local_names: frozenset[str] = frozenset()  # parameters and every name it assigns
     docstring: str | None = None
@@ -813,6 +813,7 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
             _only(texts, str)
         _only(f_tests, bool)
         _only(f_docs, str, type(None))
+        _only(f_wholes, int)  # every function has its whole statement
         indexes([i for i in (*f_headers, *f_wholes) if i is not None])
         for lists in (f_stmts, f_params, f_locals):
             _only(lists, list)
@@ -847,7 +848,7 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
                     source_lines=source,
                     statements=[statements[i] for i in stmts],
                     header=None if header is None else statements[header],
-                    whole=None if whole is None else statements[whole],
+                    whole=statements[whole],
                     params=tuple(params),
                     local_names=frozenset(local),
                     docstring=doc,
@@ -967,6 +968,7 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
         start, end = _lines(obj)
+        source_lines = tuple(lines[start - 1 : end])
         fn = Function(
             name=obj.path,
             module=module_name,
@@ -976,12 +978,12 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
             start=start,
             end=end,
             is_test=root.is_tests,
-            source_lines=tuple(lines[start - 1 : end]),
+            source_lines=source_lines,
+            whole=Statement(start, end, source_lines, normalise_tokens("\n".join(source_lines))),
             docstring=obj.docstring.value if obj.docstring else None,
         )
         fn.statements = [_make_statement(lines, a, b, extent, kind) for a, b, extent, kind in _statement_spans(node)]
         fn.header = _make_statement(lines, node.lineno, _header_end(node))
-        fn.whole = Statement(fn.start, fn.end, fn.source_lines, normalise_tokens("\n".join(fn.source_lines)))
         args = node.args
         fn.params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
         extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.read.blocks import Block, Markdown, Page, prose_lines, slug
+from docs_hooks.read.spec import SpecIndex
 from docs_hooks.resolve.anchors import Resolved
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Function
@@ -75,7 +76,7 @@ class SiteEntries:
         return [e for entries in self.pages.values() for e in entries]
 
 
-def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockEntry]) -> EntryData:
+def read_entry(block: Block, page: str, index: CodeIndex, spec: SpecIndex | None, uses: list[LockEntry]) -> EntryData:
     """A ``trace-entry`` block as an entry: its functions found in the index, its spec labels looked up
     (``spec`` is a SpecIndex, or None when none is configured); each function goes into ``uses`` for the lock."""
     d = block.data
@@ -111,7 +112,7 @@ def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockE
 def read_equation(
     block: Block,
     entry: EntryData | None,
-    resolve,
+    resolve: Callable[[str, int, str], Resolved | None],
     seen_ids: dict[str, int],
     symbols: Callable[[], dict[str, list[str]] | None],
 ) -> EquationData:
