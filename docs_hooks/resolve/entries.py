@@ -112,7 +112,9 @@ def read_entry(block: Block, page: str, index: CodeIndex, spec: SpecIndex | None
 def read_equation(
     block: Block,
     entry: EntryData | None,
-    resolve: Callable[[str, int, str], Resolved | None],
+    # resolve(text, line, where); not Callable[[str, int, str], ...]: mypy infers no type for the lambda
+    # core.page passes, whose fourth parameter is a default
+    resolve: Callable[..., Resolved | None],
     seen_ids: dict[str, int],
     symbols: Callable[[], dict[str, list[str]] | None],
 ) -> EquationData:
