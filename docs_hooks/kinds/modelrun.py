@@ -29,7 +29,7 @@ from docs_hooks.kinds.base import Project
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.codeindex import CodeIndex, did_you_mean
 from docs_hooks.run.record import Request
-from docs_hooks.run.recording import Made, Opaque, Recording
+from docs_hooks.run.recording import Call, Made, Opaque, Recording
 from docs_hooks.run.results import Results
 
 T = TypeVar("T")
@@ -184,9 +184,10 @@ def _is_int(v: Any) -> bool:
 class Dims:
     """Names dimensions after config fields, using the probe config to tell them apart."""
 
-    def __init__(self, real: dict[str, Any], probe: dict[str, Any], symbols: dict[str, str], helper: str):
+    def __init__(self, real: dict[str, Any], probe: dict[str, Any], symbols: dict[str, str], helper: str) -> None:
         self.real, self.probe, self.helper = real, probe, helper
-        self.candidates: dict[str, tuple[int, int]] = {}  # key -> (real value, probe value)
+        # key -> (real value, probe value); None where a quotient 'a/b' is no whole number
+        self.candidates: dict[str, tuple[int | None, int | None]] = {}
         self.symbols: dict[str, str] = {}
         ints = [k for k, v in probe.items() if _is_int(v) and _is_int(real.get(k))]
         for key in ints:
@@ -287,7 +288,7 @@ class ModelRun:
     helper: str  # path of the helper, for messages
     files: dict = field(default_factory=dict)  # path -> {line: [(statement, call)]}, for call sites
 
-    def first_calls(self, name: str):
+    def first_calls(self, name: str) -> tuple[Call, Call] | None:
         real, probe = self.real.calls_of(name), self.probe.calls_of(name)
         if not real or not probe:
             return None

@@ -10,7 +10,7 @@ which files differ, so a reader knows the figures come from older code.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,11 +62,11 @@ def load(path: Path, shown_as: str) -> dict:
     return data
 
 
-def _missing(data) -> str | None:
+def _missing(data: object) -> str | None:
     """What a stamped run lacks that the page shows, in words; None when it has everything."""
     number = (int, float)
 
-    def is_list_of(value, kind) -> bool:
+    def is_list_of(value: object, kind: type | tuple[type, ...]) -> bool:
         return isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
 
     if not isinstance(data, dict):
@@ -165,7 +165,7 @@ def loss_curve_svg(
     )
 
 
-def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
+def render(data: dict, shown_as: str, stale: list[str], code_link: Callable[[str], str]) -> str:
     """The results section: provenance, curve, evaluations and samples."""
     h = data["history"]
     out = []
@@ -198,7 +198,7 @@ def render(data: dict, shown_as: str, stale: list[str], code_link) -> str:
     facts = []
     if "train_seconds" in h:
         facts.append(["Training time (seconds, on the machine that ran it)", R.esc(h["train_seconds"])])
-    facts.append(["Steps", R.esc(len(h["step"]))])
+    facts.append(["Steps", R.esc(str(len(h["step"])))])
     facts.append(["Final training loss", R.esc(f"{h['loss'][-1]:.4f}")])
     if h.get("loss_floor") is not None:
         facts.append(["Lowest possible loss on this task", R.esc(f"{h['loss_floor']:.4f}")])
@@ -264,7 +264,7 @@ def clipping_table(data: dict, shown_as: str, stale_html: str) -> str:
     return "\n".join(part for part in out if part) + "\n"
 
 
-def _stale_html(stale: list[str], code_link) -> str:
+def _stale_html(stale: list[str], code_link: Callable[[str], str]) -> str:
     if not stale:
         return ""
     return (

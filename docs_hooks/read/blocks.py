@@ -15,11 +15,16 @@ import importlib.util
 import json
 import posixpath
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from docs_hooks.base.cachedir import Store
 from docs_hooks.base.errors import TraceError
+
+if TYPE_CHECKING:
+    import yaml
 
 FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a line that opens or closes a fenced code block
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)?.*$")
@@ -224,7 +229,8 @@ def _line_loader():
     return _LineLoader
 
 
-def _construct_mapping(loader, node, deep=False):
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    # loader: a _LineLoader, to which _load_yaml gives its place
     import yaml
 
     kind, path, first_line = loader.place  # set by _load_yaml: the block, its page, the page line of its body
@@ -232,20 +238,32 @@ def _construct_mapping(loader, node, deep=False):
     for key, _ in node.value:
         if not isinstance(key, yaml.ScalarNode):
             continue
+        line = _line_of(key.start_mark)
         if (key.tag, key.value) in seen:
             raise TraceError(
                 f"block 'trace-{kind}' has the key '{key.value}' twice in one mapping (first on line "
                 f"{first_line + seen[(key.tag, key.value)]}); keep one of them",
                 path,
-                first_line + key.start_mark.line,
+                first_line + line,
             )
-        seen[(key.tag, key.value)] = key.start_mark.line
+        seen[(key.tag, key.value)] = line
     mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-    mapping["__lines__"] = {k.value: k.start_mark.line for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+    mapping["__lines__"] = {k.value: _line_of(k.start_mark) for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
     return mapping
 
 
-def _load_yaml(kind: str, body: str, path: str, first_line: int):
+class _Mark(Protocol):
+    """Where a YAML node or event starts (PyYAML's and libyaml's marks)."""
+
+    line: int
+
+
+def _line_of(mark: _Mark | None) -> int:
+    """The line (from 0) a YAML node or event starts on: the parser marks every one; else the body's first."""
+    return mark.line if mark is not None else 0
+
+
+def _load_yaml(kind: str, body: str, path: str, first_line: int) -> Any:
     """The block's body as Python data; ``first_line`` is the page line of its first line.
 
     YAML anchors (``&name``) and aliases (``*name``) are refused before anything
@@ -260,17 +278,18 @@ def _load_yaml(kind: str, body: str, path: str, first_line: int):
     # them (bench/README.md, "check").
     events = yaml.parse(body, Loader=_line_loader()) if "&" in body or "*" in body else ()
     for event in events:
+        anchor = getattr(event, "anchor", None)
         if isinstance(event, yaml.AliasEvent):
-            written = f"the alias '*{event.anchor}'"
-        elif getattr(event, "anchor", None) is not None:
-            written = f"the anchor '&{event.anchor}'"
+            written = f"the alias '*{anchor}'"
+        elif anchor is not None:
+            written = f"the anchor '&{anchor}'"
         else:
             continue
         raise TraceError(
             f"block 'trace-{kind}' uses {written}; YAML anchors and aliases are not accepted: "
             "write the value out in full",
             path,
-            first_line + event.start_mark.line,
+            first_line + _line_of(event.start_mark),
         )
     loader = _line_loader()(body)
     loader.place = (kind, path, first_line)
@@ -280,7 +299,7 @@ def _load_yaml(kind: str, body: str, path: str, first_line: int):
         loader.dispose()
 
 
-def _strip_lines(value):
+def _strip_lines(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _strip_lines(v) for k, v in value.items() if k != "__lines__"}
     if isinstance(value, list):
@@ -390,7 +409,7 @@ def _read_block(kind: str, body: str, path: str, fence_line: int, end_line: int)
     return Block(kind, checked, fence_line, end_line, fence_line + 1)
 
 
-def _check_type(kind: str, name: str, spec: FieldSpec, value, path: str, line: int):
+def _check_type(kind: str, name: str, spec: FieldSpec, value: Any, path: str, line: int) -> Any:
     def bad(expected: str) -> TraceError:
         return TraceError(
             f"field '{name}' of block 'trace-{kind}' must be {expected}, not {type(value).__name__} {value!r}",
@@ -457,7 +476,7 @@ def literal_line_refs(text: str, path: str, first_line: int) -> list[TraceError]
     return problems
 
 
-def prose_lines(lines: list[str]):
+def prose_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
     """(index, line) of every line of Markdown outside fenced code blocks (the fences themselves left out)."""
     in_fence = None
     for i, line in enumerate(lines):
@@ -475,10 +494,16 @@ def prose_lines(lines: list[str]):
 # YAML again (bench/README.md, "check"). An entry is JSON, data only; one that is not what _encode_page writes
 # is a miss, and the page is parsed again.
 
+
 # The YAML reader's own version is part of the key too (its __init__ names it), found without importing it.
-_SELF_DIGEST = hashlib.sha256(
-    Path(__file__).read_bytes() + Path(importlib.util.find_spec("yaml").origin).read_bytes()
-).hexdigest()
+def _yaml_init() -> Path:
+    spec = importlib.util.find_spec("yaml")
+    if spec is None or spec.origin is None:
+        raise ImportError("docs_hooks reads its blocks with PyYAML, which is not installed: pip install PyYAML")
+    return Path(spec.origin)
+
+
+_SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + _yaml_init().read_bytes()).hexdigest()
 
 
 def parse_pages(pages: dict[str, str], cache: Path | None = None) -> dict[str, Page]:
@@ -555,10 +580,12 @@ def _decode_page(raw: bytes, path: str) -> Page | None:
         return None
 
 
-def _valid_fields(kind, fields) -> bool:
+def _valid_fields(kind: object, fields: object) -> bool:
     """Whether ``fields`` are what _read_block makes of a block of ``kind``: its fields checked, their lines."""
-    spec = BLOCK_KINDS.get(kind) if type(kind) is str else None
-    if spec is None or type(fields) is not dict:
+    if type(kind) is not str or type(fields) is not dict:
+        return False
+    spec = BLOCK_KINDS.get(kind)
+    if spec is None:
         return False
     lines = fields.get("__lines__")
     if type(lines) is not dict or not all(type(k) is str and type(v) is int for k, v in lines.items()):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def page_uri(repo_path: str) -> str:
     return f"{PREFIX}/{repo_path}.md"
 
 
-def relative_links(html: str, here_url: str, url_of) -> str:
+def relative_links(html: str, here_url: str, url_of: Callable[[str], str | None]) -> str:
     """``html`` with every source link made relative to the page at ``here_url`` (a site URL such as
     ``layer-norm/``). ``url_of(repo_path)`` is the URL of the file's source page, or None when it has
     none (the link then goes)."""
@@ -96,7 +97,12 @@ def highlighted_lines(text: str) -> list[str]:
 
 
 def render_page(
-    repo_path: str, text: str, cited: list[Citation], here_url: str, url_of_page, repo_link: str = ""
+    repo_path: str,
+    text: str,
+    cited: list[Citation],
+    here_url: str,
+    url_of_page: Callable[[str], str],
+    repo_link: str = "",
 ) -> str:
     """The body of a source page: the module's lines with anchors, and beside each cited line its citations.
 
@@ -105,6 +111,7 @@ def render_page(
     """
     by_line: dict[int, list[Citation]] = {}
     for c in cited:
+        lines: Sequence[int]
         if c.start == c.end or c.end - c.start < 3:  # a statement: every line of it
             lines = range(c.start, c.end + 1)
         else:  # a whole function: its first line

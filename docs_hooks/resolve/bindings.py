@@ -33,6 +33,7 @@ PROPERTY = "*property"  # the key that marks a property (no name of the code sta
 # Builtins that hand back the items of what they are given, and container methods that store one.
 _SAME_ITEMS = frozenset({"reversed", "sorted", "list", "tuple", "iter", "set", "frozenset"})
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_Container = ast.List | ast.Tuple | ast.Set | ast.Dict | ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -89,7 +90,7 @@ class Binder:
     """Collects the bindings of one scope: ``names`` (name -> paths) and, in a method, ``attrs`` (attribute
     of ``self`` -> paths)."""
 
-    def __init__(self, module: str, is_package: bool):
+    def __init__(self, module: str, is_package: bool) -> None:
         self.module = module
         self.is_package = is_package
         self.self_name: str | None = None
@@ -118,9 +119,9 @@ class Binder:
             described = _annotation(arg.annotation) if arg.annotation is not None else []
             paths = described + (self.values(default) if default is not None else [])
             self.names.setdefault(arg.arg, []).extend(paths if described else [*paths, UNKNOWN])
-        for arg in (args.vararg, args.kwarg):
-            if arg is not None:
-                self.names.setdefault(arg.arg, []).append(UNKNOWN)
+        for rest in (args.vararg, args.kwarg):
+            if rest is not None:
+                self.names.setdefault(rest.arg, []).append(UNKNOWN)
         for sub, nested in walk(node):
             self.statement(sub, nested)
 
@@ -254,7 +255,7 @@ class Binder:
 
     # ------------------------------------------------------------------ helpers
 
-    def _location(self, target: ast.AST) -> tuple[dict, str] | None:
+    def _location(self, target: ast.AST) -> tuple[dict[str, list[Path]], str] | None:
         """Where a binding of ``target`` goes: a name, or an attribute of ``self``."""
         if isinstance(target, ast.Name):
             return self.names, target.id
@@ -267,7 +268,9 @@ class Binder:
             return self.attrs, target.attr
         return None
 
-    def _put(self, table: dict, key: str, value: ast.AST | None, paths: list[Path] | None = None) -> None:
+    def _put(
+        self, table: dict[str, list[Path]], key: str, value: ast.AST | None, paths: list[Path] | None = None
+    ) -> None:
         bucket = table.setdefault(key, [])
         if paths is not None:
             bucket.extend(paths)
@@ -300,7 +303,7 @@ class Binder:
         elif method in ("extend", "update") and len(args) == 1:
             self._put_items(table, key, args[0])
 
-    def _put_items(self, table: dict, key: str, items: ast.AST) -> None:
+    def _put_items(self, table: dict[str, list[Path]], key: str, items: ast.AST) -> None:
         if isinstance(items, _CONTAINERS):
             for item in _items(items):
                 self._put(table, key + ELEMENT, item)
@@ -341,7 +344,7 @@ class Binder:
         return out
 
 
-def _items(node: ast.AST) -> list[ast.AST]:
+def _items(node: _Container) -> list[ast.AST]:
     """The items a container literal or comprehension holds (a dict's values)."""
     if isinstance(node, ast.Dict):
         return list(node.values)

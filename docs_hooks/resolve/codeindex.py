@@ -14,10 +14,12 @@ import hashlib
 import json
 import re
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import le
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from docs_hooks.base.cachedir import Store
 from docs_hooks.base.errors import TraceError
@@ -25,6 +27,9 @@ from docs_hooks.resolve import bindings, values
 from docs_hooks.resolve.bindings import Binder, path_of
 from docs_hooks.resolve.bindings import Path as ValuePath
 from docs_hooks.resolve.values import ModuleBindings, Values
+
+if TYPE_CHECKING:
+    import griffe
 
 
 @dataclass(frozen=True)
@@ -91,9 +96,9 @@ class Function:
     end: int
     is_test: bool
     source_lines: tuple[str, ...]  # lines start..end
+    whole: Statement  # the whole function: what a reference to it locks
     statements: list[Statement] = field(default_factory=list)
     header: Statement | None = None  # the ``def`` line(s)
-    whole: Statement | None = None  # the whole function: what a reference to it locks
     params: tuple[str, ...] = ()
     local_names: frozenset[str] = frozenset()  # parameters and every name it assigns
     docstring: str | None = None
@@ -140,7 +145,7 @@ class CodeIndex:
             return False  # a function nested in another
         return owner.rsplit(".", 1)[-1].startswith("Test") or self._is_testcase(owner, set())
 
-    def _is_testcase(self, cls: str, seen: set) -> bool:
+    def _is_testcase(self, cls: str, seen: set[str]) -> bool:
         seen.add(cls)
         for base in self.bases.get(cls, ()):
             if base.endswith("TestCase") or (base not in seen and self._is_testcase(base, seen)):
@@ -158,7 +163,7 @@ class CodeIndex:
             ) from None
 
 
-def did_you_mean(wanted: str, candidates, n: int = 3) -> str:
+def did_you_mean(wanted: str, candidates: Iterable[str], n: int = 3) -> str:
     import difflib
 
     close = difflib.get_close_matches(wanted, list(candidates), n=n, cutoff=0.5)
@@ -209,7 +214,9 @@ def tokens_contain(haystack: str, needle: str) -> bool:
 # --------------------------------------------------------------------------- statements
 
 
-def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, int], str]]:
+def _statement_spans(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> list[tuple[int, int, tuple[int, int, int, int], str]]:
     """Line spans of every statement in a function body, nested ones included.
 
     Each span also has the exact extent (line, column, end line, end column) of
@@ -246,8 +253,9 @@ def _statement_spans(fn: ast.AST) -> list[tuple[int, int, tuple[int, int, int, i
                 visit(case.body)
 
     body = list(fn.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-        if isinstance(body[0].value.value, str):
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        if isinstance(first.value.value, str):
             body = body[1:]  # the docstring is not a statement of the computation
     visit(body)
     return spans
@@ -322,7 +330,9 @@ class Root:
     is_tests: bool
 
 
-def build_index(roots: list[Root], project_root: Path, cache: Path | None = None, exclude=()) -> CodeIndex:
+def build_index(
+    roots: list[Root], project_root: Path, cache: Path | None = None, exclude: Iterable[str] = ()
+) -> CodeIndex:
     """The index of every function under ``roots`` (with the garbage collector paused: see gcpause).
 
     ``exclude`` holds glob patterns of what to leave out (see ``settings.excluded``).
@@ -368,7 +378,7 @@ class FileIndex:
 _SELF_DIGEST = hashlib.sha256(Path(bindings.__file__).read_bytes() + Path(__file__).read_bytes()).hexdigest()
 
 
-def code_files(roots: list[Root], project_root: Path, exclude=()) -> list[tuple[Path, Root]]:
+def code_files(roots: list[Root], project_root: Path, exclude: Sequence[str] = ()) -> list[tuple[Path, Root]]:
     """Every Python file under ``roots`` once, with the root it belongs to (see build_index)."""
     from docs_hooks.base.settings import DEFAULT_EXCLUDE, is_test_file, walk_files
 
@@ -418,7 +428,7 @@ def module_names(files: list[tuple[Path, Root]], project_root: Path) -> list[str
     return out
 
 
-def _build_index(roots: list[Root], project_root: Path, cache: Path | None, exclude=()) -> CodeIndex:
+def _build_index(roots: list[Root], project_root: Path, cache: Path | None, exclude: Sequence[str] = ()) -> CodeIndex:
     index = CodeIndex()
     pending_calls: list[tuple] = []
     files = code_files(roots, project_root, exclude)
@@ -502,14 +512,17 @@ def _constructed(index: CodeIndex, cls: str) -> str:
     return cls + ".__init__" if cls + ".__init__" in index.functions else cls
 
 
-def _argument_flows(index: CodeIndex, found: Values, pending_calls: list[tuple], answers: list) -> dict:
+def _argument_flows(
+    index: CodeIndex, found: Values, pending_calls: list[tuple], answers: list[frozenset]
+) -> dict[str, dict[str, list[tuple[str, ValuePath]]]]:
     """What the resolved calls pass to the parameters the reading could not tell:
     function -> parameter -> [(caller, path of the argument)]."""
-    flows: dict[str, dict[str, list]] = {}
+    flows: dict[str, dict[str, list[tuple[str, ValuePath]]]] = {}
     for (caller, path, _, _, arguments), targets in zip(pending_calls, answers):
         if not arguments:
             continue
         for kind, *rest in targets:
+            callee: str | None
             if kind == "c":
                 callee = _constructed(index, rest[0])
             elif kind == "o":
@@ -518,8 +531,8 @@ def _argument_flows(index: CodeIndex, found: Values, pending_calls: list[tuple],
                 callee = rest[0]
             else:
                 continue
-            fn = index.functions.get(callee or "")
-            if fn is None:
+            fn = index.functions.get(callee) if callee is not None else None
+            if callee is None or fn is None:
                 continue
             table = index.scopes.get(callee, {})
             bound = bool(fn.params) and table.get(fn.params[0]) == [("*self",)]
@@ -691,27 +704,31 @@ def _encode(part: FileIndex) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+_T = TypeVar("_T")
+
+
 class _Damaged(Exception):
     """A cache entry that is not what _encode writes."""
 
 
 # Types are checked a column at a time (``set(map(type, ...))`` runs in C), which reads the cached index back
 # faster than checking value by value (bench/README.md, "check").
-def _only(values, *kinds) -> None:
+def _only(values: Iterable[object], *kinds: type) -> None:
     """Every one of ``values`` is exactly of one of ``kinds`` (JSON makes no subclasses; a bool is no int)."""
     if not set(map(type, values)) <= set(kinds):
         raise _Damaged(kinds[0].__name__)
 
 
-def _typed(value, kind, name: str):
+def _typed(value: object, kind: type[_T], name: str) -> _T:
     if type(value) is not kind:
         raise _Damaged(name)
     return value
 
 
-def _columns(rows, width: int, name: str) -> list[tuple]:
+def _columns(rows: object, width: int, name: str) -> list[tuple]:
     """A list of rows of ``width`` items as ``width`` columns."""
-    _only(_typed(rows, list, name), list)
+    rows = _typed(rows, list, name)
+    _only(rows, list)
     columns = list(zip(*rows, strict=True)) if rows else [()] * width
     if len(columns) != width:
         raise _Damaged(name)
@@ -722,26 +739,26 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
     """The FileIndex an entry of ``file`` (whose text is ``text``) holds; None when it is damaged: made again."""
     lines = text.splitlines()
 
-    def spans(starts, ends) -> list[tuple[str, ...]]:
+    def spans(starts: Sequence[int], ends: Sequence[int]) -> list[tuple[str, ...]]:
         _only(starts, int)
         _only(ends, int)
         if min(starts, default=1) < 1 or max(ends, default=0) > len(lines) or not all(map(le, starts, ends)):
             raise _Damaged("span")
         return [tuple(lines[a - 1 : b]) for a, b in zip(starts, ends)]
 
-    def indexes(column) -> None:
+    def indexes(column: Sequence[int]) -> None:
         """``column`` holds places in a list (the statements', the functions')."""
         _only(column, int)
         if min(column, default=0) < 0:
             raise _Damaged("place")
 
-    def paths(column) -> list[tuple[str, ...]]:
+    def paths(column: Sequence[list[str]]) -> list[tuple[str, ...]]:
         """``column`` holds paths (see bindings): lists of strings, the empty one for "bound to nothing"."""
         _only(column, list)
         _only(chain.from_iterable(column), str)
         return [tuple(p) for p in column]
 
-    def bound(keys, column) -> dict[str, list[tuple[str, ...]]]:
+    def bound(keys: Sequence[str], column: Sequence[list[str]]) -> dict[str, list[tuple[str, ...]]]:
         _only(keys, str)
         table: dict[str, list[tuple[str, ...]]] = {}
         for key, path in zip(keys, paths(column)):
@@ -792,13 +809,14 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
                 "docstring",
             )
         )
-        for column in (f_names, f_modules, f_shown, f_repo):
-            _only(column, str)
+        for texts in (f_names, f_modules, f_shown, f_repo):
+            _only(texts, str)
         _only(f_tests, bool)
         _only(f_docs, str, type(None))
+        _only(f_wholes, int)  # every function has its whole statement
         indexes([i for i in (*f_headers, *f_wholes) if i is not None])
-        for column in (f_stmts, f_params, f_locals):
-            _only(column, list)
+        for lists in (f_stmts, f_params, f_locals):
+            _only(lists, list)
         indexes(list(chain.from_iterable(f_stmts)))
         _only(chain.from_iterable((*f_params, *f_locals)), str)
         for name, module, shown, repo, start, end, source, is_test, stmts, header, whole, params, local, doc in zip(
@@ -830,7 +848,7 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
                     source_lines=source,
                     statements=[statements[i] for i in stmts],
                     header=None if header is None else statements[header],
-                    whole=None if whole is None else statements[whole],
+                    whole=statements[whole],
                     params=tuple(params),
                     local_names=frozenset(local),
                     docstring=doc,
@@ -874,14 +892,14 @@ def _decode(raw: bytes, file: Path, text: str) -> FileIndex | None:
             bucket = part.scopes.setdefault(fns[owner].name, {}).setdefault(_typed(key, str, "scope"), [])
             if path:
                 bucket.append(path)
-        classes, attrs, owners, column = _columns(data["attrs"], 4, "attrs")
-        _only(classes, str)
+        owning, attrs, owners, column = _columns(data["attrs"], 4, "attrs")
+        _only(owning, str)
         _only(attrs, str)
         _only(owners, int)
-        for cls, attr, owner, path in zip(classes, attrs, owners, paths(column)):
-            bucket = part.attrs.setdefault(cls, {}).setdefault(attr, [])
+        for cls, attr, owner, path in zip(owning, attrs, owners, paths(column)):
+            bound_by = part.attrs.setdefault(cls, {}).setdefault(attr, [])
             if path:
-                bucket.append((fns[owner].name if owner >= 0 else "", path))
+                bound_by.append((fns[owner].name if owner >= 0 else "", path))
 
         callers, column, call_lines, places, arguments = _columns(data["pending"], 5, "pending")
         indexes(callers)
@@ -945,25 +963,27 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     }
 
-    def add_function(obj, cls: str | None) -> None:
+    def add_function(obj: griffe.Function, cls: str | None) -> None:
         node = _find_def(nodes_by_line, obj)
-        if node is None:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
+        start, end = _lines(obj)
+        source_lines = tuple(lines[start - 1 : end])
         fn = Function(
             name=obj.path,
             module=module_name,
             file=file,
             display_path=display,
             repo_path=repo_path,
-            start=obj.lineno,
-            end=obj.endlineno,
+            start=start,
+            end=end,
             is_test=root.is_tests,
-            source_lines=tuple(lines[obj.lineno - 1 : obj.endlineno]),
+            source_lines=source_lines,
+            whole=Statement(start, end, source_lines, normalise_tokens("\n".join(source_lines))),
             docstring=obj.docstring.value if obj.docstring else None,
         )
         fn.statements = [_make_statement(lines, a, b, extent, kind) for a, b, extent, kind in _statement_spans(node)]
         fn.header = _make_statement(lines, node.lineno, _header_end(node))
-        fn.whole = Statement(fn.start, fn.end, fn.source_lines, normalise_tokens("\n".join(fn.source_lines)))
         args = node.args
         fn.params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
         extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
@@ -1000,26 +1020,25 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
                 part.pending.append((fn.name, path, call.lineno, stmt, _arguments(binder, call, unknown)))
         for read in reads:
             stmt = _innermost(by_start, read.lineno)
-            if stmt is not None:
+            if stmt is not None and isinstance(read.value, ast.Name):  # so it is (see the walk above)
                 part.attribute_reads.append(AttributeRead(fn.name, read.value.id, read.attr, stmt, read.lineno))
 
+    # Not aliases (what a name is imported as): the functions and classes the file defines.
     for member in module.members.values():
-        if member.is_alias:
-            continue
-        if member.is_function:
+        if isinstance(member, griffe.Function):
             add_function(member, None)
-        elif member.is_class:
-            part.classes[member.path] = (repo_path, member.lineno, member.endlineno)
+        elif isinstance(member, griffe.Class):
+            part.classes[member.path] = (repo_path, *_lines(member))
             part.bases[member.path] = [_base_name(str(base), module_name, imports) for base in member.bases]
             node = _find_def(nodes_by_line, member)
-            if node is not None:  # what the class's own body binds: attributes of every instance
+            if isinstance(node, ast.ClassDef):  # what the class's own body binds: attributes of every instance
                 body = Binder(module_name, is_package)
                 body.class_body(node)
                 table = part.attrs.setdefault(member.path, {})
                 for attr, paths in _deduplicated(body.names).items():
                     table.setdefault(attr, []).extend(("", p) for p in paths)
             for sub in member.members.values():
-                if not sub.is_alias and sub.is_function:
+                if isinstance(sub, griffe.Function):
                     add_function(sub, member.path)
     return part
 
@@ -1030,7 +1049,9 @@ _BUILTINS = frozenset(dir(builtins)) - {"super"}  # super() reaches the bases: s
 def _arguments(binder: Binder, call: ast.Call, unknown: frozenset[str]) -> tuple:
     """A call's arguments that may be objects of the project, as (place or keyword, paths): not literals,
     not the locals the reading cannot tell (most arguments of numerical code are arrays)."""
-    given = [(i, a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)]
+    given: list[tuple[int | str, ast.expr]] = [
+        (i, a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)
+    ]
     given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
     out = []
     for key, node in given:
@@ -1062,8 +1083,17 @@ def _base_name(written: str, module: str, aliases: dict[str, str]) -> str:
     return written if "." in written else f"{module}.{written}"
 
 
-def _find_def(nodes_by_line: dict[int, ast.AST], obj) -> ast.AST | None:
-    for line in range(obj.lineno, (obj.endlineno or obj.lineno) + 1):
+def _lines(obj: griffe.Object) -> tuple[int, int]:
+    """The first and last line of a function or class griffe read from a file's text: its visitor takes them
+    from the ast nodes, which the parser always places."""
+    return cast(int, obj.lineno), cast(int, obj.endlineno)
+
+
+def _find_def(
+    nodes_by_line: Mapping[int, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef], obj: griffe.Object
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    start, end = _lines(obj)
+    for line in range(start, end + 1):
         node = nodes_by_line.get(line)
         if node is not None and getattr(node, "name", None) == obj.name:
             return node

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.read.blocks import Block, Markdown, Page, prose_lines, slug
+from docs_hooks.read.spec import SpecIndex
 from docs_hooks.resolve.anchors import Resolved
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Function
@@ -108,7 +109,7 @@ class SiteEntries:
         return hashlib.sha256(repr(shown).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockEntry]) -> EntryData:
+def read_entry(block: Block, page: str, index: CodeIndex, spec: SpecIndex | None, uses: list[LockEntry]) -> EntryData:
     """A ``trace-entry`` block as an entry: its functions found in the index, its spec labels looked up
     (``spec`` is a SpecIndex, or None when none is configured); each function goes into ``uses`` for the lock."""
     d = block.data
@@ -144,7 +145,9 @@ def read_entry(block: Block, page: str, index: CodeIndex, spec, uses: list[LockE
 def read_equation(
     block: Block,
     entry: EntryData | None,
-    resolve,
+    # resolve(text, line, where); not Callable[[str, int, str], ...]: mypy infers no type for the lambda
+    # core.page passes, whose fourth parameter is a default
+    resolve: Callable[..., Resolved | None],
     seen_ids: dict[str, int],
     symbols: Callable[[], dict[str, list[str]] | None],
 ) -> EquationData:

@@ -17,7 +17,10 @@ once: the answers are kept for the build.
 
 from __future__ import annotations
 
+import pathlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from docs_hooks.resolve.bindings import CALL, ELEMENT, PROPERTY, RETURN, YIELD, Path
 
@@ -43,10 +46,41 @@ class ModuleBindings:
     exports: list[str] | None = None
 
 
+class _Function(Protocol):
+    """What this module reads of a function of the index (``codeindex.Function``)."""
+
+    name: str
+    module: str
+    file: pathlib.Path
+    is_test: bool
+    params: tuple[str, ...]
+    local_names: frozenset[str]
+
+    @property
+    def short_name(self) -> str: ...
+
+
+class _Index(Protocol):
+    """The tables of the code index this module follows (``codeindex.CodeIndex``, which imports this module)."""
+
+    @property
+    def modules(self) -> dict[str, ModuleBindings]: ...
+    @property
+    def scopes(self) -> dict[str, dict[str, list[Path]]]: ...
+    @property
+    def attrs(self) -> dict[str, dict[str, list[tuple[str, Path]]]]: ...
+    @property
+    def functions(self) -> Mapping[str, _Function]: ...
+    @property
+    def classes(self) -> Mapping[str, object]: ...
+    @property
+    def bases(self) -> dict[str, list[str]]: ...
+
+
 class Values:
     """Answers "what may this path be?" over one code index (see the module's docstring)."""
 
-    def __init__(self, index, flows: dict[str, dict[str, list[tuple[str, Path]]]] | None = None):
+    def __init__(self, index: _Index, flows: dict[str, dict[str, list[tuple[str, Path]]]] | None = None) -> None:
         # What calls pass to parameters the reading cannot tell: function -> parameter -> [(caller, path)].
         self.flows = flows or {}
         self.modules: dict[str, ModuleBindings] = index.modules
@@ -56,9 +90,10 @@ class Values:
         self.classes = index.classes
         self.bases: dict[str, list[str]] = index.bases
         self._memo: dict[tuple, frozenset] = {}
+        self._methods: dict[tuple[str, str], str | None] = {}  # (class, name) -> the method found
         self._names: dict[tuple, dict[str, frozenset]] = {}
         self._subclasses: dict[str, list[str]] | None = None
-        self._conftest: dict[str, list[tuple[object, str]]] | None = None
+        self._conftest: dict[str, list[tuple[pathlib.Path, str]]] | None = None
 
     # ------------------------------------------------------------------ questions
 
@@ -73,10 +108,10 @@ class Values:
 
     def method_of(self, cls: str, name: str) -> str | None:
         """``cls.name`` if the index has it, else the first of ``cls``'s bases (depth first) that has it."""
-        key = ("method", cls, name)
-        if key not in self._memo:
-            self._memo[key] = self._find_method(cls, name)
-        return self._memo[key]
+        key = (cls, name)
+        if key not in self._methods:
+            self._methods[key] = self._find_method(cls, name)
+        return self._methods[key]
 
     def _find_method(self, cls: str, name: str) -> str | None:
         seen: set[str] = set()
@@ -120,7 +155,7 @@ class Values:
 
     # ------------------------------------------------------------------ following paths
 
-    def _remembered(self, key: tuple, compute) -> frozenset:
+    def _remembered(self, key: tuple, compute: Callable[[], Iterable[Value]]) -> frozenset:
         found = self._memo.get(key)
         if found is None:
             self._memo[key] = NOTHING  # asked again while being answered: a cycle, which adds nothing
@@ -184,7 +219,7 @@ class Values:
             return found
         return self._global(where, name)
 
-    def _fixture(self, test, name: str) -> str | None:
+    def _fixture(self, test: _Function, name: str) -> str | None:
         """The pytest fixture a parameter of a test (or of a fixture) names: a method of its class, a function
         of its module, else of the nearest ``conftest.py`` above it."""
         owner = self.owner(test.name)
@@ -204,10 +239,10 @@ class Values:
     def _key(self, scope: tuple, key: str) -> frozenset:
         """What a scope's binding ``key`` may hold (a name, ``name[]`` for its items, ``return``)."""
 
-        def compute():
+        def compute() -> set[Value]:
             kind, where = scope
             table = self.scopes.get(where, {}) if kind == "f" else self._module(where).names
-            out: set = set()
+            out: set[Value] = set()
             for path in table.get(key, ()):
                 if path == ("*self",):
                     out.add(("o", self.owner(where)))
@@ -227,8 +262,8 @@ class Values:
     def _global(self, module: str, name: str) -> frozenset:
         """What a name of ``module``'s top level may be: what it binds, defines, or imports ``*`` from."""
 
-        def compute():
-            out: set = set()
+        def compute() -> set[Value]:
+            out: set[Value] = set()
             bindings = self._module(module)
             if name in bindings.names:
                 out.update(self._key(("m", module), name))
@@ -260,7 +295,7 @@ class Values:
         """What an absolute dotted name leads to: the longest module of the project it starts with, then
         the names after it, one attribute at a time."""
 
-        def compute():
+        def compute() -> set[Value]:
             parts = name.split(".")
             for i in range(len(parts), 0, -1):
                 module = ".".join(parts[:i])
@@ -328,8 +363,8 @@ class Values:
         """What an attribute (or ``attr[]``, its items) of an instance of ``cls`` may hold: what the class and
         its bases bind it to, else what subclasses do; unknown when no code of the index binds it."""
 
-        def compute():
-            out: set = set()
+        def compute() -> set[Value]:
+            out: set[Value] = set()
             for owners in ([cls, *self._ancestors(cls)], self.subclasses(cls)):
                 bound = False
                 for owner in owners:

@@ -74,16 +74,17 @@ def _rendered(raw: bytes) -> str | None:
 
 
 class MathRenderer:
-    def __init__(self, project_root: Path, cache_dir: Path | None = None, timeout: float = TIMEOUT):
+    def __init__(self, project_root: Path, cache_dir: Path | None = None, timeout: float = TIMEOUT) -> None:
         self.project_root = project_root
         self.timeout = timeout
         self.cache: dict[tuple[str, bool], tuple[str | None, str | None]] = {}
         self.node = shutil.which("node")
         self.dist = katex_dist(project_root)
         # Every formula of the site in one store: a first build renders hundreds of them.
-        self.store = Store(store_file(cache_dir, "katex")) if cache_dir else None
+        store = store_file(cache_dir, "katex")
+        self.store = Store(store) if store is not None else None
         self._version: str | None = None  # KaTeX's version and the render script's digest
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[str] | None = None
         self._turns = Turns()  # the build's thread and the prefetch share one KaTeX process
 
     def _key(self, item: tuple[str, bool]) -> str:
@@ -128,7 +129,7 @@ class MathRenderer:
                     else "KaTeX is missing: the docs-hooks wheel carries it; with an editable install of docs-hooks, "
                     "run 'npm ci' in the docs-hooks source folder"
                 )
-            rendered = {}
+            rendered: dict[str, bytes] = {}
             for item, result in zip(todo, self._ask([{"tex": t, "display": d} for t, d in todo])):
                 self.cache[item] = (result.get("html"), result.get("error"))
                 if result.get("html") is not None:
@@ -142,6 +143,9 @@ class MathRenderer:
         """One batch through the build's KaTeX process (started on first use, kept for the build)."""
         self.start()
         proc = self._proc
+        # start() runs KaTeX, with pipes to and from it, once available() (which _render_many checked)
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
         expired = threading.Event()
 
         def expire() -> None:
@@ -152,9 +156,9 @@ class MathRenderer:
         timer.daemon = True
         timer.start()
         try:
-            proc.stdin.write(json.dumps(payload) + "\n")
-            proc.stdin.flush()
-            answer = proc.stdout.readline()
+            stdin.write(json.dumps(payload) + "\n")
+            stdin.flush()
+            answer = stdout.readline()
         except (BrokenPipeError, OSError, ValueError):
             answer = ""
         finally:
@@ -163,7 +167,7 @@ class MathRenderer:
             raise self._failed(proc, expired.is_set(), len(payload))
         return json.loads(answer)
 
-    def _failed(self, proc: subprocess.Popen, expired: bool, formulas: int) -> TraceError:
+    def _failed(self, proc: subprocess.Popen[str], expired: bool, formulas: int) -> TraceError:
         """The error of a KaTeX process that gave no answer; the process is ended and its stderr read."""
         try:
             proc.wait(timeout=5)  # its output ended: it is exiting, give it the time to
@@ -187,17 +191,18 @@ class MathRenderer:
 
     def start(self) -> None:
         """Start the KaTeX process now, if it is not running: it loads KaTeX while the build does other work."""
-        if not self.available() or (self._proc is not None and self._proc.poll() is None):
-            return
+        node, dist = self.node, self.dist
+        if node is None or dist is None or (self._proc is not None and self._proc.poll() is None):
+            return  # not available(), or running
         self._proc = subprocess.Popen(
-            [self.node, str(SCRIPT)],
+            [node, str(SCRIPT)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
             cwd=self.project_root,
-            env={"KATEX_JS": str(self.dist / "katex.min.js"), "PATH": ""},
+            env={"KATEX_JS": str(dist / "katex.min.js"), "PATH": ""},
         )
 
     def close(self) -> None:
@@ -209,7 +214,7 @@ class MathRenderer:
             self._proc.wait(timeout=10)
             self._proc = None
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:

@@ -40,10 +40,10 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.errors import TraceError
@@ -55,6 +55,9 @@ from docs_hooks.run.turns import Turns
 
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function
+
+# A recording child and the file its stderr goes to (see start_child).
+Child = tuple[subprocess.Popen[bytes], IO[bytes]]
 
 #: The form of a stored recording and of its dependencies: part of every key, so that a recording stored by an
 #: earlier form of this code is never read (its rows go when the cache is pruned).
@@ -126,7 +129,7 @@ class Dependencies:
         functions: Mapping[str, Function],
         file_digests: dict[str, str],
         modules: dict[str, str] | None = None,
-    ):
+    ) -> None:
         self.project_root = project_root
         self.functions = functions
         self.file_digests = file_digests  # repo path -> digest of its text, from the index
@@ -216,7 +219,7 @@ def _move(rec: Recording, shifts: dict[str, int]) -> Recording:
     """``rec`` with the lines of calls made by functions that moved (``shifts``: name -> lines) moved with them."""
     if shifts:
         for call in rec.calls:
-            call.caller_line += shifts.get(call.caller, 0)
+            call.caller_line += shifts.get(call.caller, 0) if call.caller is not None else 0
         rec.seen = [[c[0], c[1], c[2] + shifts.get(c[0], 0), c[3]] for c in rec.seen]
     return rec
 
@@ -231,10 +234,10 @@ class Recorder:
         modules: dict[str, str],
         file_digests: dict[str, str],
         cache_dir: Path | None,
-        spare: tuple | None = None,
+        spare: Child | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         functions: Mapping[str, Function] | None = None,
-    ):
+    ) -> None:
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
         # The functions of the code index: a recording depends on those whose code ran, and on the names of
@@ -244,8 +247,9 @@ class Recorder:
         # from, the form of the stored data.
         self._shape = json.dumps([RECORDING_FORMAT, str(project_root), [str(p) for p in sys_path]])
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
-        self.store = Store(store_file(cache_dir, "recordings")) if cache_dir is not None else None
-        self._memo: dict[Request, Recording] = {}
+        store = store_file(cache_dir, "recordings")
+        self.store = Store(store) if store is not None else None
+        self._memo: dict[Request, Recording | TraceError] = {}  # a request that failed: its error
         self._turns = Turns()  # one conversation with the child at a time
         # Recorded, not yet in the store: key -> (what it depended on, recording). Written while
         # the child runs the next batch, by flush(), and at the latest when this recorder goes (or the
@@ -300,7 +304,7 @@ class Recorder:
         for value in out.values():
             if isinstance(value, TraceError):
                 raise value
-        return out
+        return cast(dict[Request, Recording], out)  # no value is an error: the first would have been raised
 
     def record_each(self, requests: list[Request]) -> dict[Request, Recording | TraceError]:
         """Recordings for ``requests``, all in one child process; a request that failed maps to its error.
@@ -355,24 +359,24 @@ class RecordingChild:
         sys_path: list[Path],
         modules: dict[str, str],
         timeout: float,
-        spare: tuple | None = None,
+        spare: Child | None = None,
         while_running: Callable[[], None] = lambda: None,
-    ):
+    ) -> None:
         self.project_root = project_root
         self.sys_path = [str(p) for p in sys_path]
         self.modules = modules  # absolute filename -> module name
         self.timeout = timeout  # seconds each request may take (the test_timeout setting)
         self.while_running = while_running  # called once a batch is sent, while the child runs it
         self.runs = 0  # how many child processes were started (for tests)
-        self.proc: subprocess.Popen | None = None  # the process serving requests now, if any
-        self._stderr = None
+        self.proc: subprocess.Popen[bytes] | None = None  # the process serving requests now, if any
+        self._stderr: IO[bytes] | None = None
         self._unread = b""  # what the child sent after the last whole message
         self._finalizer: weakref.finalize | None = None
         # A child started ahead of time (see start_child), used on the first start, else stopped with this object.
         self._spare = spare
         self._spare_finalizer = weakref.finalize(self, stop_child, *spare) if spare else None
 
-    def run(self, requests: list[Request]) -> list:
+    def run(self, requests: list[Request]) -> list[Recording | TraceError]:
         """The requests through the child: a Recording (or the TraceError) per request, in their order.
 
         Each request has ``timeout`` seconds from its start. One that runs longer
@@ -380,7 +384,7 @@ class RecordingChild:
         ends the child (``os._exit``, a crash) is reported with the child's exit
         code and last lines of output; the requests after it go to a new child.
         """
-        out: list = []
+        out: list[Recording | TraceError] = []
         while len(out) < len(requests):
             out.extend(self._run_batch(requests[len(out) :]))
         return out
@@ -393,7 +397,7 @@ class RecordingChild:
         self.proc = None
         self._unread = b""
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self) -> subprocess.Popen[bytes]:
         """The child process that serves the requests (started on the first batch)."""
         if self.proc is not None and self.proc.poll() is None:
             return self.proc
@@ -401,13 +405,14 @@ class RecordingChild:
         self._unread = b""
         if self._spare is not None and self._spare[0].poll() is None:
             (self.proc, self._stderr), self._spare = self._spare, None
-            self._spare_finalizer.detach()
+            if self._spare_finalizer is not None:  # made with the spare
+                self._spare_finalizer.detach()
         else:
             self.proc, self._stderr = start_child(self.project_root)
         self._finalizer = weakref.finalize(self, stop_child, self.proc, self._stderr)
         return self.proc
 
-    def _run_batch(self, requests: list[Request]) -> list:
+    def _run_batch(self, requests: list[Request]) -> list[Recording | TraceError]:
         """What the child answers for ``requests``, up to and including the first that stops it."""
         payload = pack(
             {
@@ -431,7 +436,7 @@ class RecordingChild:
             }
         )
         proc = self._start()
-        out: list = []
+        out: list[Recording | TraceError] = []
         # Until the child says it has started the first request, it may be starting Python and importing the
         # project: that may take longer than a small limit meant for one test, on a busy machine.
         deadline = time.monotonic() + max(self.timeout, DEFAULT_TIMEOUT)
@@ -483,9 +488,10 @@ class RecordingChild:
         return out
 
     @staticmethod
-    def _send(proc: subprocess.Popen, data: bytes, deadline: float) -> bool:
+    def _send(proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> bool:
         """Write ``data`` to the child's input; False when it has not read it all by ``deadline`` (stuck
         importing the project, say)."""
+        assert proc.stdin is not None  # start_child gives the child a pipe for its input
         fd = proc.stdin.fileno()
         view = memoryview(data)
         os.set_blocking(fd, False)
@@ -502,8 +508,9 @@ class RecordingChild:
             os.set_blocking(fd, True)
         return True
 
-    def _message(self, proc: subprocess.Popen, deadline: float) -> dict | None:
+    def _message(self, proc: subprocess.Popen[bytes], deadline: float) -> dict | None:
         """The child's next message (a JSON line); None when it has ended; TimeoutError after ``deadline``."""
+        assert proc.stdout is not None  # start_child gives the child a pipe for its output
         fd = proc.stdout.fileno()
         while b"\n" not in self._unread:
             left = deadline - time.monotonic()
@@ -526,7 +533,7 @@ class RecordingChild:
         text = os.pread(fd, size - since, since).decode(errors="replace")
         return "\n".join(text.rstrip().splitlines()[-OUTPUT_LINES:])
 
-    def _ended(self, proc: subprocess.Popen, req: Request, printed: int) -> TraceError:
+    def _ended(self, proc: subprocess.Popen[bytes], req: Request, printed: int) -> TraceError:
         """The error for ``req``, which the child was running (or about to run) when it ended."""
         try:
             code = proc.wait(timeout=5)  # it is exiting: let it finish writing its output
@@ -586,7 +593,7 @@ def _vacuum(path: Path) -> None:
         pass  # busy (another build) or damaged (the next read makes it again): only a saving of space
 
 
-def _stored_form(recording) -> bool:
+def _stored_form(recording: object) -> bool:
     """Whether an entry holds a recording as ``_write_recordings`` stores it: a Recording of Calls (what it
     depends on is checked by ``Dependencies.moved``)."""
     if type(recording) is not Recording or type(recording.request) is not str or type(recording.calls) is not list:
@@ -618,7 +625,7 @@ def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Record
     store.put_many({key: raw for key, raw in packed.items() if len(raw) <= MAX_STORED_BYTES})
 
 
-def start_child(project_root: Path, sys_path: list[Path] | None = None, preload: list[str] = ()) -> tuple:
+def start_child(project_root: Path, sys_path: list[Path] | None = None, preload: Sequence[str] = ()) -> Child:
     """A recording child process, and the file its stderr goes to.
 
     With ``sys_path`` and ``preload`` it imports those modules of the project
@@ -649,11 +656,12 @@ def start_child(project_root: Path, sys_path: list[Path] | None = None, preload:
     except BaseException:
         shutil.rmtree(replies, ignore_errors=True)
         raise
-    proc.replies = replies
+    # Popen declares no such attribute: the folder goes on the instance, where stop_child (and a test) finds it.
+    vars(proc)["replies"] = replies
     return proc, stderr
 
 
-def stop_child(proc: subprocess.Popen, stderr) -> None:
+def stop_child(proc: subprocess.Popen[bytes], stderr: IO[bytes] | None) -> None:
     """Close the child's input (it exits at the end of its input), then make sure it has gone, with what it started."""
     try:
         if proc.stdin:
@@ -662,10 +670,12 @@ def stop_child(proc: subprocess.Popen, stderr) -> None:
     except Exception:
         pass
     children.kill_group(proc)
-    if getattr(proc, "replies", None):
-        shutil.rmtree(proc.replies, ignore_errors=True)
+    replies = getattr(proc, "replies", None)
+    if replies:
+        shutil.rmtree(replies, ignore_errors=True)
     for f in (proc.stdout, stderr):
         try:
-            f.close()
+            if f is not None:
+                f.close()
         except Exception:
             pass

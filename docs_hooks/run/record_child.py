@@ -24,12 +24,18 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any
+from collections.abc import Callable, Container, Iterator
+from contextlib import AbstractContextManager
+from types import CodeType, FrameType, ModuleType
+from typing import Any, BinaryIO
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.run import children
 from docs_hooks.run.observed import CallObserver, calls_seen, enclosing, functions_run, importing, via_place
 from docs_hooks.run.recording import MAX_ENTRIES, Call, Made, Opaque, Recording, capped_summary, pack, unpack
+
+# What sys.settrace takes: called with a frame, the event and its argument, it gives the frame's local tracer.
+Tracer = Callable[[FrameType, str, Any], Any]
 
 #: The build passes the request-free part of its first batch (sys.path, project root, modules to import) in
 #: this variable when it starts the child ahead of time (see record.start_child).
@@ -90,7 +96,7 @@ def project_object(obj: Any) -> Opaque | None:
     return Opaque(f"{cls.__module__}.{cls.__qualname__}", text, fields)
 
 
-def _load_module(name: str, project_root: str):
+def _load_module(name: str, project_root: str) -> ModuleType:
     """A module by dotted name, or by the path of its file (loaded once, under its file's stem)."""
     import importlib
     import importlib.util
@@ -152,10 +158,11 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
     try:
         import numpy as np
     except ImportError:  # pragma: no cover
-        np = None
-    if np is not None and isinstance(value, np.ndarray):
-        # too large to keep: its summary (copying it first would cost as much)
-        return value.copy() if value.size <= MAX_ENTRIES else capped_summary(value)
+        pass  # then no value is a NumPy array
+    else:
+        if isinstance(value, np.ndarray):
+            # too large to keep: its summary (copying it first would cost as much)
+            return value.copy() if value.size <= MAX_ENTRIES else capped_summary(value)
     if isinstance(value, (list, tuple)) and len(value) > MAX_ENTRIES:
         return capped_summary(value)
     if depth < 2 and isinstance(value, tuple):
@@ -164,14 +171,12 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         return [_snapshot(v, depth + 1) for v in value]
     if depth < 2 and isinstance(value, dict):
         return {k: _snapshot(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (int, float, complex, str, bool, type(None))) or (
-        np is not None and isinstance(value, np.generic)
-    ):
-        return value
-    return value  # sent as it is when the build reads it (see pack), else as its repr
+    # Plain values and NumPy scalars, which cannot change in place, and every other value: sent as they are
+    # when the build reads them (see pack), else as their repr.
+    return value
 
 
-def _test_target(module, function: str):
+def _test_target(module: ModuleType, function: str) -> tuple[Callable[..., Any], CodeType | None, Callable[[], None]]:
     """What to call for ``function`` of ``module``: (callable, its code, what to run after it).
 
     A plain function is called as it is. A method of a class (``TestLayerNorm.test_forward``) is called
@@ -191,24 +196,24 @@ def _test_target(module, function: str):
         case = owner(path[-1])
         case.setUp()
 
-        def done():
+        def done() -> None:
             try:
                 case.tearDown()
             finally:
                 case.doCleanups()
 
         return getattr(case, path[-1]), code, done
-    case = owner()
-    if hasattr(case, "setup_method"):
-        case.setup_method(target)
+    instance = owner()
+    if hasattr(instance, "setup_method"):
+        instance.setup_method(target)
     return (
-        getattr(case, path[-1]),
+        getattr(instance, path[-1]),
         code,
-        (lambda: case.teardown_method(target)) if hasattr(case, "teardown_method") else (lambda: None),
+        (lambda: instance.teardown_method(target)) if hasattr(instance, "teardown_method") else (lambda: None),
     )
 
 
-def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
+def _entry_call(frame: FrameType, modules: dict[str, str], function: str) -> Call:
     """The call a frame starts: its caller (when that is the project's code), its line and its arguments."""
     back = frame.f_back
     caller = None
@@ -225,7 +230,7 @@ def _entry_call(frame, modules: dict[str, str], function: str) -> Call:
 class _CallTracer:
     """Records the first call from each place in the project's code: arguments, locals on return, result."""
 
-    def __init__(self, modules: dict[str, str], imports: set | None = None):
+    def __init__(self, modules: dict[str, str], imports: set | None = None) -> None:
         self.modules = modules  # absolute filename -> module name
         self.imports = imports  # where the code of calls made while a module is imported goes (see observed)
         self.calls: list[Call] = []
@@ -234,7 +239,7 @@ class _CallTracer:
         self.places: set[tuple] = set()  # (code, calling code, line) of every call seen
         self.via: set[tuple] = set()  # calls of an instance that reached a method through __call__ (see observed)
 
-    def __call__(self, frame, event, arg):
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> Tracer | None:
         """The global trace function: called when a Python function starts (C calls raise no event).
 
         A frame of the project's code that is the first call from its place gets a
@@ -267,7 +272,7 @@ class _CallTracer:
         frame.f_trace_lines = False
         return self._local
 
-    def _local(self, frame, event, arg):
+    def _local(self, frame: FrameType, event: str, arg: Any) -> Tracer:
         if event == "return" and self.stack and self.stack[-1][0] is frame:
             _, call = self.stack.pop()
             call.locals = {k: _snapshot(v) for k, v in frame.f_locals.items()}
@@ -287,14 +292,14 @@ class _TargetOnly:
     of being recorded call by call.
     """
 
-    def __init__(self, code, modules: dict[str, str], imports: set | None = None):
+    def __init__(self, code: CodeType, modules: dict[str, str], imports: set | None = None) -> None:
         self.code = code
         self.modules = modules
-        self.frame = None
+        self.frame: FrameType | None = None
         self.call: Call | None = None
         self.observer = CallObserver(_is_local_path, imports)
 
-    def __call__(self, frame, event, arg):
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event == "call" and frame.f_code is self.code and self.frame is None:
             sys.settrace(self.observer.trace)  # what the function calls is only observed
             back = frame.f_back
@@ -308,7 +313,7 @@ class _TargetOnly:
 
     def finish(self, result: Any) -> list[Call]:
         """The recorded call, with its locals as they were on return and its ``result``."""
-        if self.call is None:
+        if self.call is None or self.frame is None:  # set together, when the call starts
             return []
         self.call.locals = {k: _snapshot(v) for k, v in self.frame.f_locals.items()}
         self.call.result = _snapshot(result)
@@ -370,26 +375,26 @@ class _Opened:
         import functools
         import io
 
-        def wrap(opener, mode_of):
+        def wrap(opener: Callable[..., Any], mode_of: Callable[[tuple, dict], bool]) -> Callable[..., Any]:
             @functools.wraps(opener)
-            def opened(file, *args, **kwargs):
+            def opened(file: Any, *args: Any, **kwargs: Any) -> Any:
                 self._note(file, mode_of(args, kwargs))
                 return opener(file, *args, **kwargs)
 
             return opened
 
-        def open_reads(args, kwargs) -> bool:
+        def open_reads(args: tuple, kwargs: dict) -> bool:
             mode = args[0] if args else kwargs.get("mode", "r")
             return not isinstance(mode, str) or "r" in mode or "+" in mode
 
-        def os_open_reads(args, kwargs) -> bool:
+        def os_open_reads(args: tuple, kwargs: dict) -> bool:
             flags = args[0] if args else kwargs.get("flags", 0)
             return kwargs.get("dir_fd") is None and (not isinstance(flags, int) or flags & os.O_ACCMODE != os.O_WRONLY)
 
         builtins.open = io.open = wrap(io.open, open_reads)
         os.open = wrap(os.open, os_open_reads)
 
-    def _note(self, file, reads: bool) -> None:
+    def _note(self, file: Any, reads: bool) -> None:  # file: whatever the code passed to open
         if not reads or isinstance(file, int):
             return
         try:
@@ -401,7 +406,7 @@ class _Opened:
         if importing(sys._getframe(2), _is_local_path):
             self.at_import.add(path)
 
-    def take(self, root: str, code_files) -> list[str]:
+    def take(self, root: str, code_files: Container[str]) -> list[str]:
         """The files opened since the last take, or by an import, that are data of the project: under ``root``,
         not its code (``code_files``, which the recording depends on through the functions that ran), no
         bytecode and no installed package; as paths from ``root``."""
@@ -428,7 +433,7 @@ class _Session:
         self.imported: set = set()  # code objects
         self.opened = _Opened()
 
-    def importing(self):
+    def importing(self) -> AbstractContextManager[None]:
         """Run the next block, which only imports, noting the project's code that runs there: all of it runs at
         import time (a context manager)."""
         from contextlib import contextmanager
@@ -436,7 +441,7 @@ class _Session:
         observer = CallObserver(_is_local_path)
 
         @contextmanager
-        def on():
+        def on() -> Iterator[None]:
             sys.settrace(observer.trace)
             try:
                 yield
@@ -456,12 +461,12 @@ def _is_local_path(file: str) -> bool:
     return local
 
 
-def _observing(trace):
+def _observing(trace: Tracer) -> AbstractContextManager[None]:
     """Run the next block with ``trace`` as the trace function (a context manager)."""
     from contextlib import contextmanager
 
     @contextmanager
-    def on():
+    def on() -> Iterator[None]:
         sys.settrace(trace)
         try:
             yield
@@ -519,10 +524,12 @@ def _run_request(
     except SystemExit as exc:
         sys.settrace(None)
         session.opened.paths = None
-        code = exc.code if exc.code is None or isinstance(exc.code, int) else repr(exc.code)
-        where = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)).rstrip().splitlines()
+        exit_code = exc.code if exc.code is None or isinstance(exc.code, int) else repr(exc.code)
+        raised = exc.__traceback__  # set: the exception was raised
+        below = raised.tb_next if raised is not None else None  # this function's own frame left out
+        where = "".join(traceback.format_exception(type(exc), exc, below)).rstrip().splitlines()
         raise TraceError(
-            f"{request['name']} called sys.exit({'' if code is None else code}) while recording, so it never "
+            f"{request['name']} called sys.exit({'' if exit_code is None else exit_code}) while recording, so it never "
             f"returned; a test that a page records must return normally: remove the exit "
             f"(or show another test). Where it exited:\n" + "\n".join(where[-6:])
         ) from None
@@ -536,10 +543,11 @@ def _run_request(
         failed += f"{chr(10) if failed else ''}{request['name']}: tearDown raised:\n{traceback.format_exc()}"
     if failed:
         raise TraceError(failed)
-    observers = [tracer, maker_tracer, setup] + ([only.observer] if only is not None else [])
+    observers: list[_CallTracer | CallObserver] = [tracer, maker_tracer, setup]
+    observers += [only.observer] if only is not None else []
     if only is not None:
         rec.calls = only.finish(rec.result if over is None else None)
-        tracer.files.add(code.co_filename)
+        tracer.files.add(only.code.co_filename)
     else:
         rec.calls = tracer.calls
     files = tracer.files | maker_tracer.files
@@ -570,7 +578,8 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
     children.watch_parent()
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
+    # typeshed marks sys.__stdout__ Final; the child rebinds it, so code that restores it prints to stderr too
+    sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)  # type: ignore[misc]
     replies = os.environ.get(REPLIES_ENV) or tempfile.mkdtemp(prefix="docs-hooks-replies-")
     try:
         _serve(channel, replies)
@@ -578,7 +587,7 @@ def child_main() -> None:  # pragma: no cover - runs in the child process
         shutil.rmtree(replies, ignore_errors=True)
 
 
-def _read_batch(stream) -> Any:  # pragma: no cover - runs in the child process
+def _read_batch(stream: BinaryIO) -> Any:  # pragma: no cover - runs in the child process
     head = stream.read(8)
     if len(head) < 8:
         return None
@@ -599,7 +608,7 @@ def _printed_so_far() -> int | None:  # pragma: no cover - runs in the child pro
         return None
 
 
-def _serve(channel, replies: str) -> None:  # pragma: no cover - runs in the child process
+def _serve(channel: BinaryIO, replies: str) -> None:  # pragma: no cover - runs in the child process
     """The child's loop: for each request, ``{"start": i}`` as it starts, then ``{"done": i, "path": ...}``
     (its recording, written to a file in ``replies``) or ``{"done": i, "error": ...}``.
 

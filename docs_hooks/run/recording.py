@@ -51,7 +51,7 @@ class Opaque:
         """Hashable, as the object it stands for may have been (a class or an instance used as a dict key)."""
         return hash((self.__dict__.get("type"), self.__dict__.get("text")))
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         """``cfg.n_layers`` reads a recorded field, so expressions of the code evaluate on recordings."""
         fields = self.__dict__.get("fields", {})
         if name in fields:
@@ -101,23 +101,24 @@ def capped_summary(value: Any) -> Capped | None:
     try:
         import numpy as np
     except ImportError:  # pragma: no cover
-        np = None
-    if np is not None and isinstance(value, np.ndarray):
-        if value.size <= MAX_ENTRIES:
-            return None
-        flat = value.reshape(-1)
-        summary = {}
-        if value.dtype.kind in "biuf":
-            finite = flat[np.isfinite(flat)] if value.dtype.kind == "f" else flat
-            if finite.size:
-                summary = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())}
-        return Capped(
-            "numpy.ndarray",
-            tuple(int(d) for d in value.shape),
-            str(value.dtype),
-            summary,
-            flat[:SHOWN_ENTRIES].tolist(),
-        )
+        pass  # then no value is a NumPy array
+    else:
+        if isinstance(value, np.ndarray):
+            if value.size <= MAX_ENTRIES:
+                return None
+            flat = value.reshape(-1)
+            summary = {}
+            if value.dtype.kind in "biuf":
+                finite = flat[np.isfinite(flat)] if value.dtype.kind == "f" else flat
+                if finite.size:
+                    summary = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())}
+            return Capped(
+                "numpy.ndarray",
+                tuple(int(d) for d in value.shape),
+                str(value.dtype),
+                summary,
+                flat[:SHOWN_ENTRIES].tolist(),
+            )
     if isinstance(value, (list, tuple, str, bytes)) and len(value) > MAX_ENTRIES:
         first = list(value[:SHOWN_ENTRIES]) if isinstance(value, (list, tuple)) else [value[:SHOWN_ENTRIES]]
         return Capped(
@@ -186,7 +187,7 @@ def pack(value: Any, project_object: Callable[[Any], Opaque | None] | None = Non
     blobs: list[bytes] = []
     size = [0]
 
-    def array(a) -> list:
+    def array(a: np.ndarray) -> list:
         data = a.tobytes()  # in C order, whatever the array's layout
         pad = -size[0] % _ALIGN
         if pad:
@@ -274,7 +275,7 @@ def unpack(raw: bytes) -> Any:
     data = bytearray(raw[start + n :])  # writable arrays, as the code that reads them may expect
     dtypes: dict[str, Any] = {}
 
-    def array(place) -> Any:
+    def array(place: list) -> Any:
         dtype, shape, offset, nbytes = place
         dt = dtypes.get(dtype)
         if dt is None:
@@ -286,7 +287,7 @@ def unpack(raw: bytes) -> Any:
         count = nbytes // dt.itemsize if dt.itemsize else 0
         return np.frombuffer(data, dtype=dt, count=count, offset=offset).reshape(tuple(shape))
 
-    def object_array(v) -> Any:
+    def object_array(v: list) -> Any:
         out = np.empty(len(v[1]), dtype=object)
         for i, x in enumerate(v[1]):
             out[i] = x

@@ -18,6 +18,7 @@ import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
+from typing import cast
 
 from docs_hooks.base.atomic import atomic_write
 from docs_hooks.base.cachedir import write_entry
@@ -218,6 +219,7 @@ def _child_main() -> None:  # pragma: no cover - runs in the compiling process
 
     children.watch_parent()
     source, root, pdf_file = sys.argv[1:4]
+    answer: dict[str, object]
     try:
         compiler = typst.Compiler(source, root=root, ignore_system_fonts=IGNORE_SYSTEM_FONTS)
         pdf, warnings = compiler.compile_with_warnings(format="pdf")
@@ -233,7 +235,8 @@ def _child_main() -> None:  # pragma: no cover - runs in the compiling process
     except RuntimeError as exc:
         answer = {"runtime_error": str(exc)}
     else:
-        Path(pdf_file).write_bytes(bytes(pdf))
+        # With no output file, a PDF comes back as its bytes (a list of them is one image per page).
+        Path(pdf_file).write_bytes(bytes(cast(bytes, pdf)))
         answer = {
             "index": raw if isinstance(raw, str) else bytes(raw).decode(),
             "warnings": [_format_warning(w, Path(root)) for w in warnings],
@@ -242,7 +245,7 @@ def _child_main() -> None:  # pragma: no cover - runs in the compiling process
     sys.stdout.flush()
 
 
-def _typst_error(exc, source: Path, root: Path) -> TraceError:
+def _typst_error(exc: object, source: Path, root: Path) -> TraceError:
     message = str(getattr(exc, "message", "") or exc)
     diagnostic = str(getattr(exc, "diagnostic", "") or "")
     hints = [str(h) for h in (getattr(exc, "hints", None) or [])]
