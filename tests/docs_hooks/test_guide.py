@@ -43,7 +43,7 @@ from .test_cli import GIT_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "own-code.md"
-SHELL = ("sh", "bash", "shell", "console")
+SHELL = ("sh", "bash", "shell")  # commands only: a block that shows their output is no file and no command
 MERGED = ("pyproject.toml", "mkdocs.yml")
 ADDED_BELOW = (".gitignore",)
 BASE = "main"  # the branch a pull request of the example project goes into
