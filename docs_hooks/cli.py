@@ -3,7 +3,7 @@
 init    set a project up: mkdocs.yml, [tool.docs_hooks], a starter page and the first lock
 check   exit 1 on any unresolved, ambiguous, changed or literal reference (what CI runs)
 relock  record what every reference points at now, after a person reviewed the pages
-impact  list the pages and equations whose referenced code changed since REV
+impact  list the pages and equations whose referenced code changed since REV (--fail-on-change: exit 1 then)
 results record a training run's history (with the source it ran) for the site
 pages   write the source pages, stylesheets and scripts into the docs folder, for a builder
         without plugins (Zensical): the MkDocs plugin makes them itself
@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("relock", help="record the reviewed state of every reference")
     imp = sub.add_parser("impact", help="pages whose referenced code changed since REV")
     imp.add_argument("rev", help="git revision to compare with, e.g. origin/main")
+    imp.add_argument(
+        "--fail-on-change", action="store_true", help="exit 1 when some page's referenced code changed (default: 0)"
+    )
     res = sub.add_parser("results", help="record a training run's history for the site")
     res.add_argument("history", help="the history JSON the training wrote")
     res.add_argument("out", help="where the site reads it, e.g. docs/data/training-run.json")
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             from docs_hooks.pages import write_pages  # here: only this command renders the spec and the assets
 
             return write_pages(settings, Path(args.out) if args.out else None)
-        return review.impact(settings, args.rev)
+        return review.impact(settings, args.rev, args.fail_on_change)
     except TraceError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -4,9 +4,12 @@ It looks at the project's Python files and writes only what it can back:
 
 - ``mkdocs.yml``: a minimal one (Material, ``plugins: [search, docs_hooks]``, the
   Markdown extensions the generated pages use); when one exists, ``docs_hooks`` is
-  added to its ``plugins:`` by inserting one line, the rest of the file left as
-  written. A file it cannot edit safely (flow style, a template, ``INHERIT``) is
-  refused with the line to add by hand;
+  added to its ``plugins:`` by inserting one line (``- docs_hooks``, or
+  ``docs_hooks: {}`` in the mapping form; with no ``plugins:``, the key with
+  ``search``, MkDocs' default, and ``docs_hooks``), the rest of the file left as
+  written. A file it cannot edit safely (flow style, a template, one that
+  inherits its plugins through ``INHERIT``) is refused with the line to add by
+  hand; the docs folder and the Markdown extensions are read through ``INHERIT``;
 - ``[tool.docs_hooks]`` in ``pyproject.toml`` (the file made when missing): the
   source root (the folder holding most non-test ``.py`` files; the folder above it
   when it is a package, so that modules are named as the project imports them:
@@ -76,7 +79,7 @@ Next:
   mkdocs serve                 the site at http://127.0.0.1:8000/, rebuilt on every edit
   mkdocs build --strict        the site in site/, failing on any warning
   python -m docs_hooks check   what CI runs: fails on a broken reference or code changed since reviewed
-After reviewing a page against changed code: python -m docs_hooks relock"""
+After writing a page, or reviewing one against changed code: python -m docs_hooks relock"""
 
 # Folders that hold no code of the project: installed packages, built sites, caches.
 SKIPPED_DIRS = {"node_modules", "site", "build", "dist", "__pycache__", "venv", "env"}
@@ -231,10 +234,11 @@ def add_plugin(text: str, name: str = "mkdocs.yml") -> str | None:
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
         raise TraceError(f"is not a mapping of settings; {by_hand}", name, 1)
     keys = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
-    if "INHERIT" in keys:
+    if "INHERIT" in keys and "plugins" not in keys:
+        # MkDocs takes the plugins of the file it inherits from: a plugins: list added here would replace them.
         raise TraceError(
-            f"inherits its settings from {data['INHERIT']!r} (INHERIT); add '- {PLUGIN}' to the "
-            "plugins: of the file that lists them",
+            f"inherits its settings from {data['INHERIT']!r} (INHERIT) and has no plugins: of its own; add "
+            f"'- {PLUGIN}' to the plugins: of the file that lists them",
             name,
             keys["INHERIT"][0].start_mark.line + 1,
         )
@@ -290,6 +294,31 @@ def add_plugin(text: str, name: str = "mkdocs.yml") -> str | None:
             keys["plugins"][0].start_mark.line + 1 if "plugins" in keys else None,
         )
     return new
+
+
+def effective_config(text: str, path: Path) -> dict:
+    """The settings MkDocs reads from the mkdocs.yml at ``path``: its own, over those of the files it
+    inherits from (``INHERIT``), merged as MkDocs merges them (mappings key by key, any other value replaced)."""
+    import mergedeep  # MkDocs' own dependency, which it merges INHERIT with
+
+    root = Path(path).parent
+    name = os.path.relpath(path, root)
+    _, data = _read_yaml(text, name)
+    data = dict(data) if isinstance(data, dict) else {}
+    seen = {Path(path).resolve()}
+    while isinstance(data.get("INHERIT"), str):
+        parent_name = data.pop("INHERIT")
+        parent = (Path(path).parent / parent_name).resolve()
+        if parent in seen or not parent.is_file():
+            why = "which inherits from it in turn" if parent in seen else "which does not exist"
+            line = next((n for n, t in enumerate(text.splitlines(), 1) if re.match(r"INHERIT\s*:", t)), None)
+            raise TraceError(f"INHERIT names {parent_name!r}, {why}; fix INHERIT, then run init again", name, line)
+        seen.add(parent)
+        path, text = parent, parent.read_text(encoding="utf-8")
+        name = os.path.relpath(parent, root)
+        _, above = _read_yaml(text, name)
+        data = mergedeep.merge({}, above if isinstance(above, dict) else {}, data)
+    return data
 
 
 def missing_extensions(data: dict) -> list[str]:
@@ -449,7 +478,7 @@ def plan(root: Path) -> Plan:
     if mkdocs_path.exists():
         text = mkdocs_path.read_text(encoding="utf-8")
         new = add_plugin(text)
-        _, data = _read_yaml(text, "mkdocs.yml")
+        data = effective_config(text, mkdocs_path)
         docs_dir = str(data.get("docs_dir") or "docs")
         if new is None:
             out.notes.append(f"mkdocs.yml: kept as it is; it names {PLUGIN} under plugins: already")

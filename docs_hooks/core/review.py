@@ -64,8 +64,11 @@ def relock(settings) -> int:
     return 0
 
 
-def impact(settings, rev: str) -> int:
-    """Resolve today's pages against the code at REV and now; list what differs."""
+def impact(settings, rev: str, fail_on_change: bool = False) -> int:
+    """Resolve today's pages against the code at REV and now; list what differs.
+
+    The exit code is 0 whatever the list holds, so that a CI step can post the list without failing; with
+    ``fail_on_change`` it is 1 when the list is not empty, for a step that should stop there."""
     import tarfile  # here, not above: only impact reads an archive
 
     roots = [settings.rel(settings.source_root), settings.rel(settings.tests_root)]
@@ -89,20 +92,30 @@ def impact(settings, rev: str) -> int:
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
         old = references(settings, index_for(settings, Path(tmp)))
-    lines = []
+    lines, pages = [], set()
     for page, expanded in now.pages.items():
         before = {u.key: u for u in old.pages[page].uses}
+        found = []
         for u in expanded.uses:
             b = before.get(u.key)
             if b is None:
-                lines.append(f"- `{page}`: {u.key}: new since {rev}")
+                found.append(f"- `{page}`: {u.key}: new since {rev}")
             elif b.digest != u.digest:
-                lines.append(f"- `{page}`: {u.key}: code changed since {rev}")
+                found.append(f"- `{page}`: {u.key}: code changed since {rev}")
         for key in sorted(set(before) - {u.key for u in expanded.uses}):
-            lines.append(f"- `{page}`: {key}: no longer resolves")
+            found.append(f"- `{page}`: {key}: no longer resolves")
+        if found:
+            lines.extend(found)
+            pages.add(page)
     if not lines:
         print(f"No page references code that changed since {rev}.")
-    else:
-        print(f"Pages whose referenced code changed since {rev}:\n")
-        print("\n".join(lines))
-    return 0
+        return 0
+    print(f"Pages whose referenced code changed since {rev}:\n")
+    print("\n".join(lines))
+    if not fail_on_change:
+        return 0
+    print(
+        f"docs_hooks impact: {len(lines)} reference(s) on {len(pages)} page(s) changed since {rev} (--fail-on-change)",
+        file=sys.stderr,
+    )
+    return 1

@@ -351,11 +351,16 @@ def _calls_by_line(run: ModelRun, fn: Function) -> dict[int, list[tuple[ast.stmt
 
 
 def site_shapes(index, run: ModelRun, callee: Function, site, caller: Function) -> SiteShapes:
-    """The inputs and outputs named at one call site, with their recorded shapes.
+    """The inputs and outputs of one call site, with their recorded shapes.
 
-    A call of an instance (``self.norm(X)`` reaching ``LayerNorm.forward`` through
-    ``__call__``) shows what the call itself was given and returned: the recorded
-    call of the ``__call__`` it goes through.
+    Every argument the recording holds is an input, named by the expression
+    written at the call site (``x``, ``self.W``, ``params["w"]``, ``cfg.eps``). The
+    result is an output: each name it is assigned or unpacked to (``out, cache``),
+    an attribute or item it is stored in (``self.cache``), or, returned or used
+    inside an expression, the call itself (``self.down(…)``). A call of an
+    instance (``self.norm(X)`` reaching ``LayerNorm.forward`` through
+    ``__call__``) shows what the call itself was given and returned: the
+    recorded call of the ``__call__`` it goes through.
     """
     through = index.functions.get(site.via) if getattr(site, "via", "") else None
     if through is not None:
@@ -372,26 +377,68 @@ def site_shapes(index, run: ModelRun, callee: Function, site, caller: Function) 
     if call is None or recorded is None:
         return data
     real, probe = recorded
-    positional = [p for p in callee.params]
-    if callee.short_name == "__init__" or (
-        positional and positional[0] in ("self", "cls") and "." in callee.name[len(callee.module) + 1 :]
-    ):
-        positional = positional[1:]
-    for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            break
-        if isinstance(arg, ast.Name) and i < len(positional):
-            param = positional[i]
-            if param in real.args and param in probe.args:
-                data.values.append((arg.id, "input", run.dims.describe(real.args[param], probe.args[param])))
-    for kw in call.keywords:
-        if kw.arg and isinstance(kw.value, ast.Name) and kw.arg in real.args and kw.arg in probe.args:
-            data.values.append((kw.value.id, "input", run.dims.describe(real.args[kw.arg], probe.args[kw.arg])))
+    written = _Written(caller)
+    for text, param in _arguments(call, callee, written):
+        if param in real.args and param in probe.args:
+            data.values.append((text, "input", run.dims.describe(real.args[param], probe.args[param])))
+    if real.result is None:
+        return data  # the function returns nothing
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is call:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
-            _unpack(target, real.result, probe.result, run, data)
+            _unpack(target, real.result, probe.result, run, data, written)
+    else:  # returned, or used inside an expression: the call stands for its result
+        head = written(call.func)
+        name = f"{head}(…)" if call.args or call.keywords else f"{head}()"
+        data.values.append((name, "output", run.dims.describe(real.result, probe.result)))
     return data
+
+
+class _Written:
+    """The code of an expression as the caller's source has it, on one line (``params["w"]``, not the
+    ``params['w']`` that ``ast.unparse`` would make of it)."""
+
+    def __init__(self, caller: Function):
+        self.start = caller.start
+        self.lines = [line.encode() for line in caller.source_lines]  # ast columns count UTF-8 bytes
+
+    def __call__(self, node: ast.expr) -> str:
+        first, last = node.lineno - self.start, node.end_lineno - self.start
+        if not (0 <= first <= last < len(self.lines)):
+            return ast.unparse(node)
+        if first == last:
+            text = self.lines[first][node.col_offset : node.end_col_offset]
+        else:
+            chunk = [self.lines[first][node.col_offset :], *self.lines[first + 1 : last]]
+            text = b"\n".join([*chunk, self.lines[last][: node.end_col_offset]])
+        return re.sub(r"\s*\n\s*", " ", text.decode())
+
+
+def _positional(fn: Function) -> list[str]:
+    """The parameters of ``fn`` an argument can fill by its place (``self`` or ``cls`` of a method left
+    out), from its own ``def``: not its keyword-only ones."""
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(fn.source_lines)))
+        node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        names = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+    except (SyntaxError, StopIteration):
+        names = list(fn.params)
+    method = fn.short_name == "__init__" or "." in fn.name[len(fn.module) + 1 :]
+    return names[1:] if method and names and names[0] in ("self", "cls") else names
+
+
+def _arguments(call: ast.Call, callee: Function, written: _Written):
+    """(the expression as written, the parameter it fills) for each argument of ``call`` whose parameter
+    is known: not those after a ``*xs`` spread or beyond the named parameters (gathered by ``*args``),
+    nor ``**kw`` spreads."""
+    positional = _positional(callee)
+    for arg, param in zip(call.args, positional):
+        if isinstance(arg, ast.Starred):
+            break
+        yield written(arg), param
+    for kw in call.keywords:
+        if kw.arg is not None:
+            yield written(kw.value), kw.arg
 
 
 def _func_name(func: ast.expr) -> str | None:
@@ -402,19 +449,28 @@ def _func_name(func: ast.expr) -> str | None:
     return None
 
 
-def _unpack(target: ast.expr, real: Any, probe: Any, run: ModelRun, data: SiteShapes) -> None:
-    if isinstance(target, ast.Name):
-        data.values.append((target.id, "output", run.dims.describe(real, probe)))
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        if any(isinstance(e, ast.Starred) for e in target.elts):
-            return
-        if (
-            isinstance(real, (tuple, list))
-            and isinstance(probe, (tuple, list))
-            and len(real) == len(target.elts) == len(probe)
-        ):
-            for elt, r, p in zip(target.elts, real, probe):
-                _unpack(elt, r, p, run, data)
+def _unpack(target: ast.expr, real: Any, probe: Any, run: ModelRun, data: SiteShapes, written: _Written) -> None:
+    """The value assigned to ``target``: a name, or unpacked into a tuple or list of targets (one of them
+    starred) when the recorded value has as many items; else the whole value, named by the target as written."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+        n = len(target.elts)
+        if isinstance(real, (tuple, list)) and isinstance(probe, (tuple, list)) and len(real) == len(probe):
+            if not starred and len(real) == n:
+                for elt, r, p in zip(target.elts, real, probe):
+                    _unpack(elt, r, p, run, data, written)
+                return
+            if len(starred) == 1 and len(real) >= n - 1:
+                at, after = starred[0], n - starred[0] - 1
+                for elt, r, p in zip(target.elts[:at], real, probe):
+                    _unpack(elt, r, p, run, data, written)
+                rest = slice(at, len(real) - after)
+                _unpack(target.elts[at].value, list(real[rest]), list(probe[rest]), run, data, written)
+                tail = target.elts[at + 1 :]
+                for elt, r, p in zip(tail, real[len(real) - after :], probe[len(probe) - after :]):
+                    _unpack(elt, r, p, run, data, written)
+                return
+    data.values.append((written(target), "output", run.dims.describe(real, probe)))
 
 
 def _recorded_call(run: ModelRun, callee: Function, caller: Function, site):
@@ -443,7 +499,7 @@ def _render_site(links: Links, run: ModelRun, data: SiteShapes, callee: Function
             "of " + R.code(callee.name) + ", so no shapes were recorded here.</p>"
         )
     if not data.values:
-        return head + "\n<p>This call names no input or output with a plain name.</p>"
+        return head + "\n<p>This call passes no argument and returns nothing.</p>"
     rows = [
         [
             R.code(name),

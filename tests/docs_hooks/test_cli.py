@@ -46,9 +46,9 @@ def committed(make_project):
     return root
 
 
-def impact(root, capsys, rev: str = "HEAD") -> tuple[int, str, str]:
+def impact(root, capsys, rev: str = "HEAD", *options: str) -> tuple[int, str, str]:
     capsys.readouterr()
-    code = run_cli(root, "impact", rev)
+    code = run_cli(root, "impact", rev, *options)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -92,6 +92,28 @@ def test_impact_lists_references_new_since_the_revision(committed, capsys):
 
 def test_impact_with_nothing_changed(committed, capsys):
     assert impact(committed, capsys) == (0, "No page references code that changed since HEAD.\n", "")
+    assert impact(committed, capsys, "HEAD", "--fail-on-change") == (
+        0,
+        "No page references code that changed since HEAD.\n",
+        "",
+    )
+
+
+def test_impact_with_fail_on_change_exits_1_when_it_lists_something(committed, capsys):
+    (committed / "src/ops.py").write_text(OPS.replace("    dbeta = dY.sum(axis=0)\n", "    dbeta = dY.sum(0)\n"))
+    (committed / "docs/other.md").write_text("The shift, now: [[ops.layer_norm_backward: dbeta = dY.sum(0)]].\n")
+
+    assert impact(committed, capsys)[0] == 0  # without the option: the list only, for a comment
+    code, out, err = impact(committed, capsys, "HEAD", "--fail-on-change")
+
+    assert code == 1
+    assert out == (
+        "Pages whose referenced code changed since HEAD:\n"
+        "\n"
+        "- `docs/other.md`: inline | ops.layer_norm_backward: dbeta = dY.sum(0): new since HEAD\n"
+        "- `docs/page.md`: inline | ops.layer_norm_backward: dbeta = dY.sum(axis=0): no longer resolves\n"
+    )
+    assert err == "docs_hooks impact: 2 reference(s) on 2 page(s) changed since HEAD (--fail-on-change)\n"
 
 
 def test_impact_of_an_unknown_revision_names_it(committed, capsys):

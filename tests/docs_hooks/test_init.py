@@ -111,7 +111,7 @@ def test_init_then_a_strict_build_passes_in_each_layout(tmp_path, capsys, layout
         "  mkdocs build --strict        the site in site/, failing on any warning\n"
         "  python -m docs_hooks check   what CI runs: fails on a broken reference or code changed "
         "since reviewed\n"
-        "After reviewing a page against changed code: python -m docs_hooks relock\n"
+        "After writing a page, or reviewing one against changed code: python -m docs_hooks relock\n"
     )
     assert "make " not in out + err
     page = (root / "docs/index.md").read_text()
@@ -245,8 +245,12 @@ def test_add_plugin_edits_the_text_in_each_block_form(before, after):
         ),
         (
             "INHERIT: ../base.yml\nsite_name: x\n",
-            "error: mkdocs.yml:1: inherits its settings from '../base.yml' (INHERIT); add '- docs_hooks' to the plugins: "
-            "of the file that lists them\n",
+            "error: mkdocs.yml:1: inherits its settings from '../base.yml' (INHERIT) and has no plugins: of its own; "
+            "add '- docs_hooks' to the plugins: of the file that lists them\n",
+        ),
+        (
+            "INHERIT: base.yml\nplugins:\n  - search\n",
+            "error: mkdocs.yml:1: INHERIT names 'base.yml', which does not exist; fix INHERIT, then run init again\n",
         ),
         (
             "site_name: x\nplugins:\n  - search\n  bad: [\n",
@@ -264,6 +268,27 @@ def test_a_mkdocs_yml_it_cannot_edit_safely_is_refused_and_nothing_is_written(tm
     assert err == message
     assert out == ""
     assert snapshot(root) == before
+
+
+def test_a_mkdocs_yml_that_inherits_but_lists_plugins_of_its_own_gets_the_line_and_builds(tmp_path, capsys):
+    # MkDocs replaces the inherited plugins list with the file's own, so the plugin goes in the file's; the
+    # docs folder and the Markdown extensions are read through INHERIT, as MkDocs reads them.
+    base = "site_name: Tiny\ndocs_dir: pages\ntheme:\n  name: material\nplugins:\n  - search\nmarkdown_extensions:\n"
+    base += "".join(f"  - {e}\n" for e in ("attr_list", "md_in_html", "admonition", "tables", "toc"))
+    text = "INHERIT: config/base.yml\nplugins:\n  - search\nmarkdown_extensions:\n  - attr_list\n"
+    text += "  - md_in_html\n  - admonition\n  - tables\n  - toc\n  - pymdownx.superfences\n  - pymdownx.highlight\n"
+    root = write_tree(tmp_path / "p", {**LAYOUTS["src"], "config/base.yml": base, "mkdocs.yml": text})
+
+    code, out, err = init(root, capsys)
+
+    assert code == 0, out + err
+    assert (root / "mkdocs.yml").read_text() == text.replace("  - search\n", "  - search\n  - docs_hooks\n")
+    assert "init: mkdocs.yml: added docs_hooks to plugins:, the rest of the file as it was\n" in out
+    assert "Markdown extensions" not in out
+    assert 'docs_dir = "pages"\n' in (root / "pyproject.toml").read_text()
+    assert (root / "pages/index.md").is_file()
+    result = mkdocs_build(root)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_an_existing_tool_docs_hooks_section_is_not_touched(tmp_path, capsys):

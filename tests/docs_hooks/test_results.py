@@ -4,6 +4,7 @@ clipping figures computed from it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -173,3 +174,33 @@ def test_the_clipping_table_on_a_page(make_project):
         "<tr><td>all steps</td><td>4</td><td>2</td><td>50%</td><td>1.43</td></tr>"
     ) in result.markdown
     assert "whose limit <code>clip_norm</code> was 1." in result.markdown
+
+
+def test_with_the_source_at_the_project_root_a_run_records_its_files_and_the_page_names_one_changed_since(
+    make_project, capsys
+):
+    from .conftest import BASE_FILES, run_cli
+
+    root = make_project(
+        {
+            "pyproject.toml": BASE_FILES["pyproject.toml"] + 'source_root = "."\n',
+            "ops.py": "def half(x):\n    return x / 2\n",
+            "docs/page.md": results_page("docs/data/run.json"),
+            "history.json": json.dumps(RUN["history"]),
+        }
+    )
+    for other in ("src/ops.py", "src/model.py"):
+        (root / other).unlink()
+    out = root / "docs/data/run.json"
+
+    assert run_cli(root, "results", str(root / "history.json"), str(out), "--command", "python train.py") == 0
+    assert f"results: 3 steps recorded in {out}" in capsys.readouterr().out
+    recorded = sorted(json.loads(out.read_text())["source_sha256"])
+    assert recorded == ["ops.py", "tests/__init__.py", "tests/test_model.py", "tests/test_ops.py"]
+    assert "Older code" not in expand_page(root).markdown
+
+    (root / "ops.py").write_text("def half(x):\n    return x * 0.5\n")
+
+    markdown = expand_page(root).markdown
+    older = markdown.split("The run was made before the last change to ", 1)[1].split("</p>", 1)[0]
+    assert re.sub(r"<[^>]+>", "", older) == "ops.py. Run python -m docs_hooks results to record a run of this code."

@@ -513,12 +513,18 @@ def test_shapes_at_every_call_site(tmp_path):
     ]
     rows = table_rows(markdown, "trace-shapes")
     assert rows == [
-        # model.block: the input X, the outputs Xn and c_ln
+        # model.block: every argument, named as written at the call, and the outputs Xn and c_ln
         ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>params[p + &quot;ln_g&quot;]</code>", "input", "<code>(d,)</code>", "<code>(4,)</code>"],
+        ["<code>params[p + &quot;ln_b&quot;]</code>", "input", "<code>(d,)</code>", "<code>(4,)</code>"],
+        ["<code>cfg.eps</code>", "input", "scalar", "scalar"],
         ["<code>Xn</code>", "output", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
         ["<code>c_ln</code>", "output", "<code>((T, d), (T, 1))</code>", "<code>((4, 4), (4, 1))</code>"],
         # model.forward
         ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>params[&quot;b0.ln_g&quot;]</code>", "input", "<code>(d,)</code>", "<code>(4,)</code>"],
+        ["<code>params[&quot;b0.ln_b&quot;]</code>", "input", "<code>(d,)</code>", "<code>(4,)</code>"],
+        ["<code>cfg.eps</code>", "input", "scalar", "scalar"],
         ["<code>Xf</code>", "output", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
         ["<code>_</code>", "output", "<code>((T, d), (T, 1))</code>", "<code>((4, 4), (4, 1))</code>"],
     ]
@@ -548,6 +554,7 @@ def test_shapes_with_a_quotient_and_a_field_without_symbol(tmp_path):
     assert problems == []
     assert table_rows(markdown, "trace-shapes") == [
         ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>cfg.heads</code>", "input", "scalar", "scalar"],
         ["<code>heads</code>", "output", "<code>(T, heads, d_h)</code>", "<code>(4, 2, 2)</code>"],
     ]
     assert re.findall(r'<p class="trace-shapes-legend">(.*?)</p>', markdown) == [
@@ -825,8 +832,109 @@ def test_shapes_at_the_call_sites_of_a_layers_forward_called_through_call(tmp_pa
     assert table_rows(markdown, "trace-shapes") == [
         ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
         ["<code>H</code>", "output", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
-        ["<code>H</code>", "input", "<code>(T, h)</code>", "<code>(3, 6)</code>"],  # returned unnamed
+        ["<code>H</code>", "input", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
+        ["<code>self.down(…)</code>", "output", "<code>(T, d)</code>", "<code>(3, 4)</code>"],  # returned
         ["<code>dY</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
         ["<code>dH</code>", "output", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
         ["<code>dH</code>", "input", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
+        ["<code>self.up.backward(…)</code>", "output", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
+    ]
+
+
+SITES_FILES = {
+    "pyproject.toml": (
+        '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\nsource_root = "."\n'
+        'tests_root = "."\nmodel_run = "docs/examples/model_run.py"\n\n'
+        '[tool.docs_hooks.symbols]\nseq_len = "T"\nwidth = "d"\n'
+    ),
+    "net.py": """\
+import numpy as np
+
+
+def affine(X, W, b=0.0, *extra, scale=1.0, **options):
+    return (X @ W + b) * scale, X
+
+
+def pair(X):
+    return X, X.sum(axis=-1), X.T
+
+
+def tick(X):
+    pass
+
+
+class Net:
+    def __init__(self, cfg):
+        self.W = np.ones((cfg["width"], cfg["width"]))
+
+    def forward(self, X, params):
+        a = affine(X, self.W)  # a tuple, unpacked nowhere
+        Y, _ = affine(
+            X[0:2],
+            params["w"],
+            scale=2.0 * params["s"],
+        )
+        self.cache = affine(Y, self.W, 0.5, X, extra_flag=X[0])
+        first, *rest = pair(Y)
+        tick(Y)
+        return affine(X, self.W)[0] + 1.0
+""",
+    "docs/examples/model_run.py": """\
+import numpy as np
+
+from net import Net
+
+
+def config():
+    return {"seq_len": 3, "width": 4}
+
+
+def probe(cfg):
+    return {"seq_len": 5, "width": 7}
+
+
+def run(cfg):
+    X = np.ones((cfg["seq_len"], cfg["width"]))
+    Net(cfg).forward(X, {"w": np.eye(cfg["width"]), "s": 3.0})
+""",
+}
+
+
+def test_shapes_name_every_argument_as_written_and_every_result_however_it_is_used(tmp_path):
+    files = dict(SITES_FILES)
+    files["docs/page.md"] = (
+        "```trace-entry\ntitle: Affine\nfunction: net.affine\nstatus: illustrative\n```\n\n```trace-shapes\n```\n\n"
+        "```trace-shapes\nfunction: [net.pair, net.tick]\n```\n"
+    )
+    root = write_tree(tmp_path / "proj", files)
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+    assert table_rows(markdown, "trace-shapes") == [
+        # a = affine(X, self.W): an attribute argument; the whole result, named by its target
+        ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
+        ["<code>self.W</code>", "input", "<code>(d, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>a</code>", "output", "<code>((T, d), (T, d))</code>", "<code>((3, 4), (3, 4))</code>"],
+        # Y, _ = affine(X[0:2], params["w"], scale=2.0 * params["s"]): subscripts, a keyword expression
+        ["<code>X[0:2]</code>", "input", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
+        ["<code>params[&quot;w&quot;]</code>", "input", "<code>(d, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>2.0 * params[&quot;s&quot;]</code>", "input", "scalar", "scalar"],
+        ["<code>Y</code>", "output", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
+        ["<code>_</code>", "output", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
+        # self.cache = affine(Y, self.W, 0.5, X, extra_flag=X[0]): a constant; the result stored in an attribute.
+        # What *extra and **options gather is not recorded by parameter, so it is not shown.
+        ["<code>Y</code>", "input", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
+        ["<code>self.W</code>", "input", "<code>(d, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>0.5</code>", "input", "scalar", "scalar"],
+        ["<code>self.cache</code>", "output", "<code>((2, d), (2, d))</code>", "<code>((2, 4), (2, 4))</code>"],
+        # return affine(X, self.W)[0] + 1.0: returned inside an expression
+        ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
+        ["<code>self.W</code>", "input", "<code>(d, d)</code>", "<code>(4, 4)</code>"],
+        ["<code>affine(…)</code>", "output", "<code>((T, d), (T, d))</code>", "<code>((3, 4), (3, 4))</code>"],
+        # first, *rest = pair(Y): unpacked with a starred target
+        ["<code>Y</code>", "input", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
+        ["<code>first</code>", "output", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
+        ["<code>rest</code>", "output", "<code>((2,), (d, 2))</code>", "<code>((2,), (4, 2))</code>"],
+        # tick(Y): returns nothing, so no output
+        ["<code>Y</code>", "input", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
     ]
