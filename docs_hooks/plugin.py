@@ -67,6 +67,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.current: tuple[str, int] | None = None  # the page MkDocs converts now: (path, lines of front matter)
         self.source_files: set[str] = set()  # src_uri of each source page this plugin adds
         self.problems: list[str] = []  # what this build reported, for a strict build under -q
+        self.dirty = False  # ``mkdocs serve --dirty`` (or ``build --dirty``): MkDocs builds only changed pages
+        # For a dirty build: each page's expansion key in the last build, and the pages that showed a problem.
+        self._last_keys: dict[str, str | None] = {}
+        self._problem_pages: set[str] = set()
 
     @property
     def session(self) -> Session:
@@ -83,6 +87,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def on_startup(self, *, command, dirty):
         """Defining this event makes MkDocs keep the plugin object across the rebuilds of ``mkdocs serve``."""
+        self.dirty = dirty
 
     def on_config(self, config):
         root = Path(self.config.root or Path(config.config_file_path).parent)
@@ -144,14 +149,34 @@ class TracePlugin(BasePlugin[PluginConfig]):
         for f in files.documentation_pages():
             rel = self._rel(f)
             build.links.page_urls[rel] = f.url
-            if f.src_uri not in self.source_files:
+            if f.src_uri in self.source_files:
+                text = f.content_string
+            else:
                 text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
-                pages[rel] = as_markdown_reads(text, config.mdx_configs.get("tab_length", 4))
+            pages[rel] = as_markdown_reads(text, config.mdx_configs.get("tab_length", 4))
         try:
             session.plan_site(pages)
         except TraceError as err:
             raise PluginError(str(err)) from None
+        if self.dirty:
+            self._mark_changed(files, build)
         return files
+
+    def _mark_changed(self, files, build) -> None:
+        """For a dirty build, which MkDocs makes of the pages whose file is newer than their HTML: also every
+        page whose expansion is made from something that changed since the last build (the code it shows,
+        what it cites), or that showed a problem; and not a source page whose inputs did not change (MkDocs
+        takes a page it was handed as text for changed)."""
+        keys = {}
+        for f in files.documentation_pages():
+            rel = self._rel(f)
+            key = keys[rel] = build.expansion_key(rel)
+            if key is None or key != self._last_keys.get(rel) or rel in self._problem_pages:
+                f.is_modified = _always  # type: ignore[method-assign]
+            elif f.src_uri in self.source_files and Path(f.abs_dest_path).is_file():
+                f.is_modified = _never  # type: ignore[method-assign]
+        self._last_keys = keys
+        self._problem_pages = set()
 
     def _rel(self, f: File) -> str:
         """A page's path as the generator names it: from the project root (a generated one: its docs path)."""
@@ -226,4 +251,14 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def _warn(self, problem: TraceError) -> None:
         """A problem as a warning of MkDocs' logger (``mkdocs build --strict`` fails on it), counted."""
         self.problems.append(str(problem))
+        if self.dirty and self.current is not None:
+            self._problem_pages.add(self.current[0])
         log.warning(str(problem))
+
+
+def _always() -> bool:
+    return True
+
+
+def _never() -> bool:
+    return False

@@ -256,6 +256,12 @@ class Build:
 
     # ------------------------------------------------------------------ kept across builds
 
+    def expansion_key(self, page: str) -> str | None:
+        """What a page planned in this build is rendered from, digested (see kept): equal keys, equal pages.
+        None when pages are not kept (a build without a cache folder, or one that renders nothing)."""
+        known = self._plans.get(page)
+        return self._key(page, *known) if known is not None else None
+
     def _read_kept(self, pages: dict[str, str]) -> set[str]:
         """The pages whose rendering an earlier build kept (read now, in one query): they need no run."""
         if self.kept is None:

@@ -380,8 +380,78 @@ def test_every_problem_of_a_page_shows_on_the_page_in_the_error_box_a_block_fail
 
     assert result.returncode == 0, result.stdout + result.stderr
     built = (root / "site" / "page" / "index.html").read_text(encoding="utf-8")
-    boxes = re.findall(r'<div class="admonition failure trace-error"><p class="admonition-title">Trace error</p>'
-                       r"<p>(.*?)</p></div>", built)
+    boxes = re.findall(
+        r'<div class="admonition failure trace-error"><p class="admonition-title">Trace error</p>'
+        r"<p>(.*?)</p></div>",
+        built,
+    )
     assert any("docs/page.md:13: reference &#x27;mu = X.sum()&#x27;" in b for b in boxes), boxes
     assert any("not reviewed yet" in b for b in boxes), boxes  # the lock's problems too
     assert built.index("Trace error") < built.index("The mean")  # at the top, under the title
+
+
+# ------------------------------------------------------------------ serve --dirty
+
+DIRTY_SERVE = r"""
+import json, logging, sys, time
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+root = Path(sys.argv[1])
+logging.getLogger("mkdocs").setLevel(logging.ERROR)
+site = root / "site"
+plugins = None
+
+def rebuild():
+    global plugins
+    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(site))
+    if plugins is None:
+        config.plugins.on_startup(command="serve", dirty=True)
+        plugins = config.plugins
+    else:
+        config.plugins = plugins
+    before = {str(p.relative_to(site)): p.stat().st_mtime_ns for p in site.rglob("index.html")}
+    time.sleep(0.05)  # the file times below tell a rewritten page from a kept one
+    build(config, serve_url="http://127.0.0.1:8000/", dirty=True)
+    after = {str(p.relative_to(site)): p.stat().st_mtime_ns for p in site.rglob("index.html")}
+    print(json.dumps(sorted(p for p in after if before.get(p) != after[p])), flush=True)
+
+rebuild()
+rebuild()
+home = root / "docs" / "index.md"
+home.write_text(home.read_text() + "\nOne more sentence.\n")
+rebuild()
+model = root / "src" / "model.py"
+model.write_text(model.read_text() + "\n\ndef appended():\n    return 1\n")
+rebuild()
+plugins.on_shutdown()
+"""
+
+
+def test_a_dirty_serve_rebuilds_the_pages_whose_inputs_changed_and_only_those(make_project):
+    """MkDocs' dirty build rebuilds a page whose file is newer than its HTML; a page that shows code changes
+    when the code does, and a source page, given as text, would be rebuilt every time."""
+    from .conftest import FWD_ENTRY
+
+    root = make_project(
+        {"mkdocs.yml": MKDOCS_YML, "docs/index.md": "# Home\n\nProse only.\n", "docs/page.md": FWD_ENTRY}
+    )
+    assert run_cli(root, "relock") == 0
+
+    result = subprocess.run(
+        [sys.executable, "-c", DIRTY_SERVE, str(root)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    first, unchanged, prose, code = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {"index.html", "page/index.html", "source/src/ops.py/index.html"} <= set(first)
+    assert unchanged == []
+    assert prose == ["index.html"]
+    assert code == ["page/index.html", "source/src/model.py/index.html"]
+    assert "appended" in (root / "site/source/src/model.py/index.html").read_text(encoding="utf-8")
