@@ -5,8 +5,9 @@ the generator and the environment that render it (``environment``), the
 settings, where the site's pages are (the front end's URLs), what the page
 shows of the other pages, and what it shows of the code. What it shows of the
 code is, for most pages, the whole code: the callers and tests of a function
-come from any file, so a page with an entry, an equation or a run depends on
-the build's digest of every file (``Build.code``). A page made only of prose
+come from any file, and a run may read any file, so a page with an entry, an
+equation or a run depends on the digest of every file of the project but its
+pages (``site.project_digest``). A page made only of prose
 and of blocks whose kind can name all its inputs (``KeyedKind``; a source page
 names its file and what cites it) depends on those inputs only, so an edit of
 one file renders one source page again, not all of them.
@@ -35,7 +36,8 @@ GENERATOR = Path(__file__).resolve().parent.parent  # the docs_hooks package: it
 
 
 def environment(katex: str) -> str:
-    """What renders a page besides its inputs: this generator's files, Python, NumPy and KaTeX (``katex``)."""
+    """What renders a page besides its inputs: this generator's files, Python, NumPy and KaTeX (``katex``:
+    its version and how the generator runs it)."""
     h = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{_version('numpy')}\0{katex}".encode())
     for file in sorted(GENERATOR.rglob("*")):
         if file.suffix in (".py", ".js", ".css") and "__pycache__" not in file.parts:

@@ -99,14 +99,13 @@ class Session:
         (the old one's processes ended), else the one before, with the pages it expanded."""
         gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
         settings = load_settings(self.root)
-        code = code_digest(settings)
-        stamp = code + settings_digest(settings) + repr(sorted(widget_kernels or ()))
+        stamp = code_digest(settings) + settings_digest(settings) + repr(sorted(widget_kernels or ()))
         if self._build is None or self.fingerprint != stamp:
             replaced = self._build is not None
             self.close()
             if replaced:  # the old build's objects were frozen with it: collect them now, or they stay for good
                 gc.collect()
-            self._build = make_build(settings, widget_kernels=widget_kernels, code=code)
+            self._build = make_build(settings, widget_kernels=widget_kernels)
             self.fingerprint = stamp
         self._settings = settings
         self.widget_kernels = widget_kernels

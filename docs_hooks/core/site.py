@@ -96,6 +96,33 @@ def settings_digest(settings: Settings) -> str:
     ).hexdigest()
 
 
+# A file bigger than this is known by its size and time of change, not read: a project may keep large data.
+WHOLE_FILE_BYTES = 1 << 20
+
+
+def project_digest(settings: Settings) -> str:
+    """A digest of every file of the project but its pages: the code, the tests, and whatever else a run or a
+    block may read (a helper module, a data file, a recorded training run); what a page that shows the code is
+    made from besides its own text (see kept). Hidden folders, virtual environments and what
+    ``DEFAULT_EXCLUDE`` names are left out."""
+    import hashlib
+
+    h = hashlib.sha256()
+    root, docs = settings.project_root, settings.docs_dir
+    for file in walk_files(root, root, DEFAULT_EXCLUDE):
+        if file.suffix == ".md" and docs in file.parents:
+            continue  # a page: its own text is in its key, and what others show of it in the site's digest
+        try:
+            stat = file.stat()
+            body = (
+                file.read_bytes() if stat.st_size <= WHOLE_FILE_BYTES else f"{stat.st_size} {stat.st_mtime_ns}".encode()
+            )
+        except OSError:
+            continue
+        h.update(str(file.relative_to(root)).encode() + b"\0" + body + b"\0")
+    return h.hexdigest()
+
+
 def code_digest(settings: Settings) -> str:
     """A digest of every file of the code, the tests, the helpers and the spec, as the index walks them."""
     import hashlib
@@ -117,7 +144,7 @@ class Build:
     """One build: the project as resolved (``project``), the run stage's ``results``, the ``links``, and
     every page planned so far. Make it with ``make_build``; ``close`` ends what it started."""
 
-    def __init__(self, project: Project, workers: Workers | None, static: bool, code: str | None = None):
+    def __init__(self, project: Project, workers: Workers | None, static: bool, files: str | None = None):
         self.project = project
         self.settings = project.settings
         self.static = static
@@ -130,9 +157,9 @@ class Build:
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
         # Rendered pages of earlier builds (see kept): only a build that renders, and knows the digest of
-        # the code (``code``) its pages are made from.
-        self.code = code
-        self.kept = KeptPages(project.settings.cache_dir) if workers is not None and code is not None else None
+        # the project's files (``files``, see project_digest) its pages are made from.
+        self.files = files
+        self.kept = KeptPages(project.settings.cache_dir) if workers is not None and files is not None else None
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
         self._environment: str | None = None
         self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
@@ -280,9 +307,7 @@ class Build:
         if self.kept is None or self.results is None or self.workers is None:
             return None
         if self._environment is None:
-            from docs_hooks.run.math import katex_version
-
-            self._environment = environment(katex_version(self.workers.math.dist))
+            self._environment = environment(self.workers.math.version)
         inputs = []
         whole_code = bool(plan.entries)
         for part in plan.parts:
@@ -302,7 +327,7 @@ class Build:
             page,
             text,
             self._links_state(),
-            self.code if whole_code else None,
+            self.files if whole_code else None,
             site,
             inputs,
         )
@@ -339,7 +364,6 @@ def make_build(
     static: bool = False,
     index: CodeIndex | None = None,
     widget_kernels: frozenset[str] | None = None,
-    code: str | None = None,
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
@@ -351,11 +375,9 @@ def make_build(
     A ``static`` build (``check``, ``relock``, ``impact``) stops after resolving:
     it reads the pages and resolves every reference against the index, and starts
     no process. ``index`` is the code index to resolve against (``impact`` passes
-    the base revision's); by default the project's own. ``code``: the digest of the code the build is made
-    from (``code_digest``), when the caller has it; a build that renders works it out.
+    the base revision's); by default the project's own.
     """
-    if code is None and not static and index is None:
-        code = code_digest(settings)
+    code = project_digest(settings) if not static else None
     with paused():
         build = _make_build(settings, coverage and not static, static, index, widget_kernels, code)
         # What the build holds lives through it: out of collections until expand_site ends, or the front
@@ -406,7 +428,7 @@ def _make_build(
     evidence = cached_evidence(settings, index) if static else None
     project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
     workers = None if static else Workers(settings, index, math)
-    build = Build(project, workers, static, code=None if static else code)
+    build = Build(project, workers, static, files=code)
     if build.results is not None:
         build.results.spec = spec
     for rel, text in pages.items():

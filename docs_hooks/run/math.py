@@ -87,14 +87,18 @@ class MathRenderer:
         self._proc: subprocess.Popen[str] | None = None
         self._turns = Turns()  # the build's thread and the prefetch share one KaTeX process
 
-    def _key(self, item: tuple[str, bool]) -> str:
-        """A formula's key in the store: KaTeX's version, the render script (its options), display or
-        inline, and the TeX."""
+    @property
+    def version(self) -> str:
+        """What renders a formula besides its TeX: KaTeX's version and the render script (its options)."""
         if self._version is None:
             katex = katex_version(self.dist)
             script = hashlib.sha256(SCRIPT.read_bytes()).hexdigest() if SCRIPT.is_file() else "none"
             self._version = f"{katex}\0{script}"
-        return hashlib.sha256(f"{self._version}\0{item[1]}\0{item[0]}".encode()).hexdigest()
+        return self._version
+
+    def _key(self, item: tuple[str, bool]) -> str:
+        """A formula's key in the store: KaTeX's version, the render script, display or inline, and the TeX."""
+        return hashlib.sha256(f"{self.version}\0{item[1]}\0{item[0]}".encode()).hexdigest()
 
     def _from_store(self, items: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
         """Fill the cache with what the store holds of ``items``; the ones it does not hold."""

@@ -208,9 +208,12 @@ def relock(capsys):
     return run
 
 
-def expand_page(root: Path, rel: str = "docs/page.md"):
-    """The Expanded result of one page of the project at ``root``."""
+def expand_page(root: Path, rel: str = "docs/page.md", rendered: bool = True):
+    """The Expanded result of one page of the project at ``root``; with ``rendered=False`` the pages an earlier
+    build rendered are forgotten first (see core.kept), so that the run's own caches are what is read."""
     settings = load_settings(root)
+    if not rendered:
+        (root / ".cache/docs_hooks/rendered.sqlite3").unlink(missing_ok=True)
     return expand_site(settings, make_build(settings)).pages[rel]
 
 

@@ -576,7 +576,7 @@ def audited_build(root: Path, marker: str, report: Path) -> subprocess.Completed
     )
 
 
-STORES = ("index", "pages", "katex", "recordings")
+STORES = ("index", "pages", "katex", "recordings", "rendered")
 FILES = ("coverage", "spec")
 
 

@@ -299,7 +299,7 @@ def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make
 
     store_rows(store, dict.fromkeys(stored_rows(store), pickle.dumps(Writes())))  # sealed: the reader must refuse it
 
-    again = expand_page(root)
+    again = expand_page(root, rendered=False)
 
     assert not marker.exists()
     assert problems(again) == [] and again.markdown == first.markdown  # recorded again
@@ -342,7 +342,7 @@ def test_a_stored_entry_that_is_data_but_not_a_recording_is_recorded_again(make_
     rows = stored_rows(store)
     store_rows(store, {key: pack(_not_the_stored_form(unpack(value), how)) for key, value in rows.items()})
 
-    again = expand_page(root)
+    again = expand_page(root, rendered=False)
 
     assert problems(again) == [] and again.markdown == first.markdown  # recorded again
     assert recorded(stored_rows(store)) == recorded(rows)  # and stored as it was
@@ -402,7 +402,7 @@ def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_exampl
     store.write_bytes(store.read_bytes()[:4096] + b"\xff" * 8192)  # the header, then garbage
 
     with caplog.at_level("INFO", logger="mkdocs.plugins.docs_hooks"):
-        again = expand_page(root)
+        again = expand_page(root, rendered=False)
 
     assert problems(again) == [] and again.markdown == first.markdown
     notes = [r.getMessage() for r in caplog.records if r.levelname != "DEBUG"]
@@ -410,7 +410,7 @@ def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_exampl
         ".cache/docs_hooks/recordings.sqlite3: the cache file was damaged (database disk image is malformed); "
         "it is made again"
     )
-    assert expand_page(root).markdown == first.markdown  # and the next build reads the new file
+    assert expand_page(root, rendered=False).markdown == first.markdown  # and the next build reads the new file
 
 
 # ----------------------------------------------------------------------------- test ids

@@ -239,6 +239,8 @@ def page_line(root: Path, needle: str) -> int:
 class StubMath:
     """Stands in for KaTeX (which the throwaway projects do not install): shows the TeX it was given."""
 
+    version = "a stand-in for KaTeX"
+
     def render_many(self, items):
         return [(f"<m>{html.escape(tex)}</m>", None) for tex, _ in items]
 
