@@ -34,7 +34,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.exceptions import Abort, PluginError
 from mkdocs.plugins import BasePlugin
-from mkdocs.structure.files import File, InclusionLevel
+from mkdocs.structure.files import File, Files, InclusionLevel
 
 from docs_hooks.base import gcpause
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune
@@ -42,6 +42,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import is_virtualenv
 from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, without_front_matter
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
+from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
 from docs_hooks.pages import written_by_pages
 from docs_hooks.render import sources
@@ -162,7 +163,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             self._mark_changed(files, build)
         return files
 
-    def _mark_changed(self, files, build) -> None:
+    def _mark_changed(self, files: Files, build: Build) -> None:
         """For a dirty build, which MkDocs makes of the pages whose file is newer than their HTML: also every
         page whose expansion is made from something that changed since the last build (the code it shows,
         what it cites), or that showed a problem; and not a source page whose inputs did not change (MkDocs

@@ -162,6 +162,8 @@ class Build:
         self.kept = KeptPages(project.settings.cache_dir) if workers is not None and files is not None else None
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
         self._environment: str | None = None
+        self._settings_digest = settings_digest(project.settings)
+        self._site_digests: tuple[int, str] | None = None  # (the site's version, its digest)
         self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
         self._site_read = False  # whether every page of the docs folder has been resolved
 
@@ -193,7 +195,8 @@ class Build:
         self._site_read = False
         self.site_entries()  # the pages the front end did not hand over (none, for MkDocs): from their files
         if self.results is not None:
-            to_render = [p for p in pages if p not in self._read_kept(pages)]
+            kept = self._read_kept(pages)
+            to_render = [p for p in pages if p not in kept]
             self._prefetch([self._plans[p][1] for p in to_render], [self._parsed[p][1] for p in to_render])
 
     def site_entries(self) -> SiteEntries:
@@ -255,7 +258,7 @@ class Build:
         plan = self.plan(page, text)
         if not self.static:
             self.site_entries()
-        made_from = (text, self.site.version if plan.reads_site else None, self._links_state())
+        made_from = self._made_from(page, text)
         known = self._rendered.get(page)
         if known is not None and known[0] == made_from:
             return known[1]
@@ -295,6 +298,9 @@ class Build:
             return set()
         keys = {}
         for page, text in pages.items():
+            known = self._rendered.get(page)
+            if known is not None and known[0] == self._made_from(page, text):
+                continue  # expanded in this build already, from the same text: nothing to read
             key = self._key(page, text, self._plans[page][1])
             if key is not None:
                 keys[key] = page
@@ -319,10 +325,10 @@ class Build:
                 inputs.append(part.kind.inputs(part.plan, self.results, self.links))
             else:
                 whole_code = True
-        site = self.site.digest() if plan.reads_site and whole_code else None
+        site = self._site_digest() if plan.reads_site and whole_code else None
         return page_key(
             self._environment,
-            settings_digest(self.settings),
+            self._settings_digest,
             sorted(self.project.widget_kernels or ()),
             page,
             text,
@@ -331,6 +337,16 @@ class Build:
             site,
             inputs,
         )
+
+    def _site_digest(self) -> str:
+        if self._site_digests is None or self._site_digests[0] != self.site.version:
+            self._site_digests = (self.site.version, self.site.digest())
+        return self._site_digests[1]
+
+    def _made_from(self, page: str, text: str) -> tuple:
+        """What tells, inside one build, that a page expanded before would come out the same."""
+        plan = self._plans[page][1]
+        return (text, self.site.version if plan.reads_site else None, self._links_state())
 
     def _links_state(self) -> tuple:
         """Where the front end put the site's pages: every page's links are made from it."""
