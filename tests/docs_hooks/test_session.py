@@ -1,0 +1,110 @@
+"""Tests of docs_hooks.core.session: what every front end keeps across the rebuilds of a serve.
+
+A serve lives for a day of edits: the build is kept while the code is unchanged
+and replaced when it changes, and nothing of a replaced build or of a page's
+earlier text stays in memory (what the serve memory figure of bench/README.md
+measures at the site's scale, here held object by object)."""
+
+import gc
+import weakref
+
+import markdown
+
+from docs_hooks.core.session import Session, as_markdown_reads, without_front_matter
+
+from .conftest import FWD_ENTRY, run_cli
+
+
+def open_session(root) -> Session:
+    session = Session(root)
+    session.refresh()
+    session.plan_site()
+    return session
+
+
+def test_the_build_is_kept_while_the_code_is_unchanged_and_replaced_with_its_processes_when_it_changes(make_project):
+    root = make_project({"docs/page.md": "# Page\n\n" + FWD_ENTRY})
+    session = open_session(root)
+    try:
+        first = session.build
+        session.expand("docs/page.md", (root / "docs/page.md").read_text())
+        (root / "docs/page.md").write_text("# Page, edited\n\n" + FWD_ENTRY)
+
+        assert session.refresh() is first  # a page edit keeps the build
+
+        ops = root / "src/ops.py"
+        ops.write_text(ops.read_text() + "\n\ndef appended():\n    return 1\n")
+        replaced = weakref.ref(first)
+        first_workers = first.workers
+        del first
+        second = session.refresh()
+
+        assert second is not replaced()
+        assert first_workers is not None and first_workers._recorder is None  # its recording process ended
+        gc.collect()
+        assert replaced() is None, gc.get_referrers(replaced())  # and nothing holds the old build
+    finally:
+        session.close()
+
+
+def test_a_page_edited_again_and_again_keeps_only_its_last_expansion(make_project):
+    root = make_project({"docs/page.md": "# Page\n\n" + FWD_ENTRY})
+    assert run_cli(root, "relock") == 0  # reviewed: the page is the build's expansion, no box added
+    session = open_session(root)
+    try:
+        old = []
+        for n in range(5):
+            text = f"# Page\n\nEdit {n}.\n\n" + FWD_ENTRY
+            expanded = session.expand("docs/page.md", text)
+            assert f"Edit {n}." in expanded.markdown
+            old.append(weakref.ref(expanded))
+            del expanded
+        gc.collect()
+
+        assert [ref() is None for ref in old] == [True, True, True, True, False]
+    finally:
+        session.close()
+
+
+def test_a_problem_without_a_box_of_its_own_gets_one_under_the_title_and_is_reported(make_project):
+    reported = []
+    root = make_project({"docs/page.md": "# Page\n\nSee [[ops.layer_norm_forward: no such statement]].\n"})
+    session = Session(root, reported.append)
+    session.refresh()
+    try:
+        expanded = session.expand("docs/page.md", (root / "docs/page.md").read_text())
+    finally:
+        session.close()
+
+    assert [p.line for p in reported] == [3]
+    lines = expanded.markdown.split("\n")
+    assert lines[0] == "# Page"
+    assert "trace-error" in "\n".join(lines[1:4]) and "no such statement" in "\n".join(lines[1:4])
+
+
+def test_front_matter_is_left_out_as_empty_lines_so_page_lines_stay_those_of_the_file():
+    text = "---\ntitle: A page\ntags: [x]\n---\n\n# Heading\n\nBody.\n"
+
+    handed = without_front_matter(text)
+
+    assert handed.split("\n").index("# Heading") == text.split("\n").index("# Heading")
+    assert handed.strip() == "# Heading\n\nBody."
+    assert without_front_matter("# No front matter\n") == "# No front matter\n"
+
+
+def test_a_page_resolved_ahead_is_the_text_python_markdown_hands_its_preprocessors():
+    seen = []
+
+    class Capture(markdown.preprocessors.Preprocessor):
+        def run(self, lines):
+            seen.append("\n".join(lines))
+            return lines
+
+    class Ext(markdown.Extension):
+        def extendMarkdown(self, md):
+            md.preprocessors.register(Capture(md), "capture", 28)
+
+    text = "# T\r\n\r\n\tindented\r\n   \r\nend"
+    markdown.Markdown(extensions=[Ext()]).convert(text)
+
+    assert as_markdown_reads(text).rstrip("\n") == seen[0].rstrip("\n")
