@@ -235,7 +235,7 @@ ref = "main"
 """
 
 # The synthetic site is set up as `python -m docs_hooks init` sets up a user's site.
-MKDOCS_YML = MKDOCS_TEMPLATE.format(site_name="Synthetic site", docs_dir="docs")
+MKDOCS_YML = MKDOCS_TEMPLATE.format(site_name="Synthetic site", docs_dir="docs", theme="material")
 
 
 def generate(dest: Path, scale: int) -> dict:

@@ -54,7 +54,7 @@ site_name: {site_name}
 docs_dir: {docs_dir}
 
 theme:
-  name: material
+  name: {theme}
 
 plugins:
   - search
@@ -73,6 +73,14 @@ markdown_extensions:
       stripnl: false
       line_spans: __span
 """
+
+def default_theme() -> str:
+    """Material for MkDocs when it is installed (the theme the generated pages are styled for first), else
+    MkDocs' own theme, which every MkDocs has: the mkdocs.yml init writes builds either way."""
+    import importlib.util
+
+    return "material" if importlib.util.find_spec("material") is not None else "mkdocs"
+
 
 NEXT_STEPS = """\
 Next:
@@ -533,11 +541,20 @@ def plan(root: Path) -> Plan:
     settings = load_settings(root, overrides) if existing is None else load_settings(root)
 
     if not mkdocs_path.exists():
+        theme = default_theme()
         out.writes[mkdocs_path] = MKDOCS_YML.format(
             site_name=_yaml_scalar(_project_name(pyproject, root)),
             docs_dir=_yaml_scalar(settings.rel(settings.docs_dir)),
+            theme=theme,
         )
-        out.notes.insert(0, "mkdocs.yml: wrote a minimal one (Material theme, plugins: search and docs_hooks)")
+        if theme == "material":
+            out.notes.insert(0, "mkdocs.yml: wrote a minimal one (Material theme, plugins: search and docs_hooks)")
+        else:
+            out.notes.insert(
+                0,
+                "mkdocs.yml: wrote a minimal one (MkDocs' own theme, plugins: search and docs_hooks); for "
+                "Material for MkDocs, pip install mkdocs-material and set theme: name: material",
+            )
 
     index_page = settings.docs_dir / "index.md"
     readme = settings.docs_dir / "README.md"

@@ -128,6 +128,27 @@ def test_init_then_a_strict_build_passes_in_each_layout(tmp_path, capsys, layout
     assert 'id="{}-implementation"'.format(page.split("\nid: ")[1].split("\n")[0]) in html
 
 
+def test_without_material_init_writes_mkdocs_own_theme_and_the_site_builds_with_it(tmp_path, capsys, monkeypatch):
+    """The package does not need Material for MkDocs: a project without it gets a mkdocs.yml that builds."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "material" else real(name, *a))
+    root = write_tree(tmp_path / "p", LAYOUTS["src"])
+
+    code, out, err = init(root, capsys)
+
+    assert code == 0, out + err
+    assert "theme:\n  name: mkdocs\n" in (root / "mkdocs.yml").read_text()
+    assert (
+        "init: mkdocs.yml: wrote a minimal one (MkDocs' own theme, plugins: search and docs_hooks); for "
+        "Material for MkDocs, pip install mkdocs-material and set theme: name: material\n"
+    ) in out
+    result = mkdocs_build(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "trace-badge" in (root / "site/index.html").read_text(encoding="utf-8")
+
+
 def test_the_starter_page_of_the_src_layout(tmp_path, capsys):
     root = write_tree(tmp_path / "p", LAYOUTS["src"])
 
