@@ -70,13 +70,19 @@ def test_a_serve_run_rebuilds_after_a_prose_and_a_code_edit_and_reads_the_memory
         "code edit",
         "rss first",
         "children first",
+        "rss code",
+        "children code",
+        "own code",
         "rss last",
         "children last",
+        "own last",
+        "children most",
     }
-    assert all(served[k] > 0 for k in ("first", "prose edit", "code edit", "rss first", "rss last"))
+    assert all(served[k] > 0 for k in ("first", "prose edit", "code edit", "rss first", "rss code", "rss last"))
+    assert 0 < served["own last"] <= served["rss last"]  # the serve process is part of its tree
     assert "Edited 1." in (site / "docs" / "page.md").read_text(encoding="utf-8")  # edits in turn: prose, code
     assert "_bench_edit_" in (site / "src" / "model.py").read_text(encoding="utf-8")  # the code edits
-    assert served["children last"] <= served["children first"] + 1  # the old build's processes were ended
+    assert served["children most"] <= served["children code"]  # each code edit ended the old build's processes
 
 
 def test_the_code_edit_appends_a_function_and_replaces_its_own_last_one(bench, tmp_path):
