@@ -1,6 +1,7 @@
 """Tests of docs_hooks.shapes: the model run, symbolic dimensions, trace-symbols and trace-shapes.
 
-Each test writes a tiny project into ``tmp_path`` (code, settings, a model run
+How dimensions are named after the config (``kinds.modelrun.Dims``, on its own) is tested in test_modelrun.py.
+Each test here writes a tiny project into ``tmp_path`` (code, settings, a model run
 helper and one page) and expands the page. The tiny model's real config has
 ``seq_len == width == 4`` on purpose: only the probe run can tell T from d.
 """
@@ -12,13 +13,8 @@ import re
 import textwrap
 from pathlib import Path
 
-import numpy as np
-import pytest
-
-from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import make_build
-from docs_hooks.kinds.modelrun import Dims
 
 from .conftest import write_tree
 
@@ -288,62 +284,7 @@ status: implemented
 """
 
 
-# ----------------------------------------------------------------------------- symbolic inference
-
-
-def dims(real=None, probe=None, symbols=None) -> Dims:
-    real = real or {"seq_len": 4, "width": 4, "hidden": 6, "heads": 2, "eps": 1e-5}
-    probe = probe or {"seq_len": 5, "width": 21, "hidden": 11, "heads": 3, "eps": 1e-5}
-    symbols = symbols if symbols is not None else {"seq_len": "T", "width": "d", "hidden": "F", "width/heads": "d_h"}
-    return Dims(real, probe, symbols, "docs/examples/model_run.py")
-
-
-def test_equal_real_values_are_told_apart_by_the_probe():
-    d = dims()
-    # seq_len == width == 4 in the real config: the probe run says which axis is which.
-    rows_first = d.describe(np.zeros((4, 4)), np.zeros((5, 21)))
-    cols_first = d.describe(np.zeros((4, 4)), np.zeros((21, 5)))
-    assert (rows_first.symbolic(), rows_first.concrete()) == ("(T, d)", "(4, 4)")
-    assert (cols_first.symbolic(), cols_first.concrete()) == ("(d, T)", "(4, 4)")
-    assert d.legend(rows_first.symbol_keys()) == "T = seq_len = 4. d = width = 4."
-
-
-def test_quotients_fields_without_symbols_and_unexplained_dimensions():
-    d = dims()
-    heads = d.describe(np.zeros((4, 2, 2)), np.zeros((5, 3, 7)))
-    assert heads.symbolic() == "(T, heads, d_h)"  # heads has no symbol: its field name is shown
-    assert heads.concrete() == "(4, 2, 2)"
-    assert d.legend(heads.symbol_keys()) == "T = seq_len = 4. heads = 2. d_h = width/heads = 2."
-    kept = d.describe(np.zeros((4, 1)), np.zeros((5, 1)))
-    assert kept.symbolic() == "(T, 1)"  # a keepdims axis: nothing explains it, it stays a number
-    assert d.describe(np.float64(1.5), np.float64(2.5)).symbolic() == "scalar"
-    both = d.describe((np.zeros((4, 4)), np.zeros((4, 1))), (np.zeros((5, 21)), np.zeros((5, 1))))
-    assert both.symbolic() == "((T, d), (T, 1))"
-
-
-def test_a_probe_that_cannot_separate_two_fields_is_an_error_naming_both():
-    with pytest.raises(TraceError) as caught:
-        dims(probe={"seq_len": 7, "width": 7, "hidden": 11, "heads": 1, "eps": 1e-5}, symbols={})
-    assert str(caught.value) == (
-        "the probe config cannot tell seq_len from width: probe() in docs/examples/model_run.py gives both the "
-        "value 7. Give every size field its own prime (or a product of primes where the model needs one, e.g. a "
-        "width divisible by a head count), so that each dimension names one field"
-    )
-
-
-def test_a_quotient_equal_to_a_field_in_the_probe_is_caught():
-    with pytest.raises(TraceError) as caught:
-        dims(probe={"seq_len": 5, "width": 21, "hidden": 7, "heads": 3, "eps": 1e-5})
-    assert "cannot tell hidden from width/heads" in str(caught.value)
-
-
-def test_a_symbol_setting_naming_no_field_is_an_error():
-    with pytest.raises(TraceError) as caught:
-        dims(symbols={"width/head": "d_h"})
-    assert str(caught.value) == (
-        "setting symbols names 'width/head', but 'head' is not a whole-number field of the model config; "
-        "did you mean 'heads'? (fields: seq_len, width, hidden, heads); fix [tool.docs_hooks.symbols]"
-    )
+# ----------------------------------------------------------------------------- the model run on a page
 
 
 def test_a_probe_that_cannot_separate_fields_fails_the_page(tmp_path):
