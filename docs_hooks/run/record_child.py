@@ -168,6 +168,11 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         np is not None and isinstance(value, np.generic)
     ):
         return value
+    if depth < 2 and not isinstance(value, (type, set, frozenset, bytes)):
+        # An object of the project (a layer, its ``self``) as it is now: its fields change as the code runs on.
+        made = project_object(value)
+        if made is not None and made.fields:
+            return Opaque(made.type, made.text, {k: _snapshot(v, depth + 1) for k, v in made.fields.items()})
     return value  # sent as it is when the build reads it (see pack), else as its repr
 
 
