@@ -47,6 +47,7 @@ from docs_hooks.resolve.assignments import (
     ENTRY,
     RETURN,
     Assignments,
+    after_statement,
     assignments,
     bound_twice,
     changed_later,
@@ -355,7 +356,16 @@ def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope
                 f"'after' shows a local of {fn.name} as it is after a statement, but '{code}' is none; "
                 "write a local name in 'code'"
             )
-        statement = _after_statement(scope, plan.block, fn, str(item["after"]).strip(), label)
+        try:
+            statement = after_statement(
+                scope.refs,
+                fn.name,
+                str(item["after"]).strip(),
+                plan.block.field_line("show"),
+                f"example {plan.block.data['title']}",
+            )
+        except TraceError as err:
+            raise row_fail(f"after: {err.message}") from None
         which = seen.after([code], statement.start) if seen is not None else {code: RETURN}
         if isinstance(which, tuple):
             raise row_fail(changed_later(*which, statement.start, fn.display_path, seen))
@@ -392,19 +402,6 @@ def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope
     if isinstance(which, tuple):
         raise row_fail(unseen(*which, statement.start, code, fn.display_path, seen))
     return ShowPlan(label, code, name, tuple(which.items()), tree, statement)
-
-
-def _after_statement(scope: Scope, block: Block, fn: Function, text: str, label: str) -> Statement:
-    """The statement an ``after`` names, resolved in the function like any reference (and locked)."""
-    resolved = scope.resolve(f"{fn.name}: {text}", block.field_line("show"), f"example {block.data['title']}")
-    if resolved is None or resolved.statement is None:
-        raise TraceError(
-            f"example '{block.data['title']}': show row '{label}': after: '{text}' names no one statement of "
-            f"{fn.name} (see the problem above)",
-            scope.page,
-            block.field_line("show"),
-        )
-    return resolved.statement
 
 
 def _show_row(row: ShowPlan, fn: Function, call: Call, where: str, fail) -> Row:
@@ -549,7 +546,7 @@ def _check_line(
     for n in _names(stmt, loads_only=False):
         if n in named or n == "np":
             continue
-        showing = [r for r in rows if r.code == n]
+        showing = [r for r in rows if r.code == n and not r.name]  # a row with a name is read by that name
         if len(showing) > 1:
             raise fail(
                 f"check uses '{n}', which {len(showing)} show rows show ({', '.join(repr(r.label) for r in showing)}); "

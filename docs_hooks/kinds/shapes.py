@@ -26,6 +26,7 @@ from docs_hooks.resolve.assignments import (
     ENTRY,
     RETURN,
     Assignments,
+    after_statement,
     assignments,
     bound_twice,
     changed_later,
@@ -138,10 +139,13 @@ class SymbolsKind:
                     statement = None
                     if after is not None:
                         fn = _owner(functions, names[0], symbol)
-                        resolved = scope.resolve(f"{fn.name}: {after}", block.field_line("rows"), f"symbols {symbol}")
-                        if resolved is None or resolved.statement is None:
-                            raise TraceError(f"symbol '{symbol}': after: '{after}' names no one statement of {fn.name}")
-                        statement = (fn, resolved.statement.start, resolved.statement.end)
+                        try:
+                            found = after_statement(
+                                scope.refs, fn.name, after, block.field_line("rows"), f"symbols {symbol}"
+                            )
+                        except TraceError as err:
+                            raise TraceError(f"symbol '{symbol}': after: {err.message}") from None
+                        statement = (fn, found.start, found.end)
                         note = ("after", *statement)
                     named = tuple(_named(functions, n, symbol, statement, seen) for n in names)
                     if statement is None and any(_reassigned(seen, fn, n, which) for fn, n, which in named):

@@ -32,6 +32,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from docs_hooks.base.errors import TraceError
+from docs_hooks.resolve.anchors import parse_ref, resolve
+from docs_hooks.resolve.codeindex import Statement
+from docs_hooks.resolve.refs import References
+
 ENTRY = "entry"
 RETURN = "return"
 
@@ -321,6 +326,20 @@ def _target_paths(target: ast.expr) -> list[tuple[str, bool]]:
     return [(node.id, False)] if isinstance(node, ast.Name) else []
 
 
+def after_statement(refs: References, function: str, text: str, line: int, where: str) -> Statement:
+    """The statement of ``function`` an ``after:`` names (its text, or its first tokens), recorded for the lock
+    like any reference; a TraceError saying why when it names no one statement."""
+    ref = f"{function}: {text}"
+    try:
+        resolved = resolve(refs.index, parse_ref(ref), [function])
+    except TraceError as err:
+        raise TraceError(err.message) from None
+    if resolved.statement is None:
+        raise TraceError(f"'{text}' names no statement of {function}; copy the statement's text from the code")
+    refs.resolve(ref, line, where)
+    return resolved.statement
+
+
 # ----------------------------------------------------------------------------- what a page is told
 
 
@@ -377,6 +396,7 @@ def unseen(read: str, later: Assignment, line: int, code: str, path: str, seen: 
 
 
 __all__ = [
+    "after_statement",
     "ENTRY",
     "RETURN",
     "Assignment",
