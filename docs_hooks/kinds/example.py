@@ -991,10 +991,11 @@ def _inline(text: str) -> str:
     return "".join(R.code(p) if i % 2 else R.esc(p) for i, p in enumerate(parts))
 
 
-def _head(title: str, evidence: str) -> str:
+def _head(title: str, evidence: str, backed_by: str = "Recorded") -> str:
+    """An example's title, and a badge saying what backs its numbers (not the entry's status: that has its own)."""
     return (
         f'<p class="trace-example-head"><strong class="trace-example-title">{R.esc(title)}</strong> '
-        f'<span class="trace-badge trace-badge--illustrative" title="{R.esc(evidence)}">Illustrative Example</span></p>'
+        f'<span class="trace-badge trace-badge--recorded" title="{R.esc(evidence)}">{R.esc(backed_by)}</span></p>'
     )
 
 
@@ -1032,7 +1033,7 @@ def render_example(ex: Example) -> str:
         source += " " + _inline(ex.caption)
     out = [
         f'<div class="trace-example" id="example-{slug(ex.title)}">',
-        _head(ex.title, f"recorded from {ex.test}: the first call of {ex.function}"),
+        _head(ex.title, f"every number recorded from {ex.test}: the first call of {ex.function}"),
         f'<p class="trace-example-source">{source}</p>',
     ]
     if ex.widget is not None:
@@ -1075,7 +1076,11 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
         "\n".join(
             [
                 f'<div class="trace-example trace-gradcheck" id="gradcheck-{slug(ex.title)}">',
-                _head("Checking the whole backward numerically", f"{g.numerical_grad} against {g.backward}"),
+                _head(
+                    "Checking the whole backward numerically",
+                    f"computed at build time: {g.numerical_grad} against {g.backward}",
+                    "Computed",
+                ),
                 f'<p class="trace-example-source">{text}</p>',
                 R.table(
                     ["Gradient", "From the backward formula", "From central differences", "Largest gap"],

@@ -339,13 +339,13 @@ def test_the_data_behind_the_table_is_the_recorded_call(project):
     ]
 
 
-def test_heading_badge_and_source_of_the_numbers(project):
+def test_heading_badge_says_what_backs_the_numbers_and_the_source_of_them(project):
     md = expand(project, page(BACKWARD_EXAMPLE)).markdown
     assert (
         '<p class="trace-example-head"><strong class="trace-example-title">A worked backward</strong> '
-        '<span class="trace-badge trace-badge--illustrative" title="recorded from '
+        '<span class="trace-badge trace-badge--recorded" title="every number recorded from '
         'tests/test_ops.py::test_worked_example: the first call of ops.layer_norm_backward">'
-        "Illustrative Example</span></p>"
+        "Recorded</span></p>"
     ) in md
     assert (
         '<p class="trace-example-source">Recorded while '
