@@ -171,7 +171,7 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
     if depth < 2 and not isinstance(value, (type, set, frozenset, bytes)):
         # An object of the project (a layer, its ``self``) as it is now: its fields change as the code runs on.
         made = project_object(value)
-        if made is not None and made.fields:
+        if made is not None:  # no fields yet (``self`` as __init__ starts) is what it holds at that moment too
             return Opaque(made.type, made.text, {k: _snapshot(v, depth + 1) for k, v in made.fields.items()})
     return value  # sent as it is when the build reads it (see pack), else as its repr
 
