@@ -671,42 +671,47 @@ def _node_of(project: Project, fn: Function) -> ast.AST:
 
 
 def instances(rec, cls: str) -> list[tuple[str, list[Opaque]]]:
-    """Every ``cls`` object a recording holds, each once, named by where the run kept it (``Net.layers[0]``,
-    else the call it was passed to), with every snapshot of it the recording took, in the order the run met
-    them: first those taken as a call began or returned, then those kept inside other objects (the recorder
-    copies an object's fields at those moments, but what the object holds in turn may be as the run left it).
-    An object is told apart by its repr (a default repr holds its address)."""
-    found: dict[tuple, tuple[tuple[bool, str], list[tuple[bool, Opaque]]]] = {}
+    """Every ``cls`` object a recording holds, each once, named by where the run kept it (``Net.layers[0]``),
+    else by the call that made it (``made in run, line 17``), else by a call it was passed to; with every
+    snapshot of it the recording took, in the order the run met them: first those taken as a call began or
+    returned, then those kept inside other objects (the recorder copies an object's fields at those moments,
+    but what the object holds in turn may be as the run left it). An object is told apart by its repr (a
+    default repr holds its address)."""
+    HELD, MADE, PASSED = 0, 1, 2  # how well a name says where the object is, best first
+    found: dict[tuple, tuple[tuple[int, int, str], list[tuple[bool, Opaque]]]] = {}
 
-    def visit(value, label: str, held: bool, depth: int) -> None:
+    def visit(value, label: str, rank: int, depth: int) -> None:
         if depth > 8:
             return
         if isinstance(value, Opaque):
             if value.type == cls:
                 key = (value.type, value.text)
                 name, seen = found.get(key, (None, []))
-                # where an object holds it says more than a call it was passed to; the shortest such path wins
-                mine = (not held, len(label), label)
-                better = name is None or mine < (not name[0], len(name[1]), name[1])
-                found[key] = ((held, label) if better else name, [*seen, (held, value)])
+                mine = (rank, len(label), label)
+                found[key] = (mine if name is None or mine < name else name, [*seen, (rank == HELD, value)])
             short = value.type.rsplit(".", 1)[-1]
             for k, v in value.fields.items():
-                visit(v, f"{short}.{k}", True, depth + 1)
+                visit(v, f"{short}.{k}", HELD, depth + 1)
         elif isinstance(value, (list, tuple)):
             for i, v in enumerate(value):
-                visit(v, f"{label}[{i}]", held, depth + 1)
+                visit(v, f"{label}[{i}]", rank, depth + 1)
         elif isinstance(value, dict):
             for k, v in value.items():
-                visit(v, f"{label}[{k!r}]", held, depth + 1)
+                visit(v, f"{label}[{k!r}]", rank, depth + 1)
 
     for call in rec.calls:
         short = ".".join(call.function.rsplit(".", 2)[-2:])
         for kind, values in (("argument", call.args), ("local", call.locals)):
             for k, v in values.items():
-                visit(v, f"{k} of {short}" if kind == "argument" else f"{k} in {short}", False, 0)
-        visit(call.result, f"what {short} returned", False, 0)
-    visit(rec.result, "what run() returned", False, 0)
-    return [(name[1], [v for h, v in sorted(seen, key=lambda s: s[0])]) for name, seen in found.values()]
+                if k == "self" and isinstance(v, Opaque) and call.function == f"{v.type}.__init__":
+                    maker = call.caller.rsplit(".", 1)[-1] if call.caller else "the model run helper"
+                    where = f"made in {maker}, line {call.caller_line}"
+                    visit(v, where, MADE, 0)
+                else:
+                    visit(v, f"{k} of {short}" if kind == "argument" else f"{k} in {short}", PASSED, 0)
+        visit(call.result, f"what {short} returned", PASSED, 0)
+    visit(rec.result, "what run() returned", PASSED, 0)
+    return [(name[2], [v for _, v in sorted(seen, key=lambda s: s[0])]) for name, seen in found.values()]
 
 
 def _first_array(snapshots: list[Opaque], attr: str):
@@ -1364,7 +1369,10 @@ def _passed_in_the_run(ev: Evidence, cls: str, init: Function, fields: list[Conf
             parts = []
             for (c, _), text in zip(passed, shown):
                 caller = ev.index.functions.get(c.caller or "")
-                where = f" at {ev.links.line_link(caller, c.caller_line, c.caller_line)}" if caller else ""
+                if caller is not None:
+                    where = f" at {ev.links.line_link(caller, c.caller_line, c.caller_line)}"
+                else:  # a call no function of the index made: the helper's own
+                    where = f" in the model run helper, line {c.caller_line}"
                 parts.append(f"{R.code(text)}{where}")
             f.in_effect_html = "<br>".join(parts)
         else:
