@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The generator as a user gets it: its wheel, installed (not editable) in a fresh virtual environment with
-# what the example needs, documenting a copy of examples/layers. The copy must build with --strict and pass
-# check; code that only moves must still pass; a referenced statement that changes must fail check with
-# "changed since reviewed".
+# what the examples need, documenting a copy of each example project. examples/layers (flat modules, tests
+# beside the code) must build with --strict and pass check; code that only moves must still pass; a
+# referenced statement that changes must fail check with "changed since reviewed". examples/nnpkg (a package
+# that imports itself by its full name, tests/ without __init__.py) must build with --strict and pass check.
 #
 #   bash examples/check_example.sh        (PYTHON=python3.12 to choose the interpreter)
+#
+# CHECK_EXAMPLE_SITES=DIR keeps each built site as DIR/<example>/site (the tests read the pages there).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -34,10 +37,12 @@ wheel=$(ls "$work"/wheel/*.whl)
 step "installing $(basename "$wheel") in a fresh virtual environment"
 "$python" -m venv "$work/venv"
 venv_python="$work/venv/bin/python"
-if ! offline "$venv_python" -m pip install --quiet "$wheel" numpy 2>/dev/null; then
-    "$venv_python" -m pip download --quiet -d "$wheels" "$wheel" numpy
+# The examples' own needs: numpy, and pytest, which runs their tests for the line coverage (coverage_tests).
+needs=(numpy pytest)
+if ! offline "$venv_python" -m pip install --quiet "$wheel" "${needs[@]}" 2>/dev/null; then
+    "$venv_python" -m pip download --quiet -d "$wheels" "$wheel" "${needs[@]}"
     rm -f "$wheels/$(basename "$wheel")"  # the generator itself always comes from this run's build
-    offline "$venv_python" -m pip install --quiet "$wheel" numpy
+    offline "$venv_python" -m pip install --quiet "$wheel" "${needs[@]}"
 fi
 
 project="$work/layers"
@@ -53,6 +58,14 @@ step "mkdocs build --strict"
 [ -f site/layer-norm/index.html ] || fail "the build wrote no site/layer-norm/index.html"
 grep -q 'class="katex"' site/layer-norm/index.html || fail "the LayerNorm page holds no rendered formula"
 [ -f site/assets/docs_hooks/katex/katex.min.css ] || fail "the site lacks the KaTeX stylesheet the wheel carries"
+keep_site() {
+    if [ -n "${CHECK_EXAMPLE_SITES:-}" ]; then
+        mkdir -p "$CHECK_EXAMPLE_SITES/$1"
+        rm -rf "$CHECK_EXAMPLE_SITES/$1/site"
+        cp -R site "$CHECK_EXAMPLE_SITES/$1/site"
+    fi
+}
+keep_site layers
 
 step "python -m docs_hooks check"
 "$venv_python" -m docs_hooks check
@@ -84,5 +97,18 @@ set -e
 printf '%s\n' "$output"
 [ "$code" -ne 0 ] || fail "check passed although a referenced statement changed"
 grep -q "changed since reviewed" <<<"$output" || fail "check failed without saying 'changed since reviewed'"
+
+project="$work/nnpkg"
+cp -R "$repo/examples/nnpkg" "$project"
+rm -rf "$project/site" "$project/.cache" "$project/node_modules"
+cd "$project"
+
+step "nnpkg: mkdocs build --strict"
+"$work/venv/bin/mkdocs" build --strict --quiet
+[ -f site/dense/index.html ] || fail "the nnpkg build wrote no site/dense/index.html"
+keep_site nnpkg
+
+step "nnpkg: python -m docs_hooks check"
+"$venv_python" -m docs_hooks check
 
 step "passed"

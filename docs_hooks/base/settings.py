@@ -34,7 +34,8 @@ KNOWN_KEYS = {
     "init_params": "dotted name of the function that creates the parameters: init_params(cfg, rng)",
     "decay_rule": "dotted name of the optimizer's rule: decays(name, array) -> bool",
     "numerical_grad": "dotted name of the central-difference function: numerical_grad(f, x)",
-    "coverage_tests": "pytest arguments of the tests whose line coverage shows which test runs which line",
+    "coverage_tests": "pytest arguments of the tests whose line coverage shows which test runs which line; "
+    "default: the tests root, when it holds tests; [] for none",
     "symbols": "table: config field (or product 'a*b', quotient 'a/b') -> symbol shown in shapes",
     "test_timeout": "seconds each recorded test, the model run, the coverage run and the spec compile may take",
 }
@@ -153,6 +154,19 @@ def walk_files(folder: Path, project_root: Path, patterns, suffix: str = "") -> 
         )
         out.extend(here / f for f in filenames if f.endswith(suffix) and not excluded(here / f, project_root, patterns))
     return sorted(out)
+
+
+def has_tests(folder: Path, project_root: Path, patterns) -> bool:
+    """Whether ``folder`` holds a test file (by pytest's default names), leaving out what ``patterns`` exclude and
+    virtual environments; the walk stops at the first one."""
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        dirnames[:] = [
+            d for d in dirnames if not excluded(here / d, project_root, patterns) and not is_virtualenv(here / d)
+        ]
+        if any(f.endswith(".py") and f != "conftest.py" and is_test_file(here / f) for f in filenames):
+            return True
+    return False
 
 
 IMPORT_MODES = ("prepend", "append", "importlib")
@@ -343,10 +357,19 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
     docs_dir = path("docs_dir", "docs")
     docs_rel = Path(os.path.relpath(docs_dir, project_root)).as_posix()
     exclude = [*DEFAULT_EXCLUDE, *([docs_rel] if docs_rel not in (".", "") else []), *raw.get("exclude", [])]
+    tests_root = folder("tests_root", "tests")
+
+    def default_coverage(root: Path) -> list[str]:
+        """All the tests: the tests root, when it holds a test file; none without one."""
+        if not has_tests(root, project_root, exclude):
+            return []
+        rel = Path(os.path.relpath(root, project_root)).as_posix()
+        return [rel if rel != "" else "."]
+
     return Settings(
         project_root=project_root,
         source_root=folder("source_root", "src"),
-        tests_root=folder("tests_root", "tests"),
+        tests_root=tests_root,
         docs_dir=docs_dir,
         lock_path=path("lock_path", "docs/trace.lock"),
         repo_url=raw.get("repo_url", ""),
@@ -361,7 +384,7 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         decay_rule=raw.get("decay_rule"),
         numerical_grad=raw.get("numerical_grad"),
         symbols=dict(raw.get("symbols", {})),
-        coverage_tests=list(raw.get("coverage_tests", [])),
+        coverage_tests=list(raw["coverage_tests"]) if "coverage_tests" in raw else default_coverage(tests_root),
         test_timeout=_timeout(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),
         exclude=exclude,
     )

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import functools
 import importlib
 import json
 import math
@@ -42,6 +41,18 @@ from docs_hooks.kinds.base import Rendered, Scope
 from docs_hooks.read.blocks import BLOCK_KINDS, Block, slug
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
+from docs_hooks.resolve.assignments import (
+    ENTRY,
+    RETURN,
+    Assignments,
+    after_statement,
+    assignments,
+    bound_twice,
+    changed_later,
+    function_node,
+    read_paths,
+    unseen,
+)
 from docs_hooks.resolve.codeindex import Function, Statement, normalise_tokens, tokens_contain
 from docs_hooks.resolve.lock import LockEntry
 from docs_hooks.run.record import Request, test_request
@@ -51,7 +62,7 @@ from docs_hooks.run.results import Need, Results
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
 CHECK_RTOL = 1e-6  # relative tolerance of a check line
 CHECK_ATOL = 1e-12  # absolute tolerance of a check line, for entries that are 0
-SHOW_KEYS = ("label", "code", "name")
+SHOW_KEYS = ("label", "code", "name", "after")
 CENTRAL_DIFFERENCES = "central_differences"  # the function of this module run in the child
 
 
@@ -65,6 +76,7 @@ class Row:
     value: Any
     name: str | None = None  # what ``check`` calls it
     statement: Statement | None = None  # where the expression occurs (None for a plain local)
+    where: str = ""  # HTML after the code, when the name alone does not say which value: "after ops.py:42"
 
 
 @dataclass
@@ -112,6 +124,19 @@ class Example:
 
 
 @dataclass(frozen=True)
+class ShowPlan:
+    """One show row, resolved: what it reads, and from which recording of the call (see resolve.assignments)."""
+
+    label: str
+    code: str
+    name: str | None  # what ``check`` calls it
+    reads: tuple[tuple[str, str], ...]  # (name, ENTRY or RETURN) for each local it reads
+    tree: ast.AST | None = None  # the expression to evaluate on them; None: the value of its one name
+    statement: Statement | None = None  # where the expression is computed, or the statement it is shown after
+    when: str = ""  # "after" (shown after ``statement``), "entry" (an argument the function changes later), or ""
+
+
+@dataclass(frozen=True)
 class ExamplePlan:
     """What an example names, resolved: the function shown, its test and the request that records it, and
     for a gradient check the forward and the project's central-difference function."""
@@ -123,6 +148,8 @@ class ExamplePlan:
     request: Request
     forward: Function | None = None  # gradcheck: the forward of this backward
     numerical_grad: Function | None = None
+    rows: tuple[ShowPlan, ...] = ()
+    seen: Assignments | None = None  # where the function assigns its names: which recording holds each
 
     def fail(self, message: str, field_name: str | None = None) -> TraceError:
         """The example's error, at that field's line."""
@@ -152,20 +179,8 @@ class ExampleKind:
         except TraceError as err:
             raise fail(err.message, "test") from None
         test_fn = _test_function(index, req, fail)
-        for item in d["show"]:
-            code = str(item.get("code", "")).strip()
-            if not code or (code.isidentifier() and code in fn.local_names):
-                continue
-            tree, target = _parse_show_code(code)
-            statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
-            if statement is None:
-                raise fail(
-                    f"show row '{item.get('label')}': '{code}' is neither a local of {fn.name} nor an expression "
-                    f"in it ({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
-                    "Copy the code from the function.",
-                    "show",
-                )
-            scope.refs.lock(_lock_entry(scope.page, block, fn, code, statement))
+        seen = assignments(fn.file, fn.start, fn.end, fn.params)
+        rows = tuple(_show_plan(i, item, fn, seen, scope, plan) for i, item in enumerate(d["show"]))
         forward = ng = None
         if "gradcheck" in d:
             forward, ng = _gradcheck_functions(scope, d["gradcheck"], lambda m: fail(m, "gradcheck"))
@@ -179,7 +194,7 @@ class ExampleKind:
                     "widget",
                 )
             )
-        return ExamplePlan(scope.page, block, fn, test_fn, _example_request(req, fn.name, d), forward, ng)
+        return ExamplePlan(scope.page, block, fn, test_fn, _example_request(req, fn.name, d), forward, ng, rows, seen)
 
     def needs(self, plan: ExamplePlan, done: Mapping[Request, Recording | TraceError]) -> list[Need]:
         """The test's recording; once it is in, the central differences of a gradient check."""
@@ -209,7 +224,12 @@ def collect(plan: ExamplePlan, results: Results, links: Links) -> tuple[Example,
         raise fail(err.message, "test") from None
 
     where = f"the first call of {fn.name} in {req.name}"
-    rows = [_show_row(i, item, fn, call, where, fail) for i, item in enumerate(d["show"])]
+    rows = [_show_row(row, fn, call, where, fail) for row in plan.rows]
+    for row, shown in zip(plan.rows, rows):
+        if row.when == "after":
+            shown.where = " after " + links.line_link(fn, row.statement.start, row.statement.end)
+        elif row.when == "entry":
+            shown.where = ", on entry"
     ex = Example(
         title=d["title"],
         caption=d.get("caption", ""),
@@ -221,7 +241,7 @@ def collect(plan: ExamplePlan, results: Results, links: Links) -> tuple[Example,
     )
     problems = []
     if "check" in d:
-        ex.check = _check_line(d["check"], call, rows, where, lambda m: fail(m, "check"))
+        ex.check = _check_line(d["check"], call, rows, where, lambda m: fail(m, "check"), fn, plan.seen)
     if plan.forward is not None:
         ex.gradcheck = _gradcheck(plan, call, rec, results, links, lambda m: fail(m, "gradcheck"))
     too_large = {k: n for k, n in ((k, _entries(v)) for k, v in call.args.items()) if n > WIDGET_MAX_ENTRIES}
@@ -308,10 +328,13 @@ def _test_function(index, req: Request, fail) -> Function:
 # ============================================================================ show rows
 
 
-def _show_row(i: int, item: dict, fn: Function, call: Call, where: str, fail) -> Row:
+def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope: Scope, plan) -> ShowPlan:
+    """A show row's fields checked, its expression found in the function (and locked), and for each name it
+    reads the recording that holds the value its line saw; refused where neither does."""
+    fail = plan.fail
     unknown = [k for k in item if k not in SHOW_KEYS]
     if unknown:
-        raise fail(f"show row {i + 1} has unknown key '{unknown[0]}'; a row has: label, code, name", "show")
+        raise fail(f"show row {i + 1} has unknown key '{unknown[0]}'; a row has: label, code, name, after", "show")
     if not item.get("label") or not item.get("code"):
         raise fail(f"show row {i + 1} needs both 'label' and 'code'", "show")
     label, code = str(item["label"]), str(item["code"]).strip()
@@ -323,11 +346,34 @@ def _show_row(i: int, item: dict, fn: Function, call: Call, where: str, fail) ->
         if name in fn.local_names:
             raise fail(f"show row '{label}': name '{name}' is already a local of {fn.name}; choose another", "show")
     row_fail = lambda m: fail(f"show row '{label}': {m}", "show")  # noqa: E731
+    is_name = code.isidentifier() and code in fn.local_names
 
-    if code.isidentifier() and code in fn.local_names:
-        if code not in call.locals:
-            raise row_fail(_not_recorded(code, call, where))
-        return Row(label, code, call.locals[code], name)
+    if item.get("after") is not None:
+        if not is_name:
+            raise row_fail(
+                f"'after' shows a local of {fn.name} as it is after a statement, but '{code}' is none; "
+                "write a local name in 'code'"
+            )
+        try:
+            statement = after_statement(
+                scope.refs,
+                fn.name,
+                str(item["after"]).strip(),
+                plan.block.field_line("show"),
+                f"example {plan.block.data['title']}",
+            )
+        except TraceError as err:
+            raise row_fail(f"after: {err.message}") from None
+        which = seen.after([code], statement.start) if seen is not None else {code: RETURN}
+        if isinstance(which, tuple):
+            raise row_fail(changed_later(*which, statement.start, fn.display_path, seen))
+        return ShowPlan(label, code, name, tuple(which.items()), None, statement, "after")
+    if is_name:
+        which = seen.bare(code) if seen is not None else RETURN
+        if isinstance(which, tuple):
+            raise row_fail(bound_twice(code, which, fn.display_path, seen))
+        changed = which == ENTRY and seen is not None and bool(seen.of(code))
+        return ShowPlan(label, code, name, ((code, which),), when="entry" if changed else "")
 
     tree, target = _parse_show_code(code)
     statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
@@ -342,25 +388,41 @@ def _show_row(i: int, item: dict, fn: Function, call: Call, where: str, fail) ->
             f"'{code}' occurs in {fn.display_path}:{statement.start} as text, but the code does not compute it "
             "as one value there (operator precedence groups it differently); copy a whole sub-expression"
         )
-    reads = [target] if target else _names(tree)
-    for n in reads:
-        if n not in call.locals and n != "np":
-            raise row_fail(_not_recorded(n, call, where))
-    changed = _changed_after(fn, reads, statement.end)
-    if changed:
-        n, line = changed
-        raise row_fail(
-            f"'{n}' is changed at {fn.display_path}:{line}, after {fn.display_path}:{statement.start} where "
-            f"'{code}' is computed, so the recorded value (at return) is not what that line saw; "
-            "show a local that is not changed afterwards"
-        )
+    scope.refs.lock(_lock_entry(scope.page, plan.block, fn, code, statement))
     if target:
-        return Row(label, code, call.locals[target], name, statement)
+        which = seen.after([target], statement.start) if seen is not None else {target: RETURN}
+        if isinstance(which, tuple):
+            raise row_fail(changed_later(*which, statement.start, fn.display_path, seen))
+        return ShowPlan(label, code, name, tuple(which.items()), None, statement)
+    # a module's name (np) is no local: it is read as recorded, and the render stage says if it is not
+    paths = [p for p in read_paths(tree) if p.split(".")[0] in fn.local_names]
+    which = seen.read_at(paths, statement.start) if seen is not None else {p.split(".")[0]: RETURN for p in paths}
+    if isinstance(which, tuple):
+        raise row_fail(unseen(*which, statement.start, code, fn.display_path, seen))
+    return ShowPlan(label, code, name, tuple(which.items()), tree, statement)
+
+
+def _show_row(row: ShowPlan, fn: Function, call: Call, where: str, fail) -> Row:
+    """A row's value: its name, or its expression on the names it reads, each from the recording (arguments on
+    entry, locals on return) that holds what the row's line saw."""
+    row_fail = lambda m: fail(f"show row '{row.label}': {m}", "show")  # noqa: E731
+    values = {}
+    for n, which in row.reads:
+        source = call.args if which == ENTRY else call.locals
+        if n not in source:
+            raise row_fail(_not_recorded(n, call, where))
+        values[n] = source[n]
+    if row.tree is None:
+        [(n, _)] = row.reads
+        return Row(row.label, row.code, values[n], row.name, row.statement)
+    for n in _names(row.tree):
+        if n not in values and n not in call.locals and n != "np":
+            raise row_fail(_not_recorded(n, call, where))
     try:
-        value = _eval(tree, call.locals)
+        value = _eval(row.tree, {**call.locals, **values})
     except Exception as exc:
-        raise row_fail(f"'{code}' raised {type(exc).__name__}: {exc} on the recorded values") from None
-    return Row(label, code, value, name, statement)
+        raise row_fail(f"'{row.code}' raised {type(exc).__name__}: {exc} on the recorded values") from None
+    return Row(row.label, row.code, value, row.name, row.statement)
 
 
 def _not_recorded(name: str, call: Call, where: str) -> str:
@@ -428,44 +490,8 @@ def _names(tree: ast.AST, loads_only: bool = True) -> list[str]:
     return out
 
 
-@functools.lru_cache(maxsize=64)
-def _parsed(text: str) -> ast.AST:
-    return ast.parse(text)
-
-
 def _function_node(fn: Function) -> ast.AST | None:
-    tree = _parsed(fn.file.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.name == fn.short_name
-            and node.lineno >= fn.start
-            and node.end_lineno == fn.end
-        ):
-            return node
-    return None
-
-
-def _changed_after(fn: Function, names: list[str], line: int) -> tuple[str, int] | None:
-    """The first assignment (plain, augmented or into an item) to one of ``names`` after ``line``.
-
-    In-place changes through calls (``np.add.at(x, ...)``, ``x.fill(0)``) are not seen.
-    """
-    node = _function_node(fn)
-    if node is None:
-        return None
-    hits = []
-    for sub in ast.walk(node):
-        if isinstance(sub, (ast.Name, ast.Subscript, ast.Attribute)) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-            base = sub
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name) and base.id in names and sub.lineno > line:
-                hits.append((sub.lineno, base.id))
-    if not hits:
-        return None
-    lineno, name = min(hits)
-    return name, lineno
+    return function_node(fn.file, fn.start, fn.end)
 
 
 def _namespace(values: dict[str, Any]) -> dict[str, Any]:
@@ -492,7 +518,17 @@ _SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "×", ast.Div: "/", ast.FloorDi
 _UNARY = {ast.USub: "-", ast.UAdd: "+"}
 
 
-def _check_line(text: str, call: Call, rows: list[Row], where: str, fail) -> CheckLine:
+def _check_line(
+    text: str,
+    call: Call,
+    rows: list[Row],
+    where: str,
+    fail,
+    fn: Function | None = None,
+    seen: Assignments | None = None,
+) -> CheckLine:
+    """The check line filled in: a show row's ``name``, and a name a show row shows, as that row shows it; any
+    other name of the function as a bare name of a show row would be (an argument on entry)."""
     import numpy as np
 
     try:
@@ -503,15 +539,37 @@ def _check_line(text: str, call: Call, rows: list[Row], where: str, fail) -> Che
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         raise fail(f"check '{text}' must be one line 'lhs = rhs', e.g. 'dX[0, 0] = s[0, 0] * dXhat[0, 0]'")
     lhs, rhs = stmt.targets[0], stmt.value
+    named = {r.name: r.value for r in rows if r.name}
     values = dict(call.locals)
-    values.update({r.name: r.value for r in rows if r.name})
     for n in _names(stmt, loads_only=False):
-        if n not in values and n != "np":
-            known = ", ".join([*call.locals, *(r.name for r in rows if r.name)])
+        if n in named or n == "np":
+            continue
+        showing = [r for r in rows if r.code == n and not r.name]  # a row with a name is read by that name
+        if len(showing) > 1:
+            raise fail(
+                f"check uses '{n}', which {len(showing)} show rows show ({', '.join(repr(r.label) for r in showing)}); "
+                "give the one you mean a 'name' and use that name"
+            )
+        if showing:
+            values[n] = showing[0].value
+            continue
+        which = seen.bare(n) if seen is not None and fn is not None and n in fn.local_names else RETURN
+        if isinstance(which, tuple):
+            lines = [f"{fn.display_path}:{a.start}" for a in which]
+            raise fail(
+                f"check uses '{n}', which {fn.name} binds at {', '.join(lines[:-1])} and again at {lines[-1]}, "
+                f"so the recording holds only its value on return; show the value you mean in a row, "
+                f"code: {n} with 'after' (the statement it follows)"
+            )
+        if which == ENTRY and n in call.args:
+            values[n] = call.args[n]
+        if n not in values:
+            known = ", ".join([*call.locals, *named])
             raise fail(
                 f"check uses '{n}', which is neither recorded in {where} nor the name of a show row; "
                 f"known names: {known}"
             )
+    values.update(named)
 
     def number(node: ast.AST) -> float:
         code = ast.unparse(node)
@@ -931,10 +989,11 @@ def _inline(text: str) -> str:
     return "".join(R.code(p) if i % 2 else R.esc(p) for i, p in enumerate(parts))
 
 
-def _head(title: str, evidence: str) -> str:
+def _head(title: str, evidence: str, backed_by: str = "Recorded") -> str:
+    """An example's title, and a badge saying what backs its numbers (not the entry's status: that has its own)."""
     return (
         f'<p class="trace-example-head"><strong class="trace-example-title">{R.esc(title)}</strong> '
-        f'<span class="trace-badge trace-badge--illustrative" title="{R.esc(evidence)}">Illustrative Example</span></p>'
+        f'<span class="trace-badge trace-badge--recorded" title="{R.esc(evidence)}">{R.esc(backed_by)}</span></p>'
     )
 
 
@@ -972,7 +1031,7 @@ def render_example(ex: Example) -> str:
         source += " " + _inline(ex.caption)
     out = [
         f'<div class="trace-example" id="example-{slug(ex.title)}">',
-        _head(ex.title, f"recorded from {ex.test}: the first call of {ex.function}"),
+        _head(ex.title, f"every number recorded from {ex.test}: the first call of {ex.function}"),
         f'<p class="trace-example-source">{source}</p>',
     ]
     if ex.widget is not None:
@@ -982,7 +1041,7 @@ def render_example(ex: Example) -> str:
         out.append("</div>")
         data = json.dumps(jsonable(ex.widget), separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
         out.append(f'<script type="application/json" class="trace-example-data">{data}</script>')
-    rows = [[R.esc(r.label), R.code(r.code), R.code(format_value(r.value))] for r in ex.rows]
+    rows = [[R.esc(r.label), R.code(r.code) + r.where, R.code(format_value(r.value))] for r in ex.rows]
     out.append(R.table(["Step", "Code", "Value"], rows, "trace-table trace-example-steps", searchable=False))
     if ex.check is not None:
         c = ex.check
@@ -1015,7 +1074,11 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
         "\n".join(
             [
                 f'<div class="trace-example trace-gradcheck" id="gradcheck-{slug(ex.title)}">',
-                _head("Checking the whole backward numerically", f"{g.numerical_grad} against {g.backward}"),
+                _head(
+                    "Checking the whole backward numerically",
+                    f"computed at build time: {g.numerical_grad} against {g.backward}",
+                    "Computed",
+                ),
                 f'<p class="trace-example-source">{text}</p>',
                 R.table(
                     ["Gradient", "From the backward formula", "From central differences", "Largest gap"],

@@ -17,6 +17,16 @@ config module's classes, the first object of that class ``config()`` made or
 passed on while it ran) and every function that reads it. A field that nothing
 reads is flagged.
 
+A class-based project holds its parameters on layer objects (``self.W = ...`` in
+``__init__`` or ``initialize``, or a ``params()`` dict) and its hyperparameters in
+constructor arguments. Without ``init_params``, ``trace-params`` in an entry of a
+layer's method shows the array attributes of every instance of that class the
+model run made (found in the recordings: each object the run handled, with its
+fields, see ``run.recording.Opaque``); without ``model_config`` and
+``config_module``, ``trace-config`` there shows the constructor's arguments: the
+signature's defaults, the calls that pass them, the values the run passed and
+who reads the attribute each is kept in.
+
 Blocks: ``trace-params``, ``trace-config`` and ``trace-inventory`` (``of:
 parameters``, ``of: config``, and the site-wide tables of ``render.matrix``:
 ``of: matrix``, ``uncovered``, ``undocumented``, ``spec``, ``pages``). Each reads
@@ -29,7 +39,7 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +51,7 @@ from collections.abc import Mapping
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.kinds.base import Project, Rendered, Scope
-from docs_hooks.kinds.modelrun import CONFIG, Desc, Evidence, config_made, model_requests, model_run, requests_of
+from docs_hooks.kinds.modelrun import CONFIG, RUN, Desc, Evidence, config_made, model_requests, model_run, requests_of
 from docs_hooks.read.blocks import BLOCK_KINDS, Block
 from docs_hooks.render import html as R
 from docs_hooks.render import matrix, sources
@@ -85,12 +95,17 @@ def inventory_requests(s: Settings, index: CodeIndex) -> dict[str, Request | Tra
     except TraceError as err:
         out[PARAMS] = out[PROBE_PARAMS] = out[DECAYS] = err
         return out
+    if not s.decay_rule:
+        return out  # no rule: the weight decay column says so
     try:
         rule_module, rule = _split(index, s.decay_rule, "decay_rule")
         out[DECAYS] = Request(f"{s.decay_rule}(name, array) for each parameter", rule_module, rule, over=real)
     except TraceError as err:
         out[DECAYS] = err
     return out
+
+
+NO_RULE = "the project names no rule"  # the weight decay column without the decay_rule setting
 
 
 # ----------------------------------------------------------------------------- source helpers
@@ -170,7 +185,8 @@ class Param:
     function: Function
     statement: Statement
     init: Init
-    decay: str  # "yes", "no" or a list of exceptions
+    decay: str  # "yes", "no", a list of exceptions, or NO_RULE
+    holder: str = ""  # the object of the model run that holds it (class-based layers), e.g. Net.layers[0]
 
     @property
     def total(self) -> int:
@@ -206,7 +222,7 @@ def _parameters(ev: Evidence) -> Params:
             raise TraceError(
                 f"{s.init_params} must return a dict of named arrays; for the {what} it returned {type(value).__name__}"
             )
-    decays = ev.recording(DECAYS).result
+    decays = ev.recording(DECAYS).result if DECAYS in ev.requests else None
     init_fn = ev.index.function(s.init_params)
     creators = _creators(ev, init_fn)
     placeholder_names = _placeholders(ev, creators)
@@ -227,12 +243,7 @@ def _parameters(ev: Evidence) -> Params:
         fn, stmt, value_node = _creating_statement(ev, creators, pattern, first)
         init = _init_kind(ev, fn, value_node, run.dims.real)
         _check_init(init, pattern, [real[n] for n in names], fn, stmt)
-        answers = {bool(decays[n]) for n in names}
-        decay = (
-            ("yes" if answers == {True} else "no")
-            if len(answers) == 1
-            else "mixed: " + ", ".join(f"{n}: {'yes' if decays[n] else 'no'}" for n in names)
-        )
+        decay = _decay_words(decays, names)
         param = Param(pattern, names, key, desc, int(real[first].size), _symbolic_size(desc), fn, stmt, init, decay)
         out.params.append(param)
         out.total += param.total
@@ -244,6 +255,16 @@ def _parameters(ev: Evidence) -> Params:
     if out.total != sum(int(v.size) for v in real.values()):  # pragma: no cover - a bug of this module
         raise TraceError("the parameter inventory does not add up to the parameters init_params returned")
     return out
+
+
+def _decay_words(decays: dict | None, names: list[str]) -> str:
+    """What the optimizer's rule said of these parameters: yes, no, the answer for each, or that there is no rule."""
+    if decays is None:
+        return NO_RULE
+    answers = {bool(decays[n]) for n in names}
+    if len(answers) == 1:
+        return "yes" if answers == {True} else "no"
+    return "mixed: " + ", ".join(f"{n}: {'yes' if decays[n] else 'no'}" for n in names)
 
 
 def _creators(ev: Evidence, init_fn: Function) -> list[Function]:
@@ -432,20 +453,28 @@ def _number(ev: Evidence, fn: Function, node: ast.expr, config: dict) -> tuple[f
     return None
 
 
-def _check_init(init: Init, pattern: str, arrays: list[np.ndarray], fn: Function, stmt: Statement) -> None:
+def _check_init(
+    init: Init,
+    pattern: str,
+    arrays: list[np.ndarray],
+    fn: Function,
+    stmt: Statement,
+    source: str = "init_params returned",
+) -> None:
+    """The values ``source`` (what gave them) agree with the initialisation the statement reads as."""
     import numpy as np
 
     where = f"{fn.display_path}:{stmt.start}"
     values = np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
     if init.kind == "ones" and not np.all(values == 1):
-        raise TraceError(f"parameter {pattern}: {where} creates it with ones, but init_params returned other values")
+        raise TraceError(f"parameter {pattern}: {where} creates it with ones, but {source} other values")
     if init.kind == "zeros" and not np.all(values == 0):
-        raise TraceError(f"parameter {pattern}: {where} creates it with zeros, but init_params returned other values")
+        raise TraceError(f"parameter {pattern}: {where} creates it with zeros, but {source} other values")
     if init.kind == "normal" and values.size >= 100 and init.std:
         sd, mu = float(values.std()), float(values.mean())
         if not (0.7 * init.std <= sd <= 1.3 * init.std) or abs(mu - init.mean) > 6 * init.std / np.sqrt(values.size):
             raise TraceError(
-                f"parameter {pattern}: {where} reads as {init.text}, but the values init_params returned have "
+                f"parameter {pattern}: {where} reads as {init.text}, but the values {source} have "
                 f"mean {mu:.3g} and std {sd:.3g}; check which config field the statement reads"
             )
 
@@ -465,7 +494,9 @@ def _param_rows(ev: Evidence, params: list[Param], roles: dict[str, str] | None,
             count = f"{R.code(p.symbolic_size)} {p.size}"
         symbolic = p.desc.symbolic() if p.desc.kind != "scalar" else "scalar"
         concrete = p.desc.concrete() if p.desc.kind != "scalar" else "scalar"
-        row = [name, R.code(symbolic), R.code(concrete), count, R.esc(p.init.text), p.decay]
+        row = [name, R.code(symbolic), R.code(concrete), count, R.esc(p.init.text), R.esc(p.decay)]
+        if any(q.holder for q in params):
+            row.insert(1, R.code(p.holder))
         if roles is not None:
             row.append(R.esc(roles.get(p.pattern, "")))
         rows.append(row)
@@ -473,7 +504,16 @@ def _param_rows(ev: Evidence, params: list[Param], roles: dict[str, str] | None,
 
 
 def _param_table(ev: Evidence, params: list[Param], roles, dims, rule: str) -> str:
-    headers = ["Name", "Shape", "With config", "Scalars", "Initialisation", f"Weight decay ({rule})"]
+    headers = [
+        "Name",
+        "Shape",
+        "With config",
+        "Scalars",
+        "Initialisation",
+        f"Weight decay ({rule})" if rule else "Weight decay",
+    ]
+    if any(p.holder for p in params):
+        headers.insert(1, "Held by")
     if roles is not None:
         headers.append("Role")
     keys: list[str] = []
@@ -531,6 +571,248 @@ def parameters_table(ev: Evidence) -> str:
     return out + f'<p class="trace-params-total">{R.esc(" ".join(parts))}</p>\n'
 
 
+# ----------------------------------------------------------------------------- parameters on layer objects
+
+#: The methods that create a layer's parameters: ``self.W = ...`` there makes W one (a value, not a constant).
+CREATING_METHODS = ("__init__", "build", "initialize")
+CLASS_DECAYS = "decays of the layers' parameters"
+
+
+def entry_class(scope: Scope) -> str | None:
+    """The class whose method the block's entry documents (a key of the index's classes), if any."""
+    if scope.entry is None:
+        return None
+    for fn in scope.entry.functions:
+        owner = fn.name.rsplit(".", 1)[0]
+        if owner in scope.project.index.classes:
+            return owner
+    return None
+
+
+def _lineage(index: CodeIndex, cls: str) -> list[str]:
+    """``cls`` and its bases in the project, nearest first."""
+    out, todo = [], [cls]
+    while todo:
+        name = todo.pop(0)
+        if name in out or name not in index.classes:
+            continue
+        out.append(name)
+        todo.extend(index.bases.get(name, []))
+    return out
+
+
+def _method(index: CodeIndex, cls: str, name: str) -> Function | None:
+    """The method ``name`` a ``cls`` object runs: its own, else the nearest base's."""
+    for owner in _lineage(index, cls):
+        fn = index.functions.get(f"{owner}.{name}")
+        if fn is not None:
+            return fn
+    return None
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """A parameter of a layer class: the attribute that holds it, and the statement that creates it."""
+
+    name: str  # as the table names it: the attribute, or the key of params()
+    attr: str
+    function: Function
+    statement: Statement
+    value: ast.expr
+
+
+def layer_attributes(project: Project, cls: str) -> list[Attribute]:
+    """The attributes a ``cls`` object's parameters may be in: each ``self.X = value`` of its creating methods
+    (the last one of them that assigns X), or the entries of the dict its ``params()`` returns."""
+    index = project.index
+    found: dict[str, Attribute] = {}
+    for method in CREATING_METHODS:
+        fn = _method(index, cls, method)
+        if fn is None:
+            continue
+        for node in ast.walk(_node_of(project, fn)):
+            if not isinstance(node, ast.Assign) or isinstance(node.value, ast.Constant):
+                continue
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    stmt = next((s for s in fn.statements if s.start == node.lineno), None)
+                    if stmt is not None:
+                        found[target.attr] = Attribute(target.attr, target.attr, fn, stmt, node.value)
+    params = _method(index, cls, "params")
+    if params is None:
+        return list(found.values())
+    keyed = []
+    for node in ast.walk(_node_of(project, params)):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values):
+                attr = value.attr if isinstance(value, ast.Attribute) else None
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and attr in found:
+                    keyed.append(replace(found[attr], name=key.value))
+    if not keyed:
+        raise TraceError(
+            f"{params.name} ({params.display_path}:{params.start}) should return a dict of the parameters, "
+            '"name": self.attribute for each, so that the table can name each and find the line that creates it'
+        )
+    return keyed
+
+
+def _node_of(project: Project, fn: Function) -> ast.AST:
+    for node in ast.walk(project.tree(fn.file)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name:
+            if fn.start <= node.lineno <= fn.end:
+                return node
+    raise TraceError(f"cannot find the definition of {fn.name} in {fn.display_path}")
+
+
+def instances(rec, cls: str) -> list[tuple[str, list[Opaque]]]:
+    """Every ``cls`` object a recording holds, each once, named by where the run kept it (``Net.layers[0]``),
+    else by the call that made it (``made in run, line 17``), else by a call it was passed to; with every
+    snapshot of it the recording took, in the order the run met them: first those taken as a call began or
+    returned, then those kept inside other objects (the recorder copies an object's fields at those moments,
+    but what the object holds in turn may be as the run left it). An object is told apart by its repr (a
+    default repr holds its address)."""
+    HELD, MADE, PASSED = 0, 1, 2  # how well a name says where the object is, best first
+    found: dict[tuple, tuple[tuple[int, int, str], list[tuple[bool, Opaque]]]] = {}
+
+    def visit(value, label: str, rank: int, depth: int) -> None:
+        if depth > 8:
+            return
+        if isinstance(value, Opaque):
+            if value.type == cls:
+                key = (value.type, value.text)
+                name, seen = found.get(key, (None, []))
+                mine = (rank, len(label), label)
+                found[key] = (mine if name is None or mine < name else name, [*seen, (rank == HELD, value)])
+            short = value.type.rsplit(".", 1)[-1]
+            for k, v in value.fields.items():
+                visit(v, f"{short}.{k}", HELD, depth + 1)
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                visit(v, f"{label}[{i}]", rank, depth + 1)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                visit(v, f"{label}[{k!r}]", rank, depth + 1)
+
+    for call in rec.calls:
+        short = ".".join(call.function.rsplit(".", 2)[-2:])
+        for kind, values in (("argument", call.args), ("local", call.locals)):
+            for k, v in values.items():
+                if k == "self" and isinstance(v, Opaque) and call.function == f"{v.type}.__init__":
+                    maker = call.caller.rsplit(".", 1)[-1] if call.caller else "the model run helper"
+                    where = f"made in {maker}, line {call.caller_line}"
+                    visit(v, where, MADE, 0)
+                else:
+                    visit(v, f"{k} of {short}" if kind == "argument" else f"{k} in {short}", PASSED, 0)
+        visit(call.result, f"what {short} returned", PASSED, 0)
+    visit(rec.result, "what run() returned", PASSED, 0)
+    return [(name[2], [v for _, v in sorted(seen, key=lambda s: s[0])]) for name, seen in found.values()]
+
+
+def _first_array(snapshots: list[Opaque], attr: str):
+    """The attribute's first array value among the snapshots of one object: the parameter as it was made, as
+    near as the recording tells (a training step in the run changes it later, not its shape)."""
+    import numpy as np
+
+    for snap in snapshots:
+        value = snap.fields.get(attr)
+        if isinstance(value, np.ndarray):
+            return value
+    return None
+
+
+def _layer_arrays(rec, cls: str, attrs: list[Attribute]) -> list[tuple[str, Attribute, Any]]:
+    """(holder, attribute, array) for each parameter the run's ``cls`` objects hold."""
+    out = []
+    for holder, snapshots in instances(rec, cls):
+        for a in attrs:
+            value = _first_array(snapshots, a.attr)
+            if value is not None:
+                out.append((holder, a, value))
+    return out
+
+
+def class_decay_request(project: Project, cls: str, rec) -> Request | TraceError | None:
+    """The optimizer's rule asked of each parameter the run's ``cls`` objects hold (with an array of its shape
+    and type); None without a rule."""
+    s = project.settings
+    if not s.decay_rule:
+        return None
+    try:
+        rule_module, rule = _split(project.index, s.decay_rule, "decay_rule")
+        arrays = _layer_arrays(rec, cls, layer_attributes(project, cls))
+    except TraceError as err:
+        return err
+    made = tuple(
+        (f"{holder}.{a.name}", Made("numpy", "zeros", (tuple(int(d) for d in v.shape), v.dtype.str)))
+        for holder, a, v in arrays
+    )
+    return Request(
+        f"{s.decay_rule}(name, array) for each parameter of the {cls} objects",
+        rule_module,
+        rule,
+        over=Made("builtins", "dict", (made,)),
+    )
+
+
+def class_parameters(ev: Evidence, cls: str) -> Params:
+    return ev.once(f"params of {cls}", lambda: _class_parameters(ev, cls))
+
+
+def _class_parameters(ev: Evidence, cls: str) -> Params:
+    run = model_run(ev)
+    attrs = layer_attributes(ev.project, cls)
+    real = _layer_arrays(run.real, cls, attrs)
+    probe = {(holder, a.name): v for holder, a, v in _layer_arrays(run.probe, cls, attrs)}
+    if not real:
+        if not instances(run.real, cls):
+            what = f"made no {cls} object"
+        else:
+            kept = ", ".join(a.attr for a in attrs) or "an attribute its __init__ or initialize sets"
+            what = f"made {cls} objects, but none holds an array in {kept}"
+        raise TraceError(
+            f"the model run ({run.helper}) {what}; trace-params shows the arrays a layer's __init__ or initialize "
+            "keeps on it (self.W = ...), for each layer of that class the run makes"
+        )
+    decays = None
+    if ev.settings.decay_rule:
+        request = class_decay_request(ev.project, cls, run.real)
+        if isinstance(request, TraceError):
+            raise request
+        decays = ev.results.recording(request).result
+    out = Params(rule=ev.settings.decay_rule or "")
+    for holder, a, value in real:
+        twin = probe.get((holder, a.name))
+        if twin is None:
+            raise TraceError(
+                f"the probe run holds no {holder}.{a.attr}; run(cfg) in {run.helper} must make the same layers "
+                "whatever the sizes"
+            )
+        desc = run.dims.describe(value, twin)
+        init = _init_kind(ev, a.function, a.value, run.dims.real)
+        _check_init(init, a.name, [value], a.function, a.statement, f"{holder} held")
+        name = f"{holder}.{a.name}"
+        param = Param(
+            a.name,
+            [name],
+            None,
+            desc,
+            int(value.size),
+            _symbolic_size(desc),
+            a.function,
+            a.statement,
+            init,
+            _decay_words(decays, [name]),
+            holder,
+        )
+        out.params.append(param)
+        out.total += param.total
+    return out
+
+
 # ----------------------------------------------------------------------------- config values
 
 
@@ -546,6 +828,7 @@ class ConfigField:
     has_effect: bool = False
     set_by: list[str] = field(default_factory=list)  # HTML
     readers: list[tuple[Function, int]] = field(default_factory=list)
+    in_effect_html: str | None = None  # several values, each with the call that passed it (constructor arguments)
 
 
 @dataclass
@@ -971,7 +1254,7 @@ def _field_rows(ev: Evidence, fields: list[ConfigField], show_owner: bool) -> li
         defined = _line_link(ev, f.repo_path, f.line, f.line, f"{f.owner}.{f.name}")
         default = R.code(f.default) if f.default is not None else "none: every caller must pass it"
         set_by = "<br>".join(f.set_by) or "nothing in the source constructs it: the default applies"
-        effect = R.code(_fmt(f.in_effect)) if f.has_effect else "not recorded"
+        effect = f.in_effect_html or (R.code(_fmt(f.in_effect)) if f.has_effect else "not recorded")
         if f.readers:
             by_fn: dict[str, list[tuple[Function, int]]] = {}
             for fn, line in f.readers:
@@ -989,7 +1272,10 @@ def _field_rows(ev: Evidence, fields: list[ConfigField], show_owner: bool) -> li
 CONFIG_HEADERS = ["Field", "Defined at", "Default", "Set by", "In effect", "Read by"]
 
 
-NO_CONFIG = "no config to show: set model_config (a dataclass or a dict) or config_module in [tool.docs_hooks]"
+NO_CONFIG = (
+    "no config to show: set model_config (a dataclass or a dict) or config_module in [tool.docs_hooks], or put "
+    "trace-config in an entry of a layer class's method to show its constructor's arguments"
+)
 
 
 def _some_config(ev: Evidence) -> ConfigInventory:
@@ -999,9 +1285,10 @@ def _some_config(ev: Evidence) -> ConfigInventory:
     return inv
 
 
-def config_fields_table(ev: Evidence, names: list[str]) -> str:
-    """The config fields a trace-config block names (every field when it names none)."""
-    inv = _some_config(ev)
+def config_fields_table(ev: Evidence, names: list[str], inv: ConfigInventory | None = None) -> str:
+    """The config fields a trace-config block names (every field when it names none), of ``inv`` (by default the
+    project's config inventory)."""
+    inv = inv if inv is not None else _some_config(ev)
     if not names:
         return _config_tables(ev, inv)
     chosen: list[ConfigField] = []
@@ -1028,6 +1315,108 @@ def config_table(ev: Evidence) -> str:
     return _config_tables(ev, _some_config(ev))
 
 
+# ----------------------------------------------------------------------------- constructor arguments
+
+
+def constructor_config(ev: Evidence, cls: str) -> ConfigInventory:
+    return ev.once(f"config of {cls}", lambda: _constructor_config(ev, cls))
+
+
+def _constructor_config(ev: Evidence, cls: str) -> ConfigInventory:
+    """A layer class's hyperparameters: its constructor's arguments, their defaults, the calls that pass them, the
+    values the model run passed, and who reads the attribute each is kept in."""
+    init = _method(ev.index, cls, "__init__")
+    if init is None:
+        raise TraceError(f"{cls} defines no __init__, so its objects take no arguments for trace-config to show")
+    node = _node_of(ev.project, init)
+    lines = init.file.read_text(encoding="utf-8").splitlines()
+    src = "\n".join(lines)
+    args = node.args
+    positional = [*args.posonlyargs, *args.args][1:]  # not self
+    defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    defaults.update({a: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    fields = []
+    for a in [*positional, *args.kwonlyargs]:
+        own_line = a.lineno != node.lineno  # a signature over several lines: a comment on the argument's line
+        default = ast.get_source_segment(src, defaults[a]) if a in defaults else None
+        meaning = _comment(lines[a.lineno - 1]) if own_line else ""
+        fields.append(ConfigField(cls, a.arg, default, meaning, init.repo_path, a.lineno))
+    _setters(ev, cls, fields)
+    _passed_in_the_run(ev, cls, init, fields)
+    _constructor_readers(ev, cls, init, node, fields)
+    link = _line_link(ev, init.repo_path, node.lineno, node.lineno, init.name)
+    return ConfigInventory([(cls, link, fields)])
+
+
+def _passed_in_the_run(ev: Evidence, cls: str, init: Function, fields: list[ConfigField]) -> None:
+    """Each argument's value in the model run's constructions of ``cls``: one value, or each with its call."""
+    try:
+        rec = ev.recording(RUN)
+    except TraceError:
+        return  # no model run: "not recorded"
+    calls = [
+        c for c in rec.calls_of(init.name) if isinstance(c.args.get("self"), Opaque) and c.args["self"].type == cls
+    ]
+    for f in fields:
+        passed = [(c, c.args[f.name]) for c in calls if f.name in c.args]
+        if not passed:
+            continue
+        f.in_effect, f.has_effect = passed[0][1], True
+        shown = [_argument_text(v) for _, v in passed]
+        if len(set(shown)) > 1:
+            parts = []
+            for (c, _), text in zip(passed, shown):
+                caller = ev.index.functions.get(c.caller or "")
+                if caller is not None:
+                    where = f" at {ev.links.line_link(caller, c.caller_line, c.caller_line)}"
+                else:  # a call no function of the index made: the helper's own
+                    where = f" in the model run helper, line {c.caller_line}"
+                parts.append(f"{R.code(text)}{where}")
+            f.in_effect_html = "<br>".join(parts)
+        else:
+            f.in_effect_html = R.code(shown[0])
+
+
+def _argument_text(value: Any) -> str:
+    """A recorded argument as the table shows it: an object of the project by its class."""
+    if isinstance(value, Opaque):
+        return value.type.rsplit(".", 1)[-1] + (" object" if value.fields else "")
+    return _fmt(value)
+
+
+def _constructor_readers(ev: Evidence, cls: str, init: Function, node: ast.AST, fields: list[ConfigField]) -> None:
+    """Who reads each argument: the constructor itself where it uses it, and every method of the class (or of a
+    base) that reads the attribute the constructor keeps it in (``self.n_units = n_units``)."""
+    by_name = {f.name: f for f in fields}
+    kept: dict[str, set[str]] = {}  # attribute -> the arguments kept in it
+    keeping: set[tuple[str, int]] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in by_name:
+            for target in sub.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    kept.setdefault(target.attr, set()).add(sub.value.id)
+                    keeping.add((sub.value.id, sub.lineno))
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in by_name:
+            if (sub.id, sub.lineno) not in keeping:
+                by_name[sub.id].readers.append((init, sub.lineno))
+    owners = _lineage(ev.index, cls)
+    for read in ev.index.attribute_reads:
+        if read.base != "self" or read.attr not in kept or read.reader == init.name:
+            continue
+        fn = ev.index.functions.get(read.reader)
+        if fn is not None and fn.name.rsplit(".", 1)[0] in owners:
+            for name in kept[read.attr]:
+                by_name[name].readers.append((fn, read.line))
+    for f in fields:
+        unique = {(fn.name, line): (fn, line) for fn, line in f.readers}
+        f.readers = sorted(unique.values(), key=lambda r: (r[0].repo_path, r[1], r[0].name))
+
+
 # ----------------------------------------------------------------------------- the kinds
 
 
@@ -1050,6 +1439,7 @@ class InventoryPlan:
     block: Block
     project: Project
     requests: dict
+    owner: str | None = None  # a class-based project: the layer class whose objects hold what is shown
 
     @property
     def reads_site(self) -> bool:
@@ -1060,21 +1450,47 @@ class InventoryPlan:
         return Evidence(self.project, results, links, self.requests)
 
 
+NO_PARAMS = (
+    "trace-params shows the parameters init_params(cfg, rng) creates (set init_params in [tool.docs_hooks]), or, "
+    "in an entry of a layer class's method, the arrays that class's objects hold in the model run"
+)
+
+
 class ParamsKind:
     name = "params"
     spec = BLOCK_KINDS["params"]
 
     def resolve(self, block: Block, scope: Scope) -> InventoryPlan:
-        return InventoryPlan("params", scope.page, block, scope.project, parameter_requests(scope.project))
+        if scope.project.settings.init_params:
+            return InventoryPlan("params", scope.page, block, scope.project, parameter_requests(scope.project))
+        owner = entry_class(scope)
+        if owner is None:
+            raise TraceError(NO_PARAMS)
+        requests = model_requests(scope.project.settings)
+        return InventoryPlan("params", scope.page, block, scope.project, requests, owner)
 
     def needs(self, plan: InventoryPlan, done: Mapping) -> list[Need]:
-        return requests_of(plan.requests)
+        return requests_of(plan.requests) + _class_decay_needs(plan, done, [plan.owner] if plan.owner else [])
 
     def render(self, plan: InventoryPlan, results: Results, links: Links) -> Rendered:
         ev = plan.evidence(results, links)
-        inv = parameters(ev)
+        inv = class_parameters(ev, plan.owner) if plan.owner else parameters(ev)
         chosen, roles = choose_params(inv, plan.block)
         return Rendered(_param_table(ev, chosen, roles, model_run(ev).dims, inv.rule))
+
+
+def _class_decay_needs(plan: InventoryPlan, done: Mapping, classes: list[str]) -> list[Need]:
+    """The decay rule's requests of the layer classes, once the model run they read is recorded."""
+    run = plan.requests.get(RUN)
+    rec = done.get(run) if isinstance(run, Request) else None
+    if rec is None or isinstance(rec, TraceError):
+        return []
+    out: list[Need] = []
+    for cls in classes:
+        request = class_decay_request(plan.project, cls, rec)
+        if isinstance(request, Request):
+            out.append(request)
+    return out
 
 
 class ConfigKind:
@@ -1082,13 +1498,19 @@ class ConfigKind:
     spec = BLOCK_KINDS["config"]
 
     def resolve(self, block: Block, scope: Scope) -> InventoryPlan:
-        return InventoryPlan("config", scope.page, block, scope.project, config_requests_of(scope.project))
+        s = scope.project.settings
+        owner = None if s.model_config or s.config_module else entry_class(scope)
+        return InventoryPlan("config", scope.page, block, scope.project, config_requests_of(scope.project), owner)
 
     def needs(self, plan: InventoryPlan, done: Mapping) -> list[Need]:
         return requests_of(plan.requests)
 
     def render(self, plan: InventoryPlan, results: Results, links: Links) -> Rendered:
-        return Rendered(config_fields_table(plan.evidence(results, links), plan.block.data.get("fields") or []))
+        ev = plan.evidence(results, links)
+        names = plan.block.data.get("fields") or []
+        if plan.owner is not None:
+            return Rendered(config_fields_table(ev, names, constructor_config(ev, plan.owner)))
+        return Rendered(config_fields_table(ev, names))
 
 
 def _site(plan: InventoryPlan, results: Results, links: Links) -> Site:

@@ -22,13 +22,24 @@ from docs_hooks.kinds.modelrun import Desc, Evidence, ModelRun, model_requests, 
 from docs_hooks.read.blocks import BLOCK_KINDS, Block
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
+from docs_hooks.resolve.assignments import (
+    ENTRY,
+    RETURN,
+    Assignments,
+    after_statement,
+    assignments,
+    bound_twice,
+    changed_later,
+    read_paths,
+    unseen,
+)
 from docs_hooks.resolve.codeindex import Function, did_you_mean, normalise_tokens
 from docs_hooks.run.recording import Recording
 from docs_hooks.run.results import Need, Results
 
 # ----------------------------------------------------------------------------- trace-symbols
 
-ROW_KEYS = ("symbol", "meaning", "code", "shape")
+ROW_KEYS = ("symbol", "meaning", "code", "shape", "after")
 NAMES = re.compile(r"^\s*[A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*\s*$")
 
 
@@ -56,9 +67,14 @@ class SymbolRow:
     symbol: str
     meaning: str
     code: str  # as written; "none" when the code does not name it
-    # what its shape is taken from: ("names", ((function, name), ...)), ("expression", (function, expr)),
-    # ("scalar", None) or ("none", None): not recorded
+    # what its shape is taken from: ("names", ((function, name, which), ...)), ("expression", (function, expr,
+    # ((name, which), ...))), ("scalar", None) or ("none", None): not recorded. ``which`` is the recording of the
+    # call that holds the value the row means: ENTRY (the arguments) or RETURN (the locals), see
+    # resolve.assignments
     shape: tuple[str, Any]
+    # where the row's value is taken, when the name alone does not say: ("after", function, start, end) of the
+    # statement it follows, ("entry",) for an argument the function reassigns later; else None
+    note: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,7 @@ class SymbolsKind:
 
     def resolve(self, block: Block, scope: Scope) -> SymbolsPlan:
         functions = _functions(block, scope, "trace-symbols")
+        seen = {fn.name: assignments(fn.file, fn.start, fn.end, fn.params) for fn in functions}
         rows = []
         for number, row in enumerate(block.data["rows"], 1):
             unknown = [k for k in row if k not in ROW_KEYS]
@@ -96,6 +113,13 @@ class SymbolsKind:
                     )
                     raise TraceError(f"row {number} of trace-symbols has no '{key}'{hint}")
             symbol, meaning, code = str(row["symbol"]), str(row["meaning"]), str(row["code"]).strip()
+            note = None
+            after = str(row["after"]).strip() if row.get("after") is not None else None
+            if after is not None and not NAMES.match(code):
+                raise TraceError(
+                    f"row {number} of trace-symbols ({symbol}) has 'after', which shows a local as it is after a "
+                    f"statement, but '{code}' is no local name; write the name in 'code'"
+                )
             if code.lower() == "none":
                 spec = str(row["shape"]).strip() if row.get("shape") is not None else None
                 if spec is None:
@@ -103,7 +127,7 @@ class SymbolsKind:
                 elif spec.lower() == "scalar":
                     shape = ("scalar", None)
                 else:
-                    shape = ("expression", _expression_in(functions, spec, symbol))
+                    shape = ("expression", _expression_in(functions, spec, symbol, seen))
             else:
                 if row.get("shape") is not None:
                     raise TraceError(
@@ -112,10 +136,24 @@ class SymbolsKind:
                     )
                 if NAMES.match(code):
                     names = [n.strip() for n in code.split(",")]
-                    shape = ("names", tuple((_owner(functions, name, symbol), name) for name in names))
+                    statement = None
+                    if after is not None:
+                        fn = _owner(functions, names[0], symbol)
+                        try:
+                            found = after_statement(
+                                scope.refs, fn.name, after, block.field_line("rows"), f"symbols {symbol}"
+                            )
+                        except TraceError as err:
+                            raise TraceError(f"symbol '{symbol}': after: {err.message}") from None
+                        statement = (fn, found.start, found.end)
+                        note = ("after", *statement)
+                    named = tuple(_named(functions, n, symbol, statement, seen) for n in names)
+                    if statement is None and any(_reassigned(seen, fn, n, which) for fn, n, which in named):
+                        note = ("entry",)
+                    shape = ("names", named)
                 else:
-                    shape = ("expression", _expression_in(functions, code, symbol))
-            rows.append(SymbolRow(symbol, meaning, code, shape))
+                    shape = ("expression", _expression_in(functions, code, symbol, seen))
+            rows.append(SymbolRow(symbol, meaning, code, shape, note))
         return SymbolsPlan(tuple(functions), tuple(rows), model_requests(scope.project.settings), scope.project)
 
     def needs(self, plan: SymbolsPlan, done: Mapping) -> list[Need]:
@@ -133,11 +171,15 @@ class SymbolsKind:
             elif kind == "scalar":
                 shape_html = "scalar"
             elif kind == "expression":
-                fn, expr = what
-                shape_html = _shape_html([_evaluate(run, fn, expr, row.symbol)])
+                fn, expr, reads = what
+                shape_html = _shape_html([_evaluate(run, fn, expr, row.symbol, reads)])
             else:
-                shape_html = _shape_html([_local_desc(run, fn, name) for fn, name in what])
+                shape_html = _shape_html([_local_desc(run, fn, name, which) for fn, name, which in what])
             code_html = "not named in the code" if row.code.lower() == "none" else R.code(row.code)
+            if row.note is not None and row.note[0] == "after":
+                code_html += " after " + links.line_link(*row.note[1:])
+            elif row.note is not None:
+                code_html += ", on entry"
             rows.append([_tex(row.symbol), R.esc(row.meaning), code_html, shape_html])
         if run is not None and all(run.first_calls(fn.name) is None for fn in plan.functions):
             # Nothing to show in a Shape column: say why once, instead of on every row.
@@ -163,18 +205,51 @@ def _owner(functions: list[Function], name: str, symbol: str) -> Function:
     )
 
 
-def _local_desc(run: ModelRun, fn: Function, name: str) -> Desc | None:
+def _named(
+    functions: list[Function], name: str, symbol: str, statement: tuple | None, seen: dict
+) -> tuple[Function, str, str]:
+    """A row's name, its function and the recording that holds the value the row means: an argument on entry,
+    a name bound once on return, a name shown after a ``statement`` (function, start, end) as it leaves it."""
+    fn = _owner(functions, name, symbol)
+    found: Assignments | None = seen.get(fn.name)
+    if found is None:
+        return fn, name, RETURN
+    if statement is not None:
+        if statement[0] is not fn:
+            raise TraceError(f"symbol '{symbol}': '{name}' is a local of {fn.name}, not of {statement[0].name}")
+        which = found.after([name], statement[1])
+        if isinstance(which, tuple):
+            raise TraceError(f"symbol '{symbol}': " + changed_later(*which, statement[1], fn.display_path, found))
+        return fn, name, which[name]
+    which = found.bare(name)
+    if isinstance(which, tuple):
+        raise TraceError(f"symbol '{symbol}': " + bound_twice(name, which, fn.display_path, found))
+    return fn, name, which
+
+
+def _reassigned(seen: dict, fn: Function, name: str, which: str) -> bool:
+    """Whether a name shown on entry is one the function changes later (the page then says "on entry")."""
+    found = seen.get(fn.name)
+    return which == ENTRY and found is not None and bool(found.of(name))
+
+
+def _local_desc(run: ModelRun, fn: Function, name: str, which: str = RETURN) -> Desc | None:
+    """The shape of ``name`` in the model run's first call of ``fn``: on entry (``which`` is ENTRY: an argument)
+    or on return."""
     calls = run.first_calls(fn.name)
     if calls is None:
         return None
-    real, probe = calls
-    if name not in real.locals or name not in probe.locals:
+    real, probe = (c.args if which == ENTRY else c.locals for c in calls)
+    if name not in real or name not in probe:
         return None  # assigned on a path the run did not take
-    return run.dims.describe(real.locals[name], probe.locals[name])
+    return run.dims.describe(real[name], probe[name])
 
 
-def _expression_in(functions: list[Function], text: str, symbol: str) -> tuple[Function, str]:
-    """The full expression of the code that ``text`` stands for, and its function.
+def _expression_in(
+    functions: list[Function], text: str, symbol: str, seen: dict | None = None
+) -> tuple[Function, str, tuple[tuple[str, str], ...]]:
+    """The full expression of the code that ``text`` stands for, its function, and for each local it reads the
+    recording that holds what its line read (refused where neither does).
 
     ``text`` is an expression of the function's source (``(dXhat * Xhat).mean(axis=-1)``), or its
     tail starting with a dot (``.mean(axis=-1, keepdims=True)``): then the first expression of the
@@ -199,14 +274,36 @@ def _expression_in(functions: list[Function], text: str, symbol: str) -> tuple[F
             have = normalise_tokens(seg)
             postfix = isinstance(node, (ast.Call, ast.Attribute, ast.Subscript))  # `x.mean(...)`, not `a - x.mean(...)`
             if have == want or (suffix and postfix and have.endswith(want)):
-                found.append((node.lineno, node.col_offset, seg))
+                stored = isinstance(getattr(node, "ctx", None), ast.Store)  # a target: what the statement left
+                found.append((node.lineno, node.col_offset, seg, stored))
         if found:
-            return fn, sorted(found)[0][2]
+            line, _, seg, stored = sorted(found)[0]
+            return fn, seg, _reads(fn, seg, fn.start + line - 1, stored, symbol, (seen or {}).get(fn.name))
     where = " or ".join(f.name for f in functions)
     raise TraceError(
         f"symbol '{symbol}': '{text.strip()}' is neither a local name nor an expression in the code of {where}; "
         "write a local name, an expression copied from the function, or 'none'"
     )
+
+
+def _reads(
+    fn: Function, expr: str, line: int, stored: bool, symbol: str, found: Assignments | None
+) -> tuple[tuple[str, str], ...]:
+    """For each local ``expr`` reads at ``line``, the recording that holds what it read there; for an
+    expression the statement assigns (``stored``: ``self.m[k]`` in ``self.m[k] = ...``), what it left."""
+    paths = [p for p in read_paths(ast.parse(expr.strip(), mode="eval")) if p.split(".")[0] in fn.local_names]
+    if found is None or not paths:
+        return ()
+    which = found.after(paths, line) if stored else found.read_at(paths, line)
+    if isinstance(which, tuple):
+        start = found.start_of(line)
+        why = (
+            changed_later(*which, start, fn.display_path, found)
+            if stored
+            else unseen(*which, start, expr, fn.display_path, found)
+        )
+        raise TraceError(f"symbol '{symbol}': {why}")
+    return tuple(which.items())
 
 
 def _source_of(lines: list[bytes], node: ast.expr) -> str:
@@ -218,7 +315,7 @@ def _source_of(lines: list[bytes], node: ast.expr) -> str:
     return b"\n".join(chunk).decode()
 
 
-def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str) -> Desc | None:
+def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str, reads=()) -> Desc | None:
     import numpy as np
 
     calls = run.first_calls(fn.name)
@@ -228,6 +325,7 @@ def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str) -> Desc | Non
     for call in calls:
         names = {"np": np, "numpy": np}
         names.update(call.locals)
+        names.update({n: call.args[n] for n, which in reads if which == ENTRY and n in call.args})
         try:
             values.append(eval(compile(expr, "<symbol>", "eval"), names))  # code copied from the function itself
         except Exception as exc:

@@ -92,7 +92,8 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
                 "list-of-maps",
                 True,
                 help="each: symbol, meaning, code (a local name, names 'a, b', "
-                "an expression of the function, or 'none'); with 'none', optional shape ('scalar' or an expression)",
+                "an expression of the function, or 'none'); with 'none', optional shape ('scalar' or an expression); "
+                "with a name, optional after (the statement after which it is shown)",
             ),
             "function": FieldSpec("list", help="function whose locals the names are; default: the entry's"),
         },
@@ -106,7 +107,8 @@ BLOCK_KINDS: dict[str, BlockSpec] = {
             "show": FieldSpec(
                 "list-of-maps",
                 True,
-                help="each: label, code (a local or an expression in the function), optional name for check",
+                help="each: label, code (a local or an expression in the function), optional name for check, "
+                "optional after (the statement after which a local is shown)",
             ),
             "caption": FieldSpec("str"),
             "check": FieldSpec("str", help="an arithmetic line 'lhs = rhs' to fill from recorded values and verify"),

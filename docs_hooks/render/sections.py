@@ -56,16 +56,22 @@ def eq_link(eq: EquationData) -> str:
 
 
 def computes_rows(entry: EntryData, roles: tuple[str, ...] = ROLES) -> list[tuple]:
-    """(equation, reference, line, code) for each non-blank line the entry's equations name, in those roles."""
+    """(equation, reference, first line, last line, code) for each statement the entry's equations name, in
+    those roles: a statement over several lines is one row (``ops.py:48-51``); a reference to a whole function,
+    a row for each statement of it."""
     rows = []
     for eq in entry.equations:
         if eq.role not in roles:
             continue
         for r in eq.resolved:
-            for offset, text in enumerate(r.lines):
-                if text.strip():
-                    rows.append((eq, r, r.start + offset, text.strip()))
+            for statement in [r.statement] if r.statement is not None else r.function.statements:
+                rows.append((eq, r, statement.start, statement.end, statement_text(statement.lines)))
     return rows
+
+
+def statement_text(lines) -> str:
+    """A statement as the tables show it: its lines as written, without their indentation or blank lines."""
+    return "\n".join(line.strip() for line in lines if line.strip())
 
 
 def implementation(entry: EntryData, links: Links) -> str:
@@ -75,7 +81,8 @@ def implementation(entry: EntryData, links: Links) -> str:
         out.append(f"<p>The code has no function for these steps. They are worked out from {names}.</p>\n")
         return "\n".join(out)
     for fn in entry.functions:
-        head = f"{R.code(fn.display_path)} {R.code(fn.name.split('.', 1)[-1])} {links.code_links(fn, fn.start, fn.end)}"
+        # the name inside its module (the file says which module): Dense.forward_pass in .../layers.py
+        head = f"{R.code(fn.display_path)} {R.code(fn.name[len(fn.module) + 1 :])} {links.code_links(fn, fn.start, fn.end)}"
         out.append(R.listing(list(fn.source_lines), fn.start, head))
     return "\n".join(out)
 
@@ -87,13 +94,12 @@ def connection(entry: EntryData, links: Links, graph: CallGraph) -> str:
     lines it explains; their functions' own entries list who calls them.
     """
     rows = []
-    for eq, r, line, text in computes_rows(entry):
-        rows.append([eq_link(eq), role_words(eq), links.line_link(r.function, line, line), R.code(text)])
+    for eq, r, start, end, text in computes_rows(entry):
+        rows.append([eq_link(eq), role_words(eq), links.line_link(r.function, start, end), R.code(text)])
     for role, site in graph.call_rows(entry.functions) if entry.status != "derived" else []:
         fn = graph.index.functions[site.caller]
-        for offset, text in enumerate(site.statement.lines):
-            n = site.statement.start + offset
-            rows.append([R.esc(entry.title), role, links.line_link(fn, n, n), R.code(text.strip())])
+        st = site.statement
+        rows.append([R.esc(entry.title), role, links.line_link(fn, st.start, st.end), R.code(statement_text(st.lines))])
     return (
         R.heading(3, "Code and math connection", f"{entry.id}-code-and-math")
         + "\n"
@@ -207,17 +213,18 @@ def spec_refs(spec, links: Links, pdf_path: str, page: str, labels: list[str]) -
 def implemented_in(entry: EntryData, links: Links, github: bool) -> str:
     """The lines that compute each equation (role ``computes`` only), with a GitHub column when ``github``."""
     rows = []
-    for eq, r, line, _text in computes_rows(entry, ("computes",)):
+    for eq, r, start, end, _text in computes_rows(entry, ("computes",)):
         fn = r.function
+        span, words = (str(start), f"line {start}") if start == end else (f"{start}-{end}", f"lines {start}-{end}")
         rows.append(
             [
                 eq_link(eq),
                 role_words(eq),
                 R.code(fn.display_path),
                 R.code(fn.short_name),
-                R.link(str(line), sources.target(fn.repo_path, line), f"{fn.display_path}, line {line}"),
+                R.link(span, sources.target(fn.repo_path, start, end), f"{fn.display_path}, {words}"),
             ]
-            + ([R.link(R.esc(f"GitHub: {fn.display_path}, line {line}"), links.url(fn, line, line))] if github else [])
+            + ([R.link(R.esc(f"GitHub: {fn.display_path}, {words}"), links.url(fn, start, end))] if github else [])
         )
     head = R.heading(3, "Implemented in", f"{entry.id}-implemented-in") + "\n"
     if not rows and entry.equations:

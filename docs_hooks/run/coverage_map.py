@@ -234,6 +234,10 @@ class Measurement:
                 return
             except ValueError:  # not a line map (UnicodeDecodeError is one too): measured again, written whole
                 pass
+        missing = missing_packages()
+        if missing:
+            self._error = _missing_error(missing, project_root, pytest_args)
+            return
         self._tmp = tempfile.TemporaryDirectory()
         self._lines_file = os.path.join(self._tmp.name, "lines.json")
         self._running_file = os.path.join(self._tmp.name, "running.txt")
@@ -392,6 +396,49 @@ class Measurement:
             ),
             "pyproject.toml",
         )
+
+
+#: What the coverage run imports: coverage.py, which measures, and pytest, which runs the tests.
+NEEDED = {"coverage": "coverage", "pytest": "pytest"}  # module -> the package pip installs it with
+
+
+def missing_packages() -> list[str]:
+    """The packages the coverage run needs that this Python (the run's) cannot import."""
+    import importlib.util
+
+    return [package for module, package in NEEDED.items() if importlib.util.find_spec(module) is None]
+
+
+def _missing_error(missing: list[str], project_root: Path, pytest_args: list[str]) -> TraceError:
+    """The build's one error for a package the coverage run needs: at the setting's line, or, for the default,
+    at pyproject.toml, saying what the default measures."""
+    line = setting_line(project_root / "pyproject.toml", "coverage_tests")
+    names = " and ".join(f"the {p} package" for p in missing)
+    folder = "the project's root folder" if pytest_args == ["."] else " ".join(a.rstrip("/") + "/" for a in pytest_args)
+    where = "" if line else f" (by default, the tests in {folder})"
+    return TraceError(
+        f"coverage_tests{where} needs {names} to measure which test runs which line, and {sys.executable} cannot "
+        f"import {'them' if len(missing) > 1 else 'it'}: pip install {' '.join(missing)}; or set coverage_tests = [] "
+        "in [tool.docs_hooks] to build without line coverage",
+        "pyproject.toml",
+        line,
+    )
+
+
+def setting_line(pyproject: Path, key: str) -> int | None:
+    """The line of ``key = ...`` in the ``[tool.docs_hooks]`` table of ``pyproject``; None when it is not there."""
+    try:
+        lines = pyproject.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    table = None
+    for number, text in enumerate(lines, 1):
+        stripped = text.strip()
+        if stripped.startswith("["):
+            table = stripped.strip("[]").strip()
+        elif table == "tool.docs_hooks" and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return number
+    return None
 
 
 _SUMMARY_WORDS = ("FAILED ", "ERROR ")  # how pytest's short summary starts the line of each test that failed

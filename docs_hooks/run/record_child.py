@@ -171,9 +171,17 @@ def _snapshot(value: Any, depth: int = 0) -> Any:
         return [_snapshot(v, depth + 1) for v in value]
     if depth < 2 and isinstance(value, dict):
         return {k: _snapshot(v, depth + 1) for k, v in value.items()}
-    # Plain values and NumPy scalars, which cannot change in place, and every other value: sent as they are
-    # when the build reads them (see pack), else as their repr.
-    return value
+    numpy = sys.modules.get("numpy")  # a NumPy scalar is a plain value: only where NumPy was imported
+    if isinstance(value, (int, float, complex, str, bool, type(None))) or (
+        numpy is not None and isinstance(value, numpy.generic)
+    ):
+        return value
+    if depth < 2 and not isinstance(value, (type, set, frozenset, bytes)):
+        # An object of the project (a layer, its ``self``) as it is now: its fields change as the code runs on.
+        made = project_object(value)
+        if made is not None:  # no fields yet (``self`` as __init__ starts) is what it holds at that moment too
+            return Opaque(made.type, made.text, {k: _snapshot(v, depth + 1) for k, v in made.fields.items()})
+    return value  # sent as it is when the build reads it (see pack), else as its repr
 
 
 def _test_target(module: ModuleType, function: str) -> tuple[Callable[..., Any], CodeType | None, Callable[[], None]]:

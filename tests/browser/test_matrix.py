@@ -40,6 +40,21 @@ def test_the_matrix_is_short_and_no_column_is_cut_off_at_desktop_width(open_page
     assert not watch.problems, "\n".join(watch.problems)
 
 
+def test_every_status_badge_stays_inside_its_cell_at_desktop_width(open_page):
+    page, watch = open_page(MATRIX, viewport=DESKTOP)
+    out = page.evaluate(
+        """() => Array.from(document.querySelectorAll('table.trace-matrix td .trace-badge'), b => {
+          const cell = b.closest('td').getBoundingClientRect(), badge = b.getBoundingClientRect();
+          return [b.textContent, badge.left - cell.left, cell.right - badge.right];
+        })"""
+    )
+    assert out, "no status badge in the matrix"
+    # no badge crosses into the Role column (nor the Page column): a little room each side at the least
+    crossing = [(label, round(left, 1), round(right, 1)) for label, left, right in out if left < 0 or right < 0]
+    assert not crossing, f"{len(crossing)} of {len(out)} badges leave their cell: {crossing[:3]}"
+    assert not watch.problems, "\n".join(watch.problems)
+
+
 def test_filtering_by_a_function_leaves_only_its_rows(open_page):
     page, watch = open_page(MATRIX)
     total = len(visible_rows(page))

@@ -36,6 +36,8 @@ version = "0.0.0"
 [tool.docs_hooks]
 repo_url = "https://example.com/repo"
 ref = "abc123"
+# The tests of these projects are read and recorded, not measured: a test that measures sets coverage_tests.
+coverage_tests = []
 """
 
 # Line numbers matter to the tests (layer_norm_forward is lines 6-15, mu is line 8,
@@ -129,11 +131,14 @@ def test_backward_returns_three_gradients():
 """
 
 TESTS_MODEL = """\
+import numpy as np
+
 import model
 
 
 def test_backward_through_model():
-    grads = model.backward_all(None, None, None)
+    cache = (np.eye(4), np.ones((4, 1)))  # of the form layer_norm_forward returns: (Xhat, s)
+    grads = model.backward_all(np.ones((4, 4)), cache, np.ones(4))
     assert grads is not None
 """
 
@@ -253,13 +258,13 @@ def page_problems(root) -> list[str]:
 
 
 def connection_rows(markdown: str, section: str = "Code and math connection") -> list[str]:
-    """The rows of a generated table, as 'cell | cell | ...' with tags removed."""
+    """The rows of a generated table, as 'cell | cell | ...' with tags removed (a line break as a newline)."""
     start = markdown.index(f"### {section}")
     table = markdown[start : markdown.index("</table>", start)]
     rows = []
     for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]:
         cells = re.findall(r"<td>(.*?)</td>", row)
-        rows.append(" | ".join(html.unescape(re.sub(r"<[^>]+>", "", c)) for c in cells))
+        rows.append(" | ".join(html.unescape(re.sub(r"<[^>]+>", "", c.replace("<br>", "\n"))) for c in cells))
     return rows
 
 

@@ -81,12 +81,11 @@ def test_calls_and_tests_rows_for_both_import_styles(make_project):
         "Layer norm forward | Tests it | tests/test_ops.py:13 | "
         "_, cache = layer_norm_forward(np.eye(4), np.ones(4), np.zeros(4))",
     ]
-    # `import ops` then `ops.layer_norm_backward(...)` over three lines: the whole statement,
-    # its trailing comment on the last line
+    # `import ops` then `ops.layer_norm_backward(...)` over three lines: one row for the whole statement, its
+    # span, its lines as written and its trailing comment on the last line
     assert connection_rows(bwd) == [
-        "Layer norm backward | Calls it | model.py:34 | grads = ops.layer_norm_backward(",
-        "Layer norm backward | Calls it | model.py:35 | dY, cache, gamma,",
-        "Layer norm backward | Calls it | model.py:36 | )  # through the module name",
+        "Layer norm backward | Calls it | model.py:34-36 | grads = ops.layer_norm_backward(\ndY, cache, gamma,\n)"
+        "  # through the module name",
         "Layer norm backward | Tests it | tests/test_ops.py:14 | "
         "grads = layer_norm_backward(np.ones((4, 4)), cache, np.ones(4))",
     ]
@@ -131,10 +130,7 @@ def test_class_called_like_a_function_is_a_call_of_its_constructor(make_project)
     )
 
     assert connection_rows(expand_page(root).markdown) == [
-        "Config | Calls it | model.py:26 | cfg = Config(",
-        "Config | Calls it | model.py:27 | d=d,",
-        "Config | Calls it | model.py:28 | eps=1e-5,",
-        "Config | Calls it | model.py:29 | )",
+        "Config | Calls it | model.py:26-29 | cfg = Config(\nd=d,\neps=1e-5,\n)",  # one row: the statement
     ]
 
 

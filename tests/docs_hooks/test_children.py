@@ -89,7 +89,10 @@ def _alive(pids) -> dict[int, str]:
 
 def test_kill_9_of_a_build_ends_the_recording_and_coverage_processes_and_what_they_started(make_project):
     pyproject = (
-        BASE_FILES["pyproject.toml"] + 'coverage_tests = ["tests/test_ops.py::test_hangs"]\ntest_timeout = 600\n'
+        BASE_FILES["pyproject.toml"].replace(
+            "coverage_tests = []", 'coverage_tests = ["tests/test_ops.py::test_hangs"]'
+        )
+        + "test_timeout = 600\n"
     )
     root = make_project({"tests/test_ops.py": HANGS, "docs/page.md": PAGE, "pyproject.toml": pyproject})
     started: dict[int, str] = {}

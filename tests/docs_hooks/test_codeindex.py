@@ -274,6 +274,7 @@ def test_an_entry_of_a_layer_with_tests_beside_the_code_lists_each_test_once(tmp
     )
     root = flat_project(tmp_path / "proj", {"docs/page.md": page})
     settings = load_settings(root)
+    settings.coverage_tests = []  # the calls written in the code alone: no run observes any
     result = expand_site(settings, make_build(settings, coverage=False)).pages["docs/page.md"]
 
     assert [str(p) for p in result.problems] == []

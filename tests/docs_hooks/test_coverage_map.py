@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import hypothesis
@@ -571,3 +572,43 @@ def test_a_line_map_of_nearly_the_right_form_reads_back_or_is_refused_never_anot
     except ValueError:
         return  # refused: measured again
     assert all(type(n) is int and all(type(t) is str for t in tests) for f in lines.values() for n, tests in f.items())
+
+
+def test_a_package_the_coverage_run_needs_is_named_with_the_setting_and_what_to_install(make_project, monkeypatch):
+    from docs_hooks.run import coverage_map
+
+    root = project(make_project)
+    settings = load_settings(root)
+    digests = index_for(settings).file_digests
+    # coverage.py as a Python without it sees it: a module no finder finds
+    monkeypatch.setattr(coverage_map, "NEEDED", {"docs_hooks_test_no_such_module": "coverage", "pytest": "pytest"})
+    run = Measurement(root, settings.source_root, settings.coverage_tests, digests, None)
+    assert run.done()
+    with pytest.raises(TraceError) as err:
+        run.result()
+    assert str(err.value) == (
+        "pyproject.toml:4: coverage_tests needs the coverage package to measure which test runs which line, and "
+        f"{sys.executable} cannot import it: pip install coverage; or set coverage_tests = [] in [tool.docs_hooks] "
+        "to build without line coverage"
+    )
+    assert (root / "pyproject.toml").read_text().splitlines()[3].startswith("coverage_tests = ")
+
+    # the default (the setting not written) names what it measures; two packages at once
+    (root / "pyproject.toml").write_text('[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\n', encoding="utf-8")
+    monkeypatch.setattr(
+        coverage_map, "NEEDED", {"docs_hooks_test_no_cov": "coverage", "docs_hooks_test_no_pt": "pytest"}
+    )
+    settings = load_settings(root)
+    with pytest.raises(TraceError) as err:
+        Measurement(root, settings.source_root, settings.coverage_tests, digests, None).result()
+    assert str(err.value) == (
+        "pyproject.toml: coverage_tests (by default, the tests in tests/) needs the coverage package and the pytest "
+        f"package to measure which test runs which line, and {sys.executable} cannot import them: pip install "
+        "coverage pytest; or set coverage_tests = [] in [tool.docs_hooks] to build without line coverage"
+    )
+
+
+def test_the_line_of_a_setting_in_its_table():
+    from docs_hooks.run.coverage_map import setting_line
+
+    assert setting_line(Path("/nonexistent/pyproject.toml"), "coverage_tests") is None

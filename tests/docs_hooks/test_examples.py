@@ -83,6 +83,33 @@ def centre(X):
     mean = Xc.mean(axis=-1, keepdims=True)
     Xc -= mean
     return Xc
+
+
+def scale_backward(dY, W, l1=0.0):
+    dW = dY.T @ dY
+    if l1:
+        dW = dW + l1 * np.sign(W)
+    total = 0.0
+    for row in dY:
+        total += row.sum()
+    if l1:
+        kind = "with a penalty"
+    else:
+        kind = "plain"
+    dY = dY @ W.T
+    dY = dY * 2.0
+    return dY, dW, total, kind
+
+
+class Scale:
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, X):
+        return X @ self.W
+
+    def step(self, lr):
+        self.W = self.W - lr
 '''
 
 GRADCHECK = """\
@@ -139,6 +166,20 @@ def test_raises():
 def test_fails():
     y, _ = layer_norm_forward(X, GAMMA, BETA)
     assert y.sum() == 123.0
+
+
+def test_scale_backward():
+    from ops import scale_backward
+
+    scale_backward(np.array([[1.0, -1.0], [0.5, 2.0]]), np.array([[1.0, 0.0], [2.0, 1.0]]), l1=0.5)
+
+
+def test_scale_forward_then_a_step():
+    from ops import Scale
+
+    layer = Scale(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    layer.forward(np.array([[1.0, 1.0]]))
+    layer.step(0.5)  # changes the weights the forward used
 """
 
 BASE = {
@@ -298,13 +339,13 @@ def test_the_data_behind_the_table_is_the_recorded_call(project):
     ]
 
 
-def test_heading_badge_and_source_of_the_numbers(project):
+def test_heading_badge_says_what_backs_the_numbers_and_the_source_of_them(project):
     md = expand(project, page(BACKWARD_EXAMPLE)).markdown
     assert (
         '<p class="trace-example-head"><strong class="trace-example-title">A worked backward</strong> '
-        '<span class="trace-badge trace-badge--illustrative" title="recorded from '
+        '<span class="trace-badge trace-badge--recorded" title="every number recorded from '
         'tests/test_ops.py::test_worked_example: the first call of ops.layer_norm_backward">'
-        "Illustrative Example</span></p>"
+        "Recorded</span></p>"
     ) in md
     assert (
         '<p class="trace-example-source">Recorded while '
@@ -413,6 +454,140 @@ def test_value_changed_after_its_line_is_an_error(project):
         "docs/page.md:12: example 'Centre': show row 'Mean': 'Xc' is changed at ops.py:46, after ops.py:45 where "
         "'Xc.mean(axis=-1, keepdims=True)' is computed, so the recorded value (at return) is not what that line "
         "saw; show a local that is not changed afterwards"
+    ]
+
+
+# ------------------------------------------------- which value a row shows --
+
+# scale_backward's argument and weights, as test_scale_backward passes them
+DY_IN = np.array([[1.0, -1.0], [0.5, 2.0]])
+W_IN = np.array([[1.0, 0.0], [2.0, 1.0]])
+
+
+def fmt(value) -> str:
+    """A value as a row of the table shows it (an array's rows on lines of their own)."""
+    return examples.format_value(np.asarray(value, dtype=float)).replace("\n", "<br>")
+
+
+def scale_page(*rows: str, check: str = "") -> str:
+    body = "test: tests/test_ops.py::test_scale_backward\ntitle: Scale\nshow:\n" + "".join(f"  - {r}\n" for r in rows)
+    return page(body + (f"check: {check!r}\n" if check else ""), "ops.scale_backward")
+
+
+def ops_line(text: str) -> int:
+    return [i for i, line in enumerate(OPS.splitlines(), 1) if line.strip() == text][0]
+
+
+def test_an_argument_the_function_reassigns_is_shown_as_the_test_passed_it(project):
+    result = expand(project, scale_page("{label: Upstream gradient, code: dY}"))
+    assert messages(result) == []
+    assert (
+        f"<tr><td>Upstream gradient</td><td><code>dY</code>, on entry</td><td><code>{fmt(DY_IN)}</code></td></tr>"
+    ) in result.markdown
+    assert fmt(DY_IN) == "[[1.0000, -1.0000],<br> [0.5000, 2.0000]]"  # the test's literal, not what is returned
+
+
+def test_after_a_statement_followed_by_a_change_is_refused(project):
+    line = ops_line("dY = dY @ W.T")
+    result = expand(project, scale_page('{label: Through the weights, code: dY, after: "dY = dY @ W.T"}'))
+    assert messages(result) == [
+        f"docs/page.md:12: example 'Scale': show row 'Through the weights': 'dY' is changed at ops.py:{line + 1}, "
+        f"after ops.py:{line}, so its recorded value (on return) is not its value after ops.py:{line}; show it "
+        f'after the last statement that changes it, after: "dY = dY * 2.0" (ops.py:{line + 1}), or an expression '
+        f"that reads it at ops.py:{line}"
+    ]
+
+
+def test_after_shows_a_name_as_the_statement_it_names_left_it_with_a_link_to_that_line(project):
+    line = ops_line("dY = dY * 2.0")
+    result = expand(project, scale_page("{label: Doubled, code: dY, after: 'dY = dY * 2.0'}"))
+    assert messages(result) == []
+    link = f'<a href="../source/src/ops.py/#L{line}" title="ops.scale_backward"><code>ops.py:{line}</code></a>'
+    assert (
+        f"<tr><td>Doubled</td><td><code>dY</code> after {link}</td><td><code>{fmt(DY_IN @ W_IN.T * 2.0)}</code></td></tr>"
+    ) in result.markdown
+    keys = [
+        u.key
+        for u in builder_for(project)
+        .plan("docs/page.md", scale_page("{label: D, code: dY, after: 'dY = dY * 2.0'}"))
+        .refs.uses
+    ]
+    assert "example Scale | ops.scale_backward: dY = dY * 2.0" in keys  # locked like any reference
+
+
+def test_an_expression_reads_an_argument_as_its_line_saw_it(project):
+    """``dY @ W.T`` is computed by the statement that reassigns dY: it read the dY the test passed."""
+    result = expand(project, scale_page("{label: Through the weights, code: dY @ W.T}"))
+    assert messages(result) == []
+    assert steps(result.markdown) == [("Through the weights", "dY @ W.T", fmt(DY_IN @ W_IN.T))]
+
+
+def test_a_name_bound_by_two_statements_is_refused_with_both_lines_and_what_to_write(project):
+    first, second = ops_line("dW = dY.T @ dY"), ops_line("dW = dW + l1 * np.sign(W)")
+    result = expand(project, scale_page("{label: Weight gradient, code: dW}"))
+    assert messages(result) == [
+        f"docs/page.md:12: example 'Scale': show row 'Weight gradient': 'dW' is bound at ops.py:{first} and again "
+        f"at ops.py:{second}, and the recording holds only its value on return; say which value you mean with "
+        f'the statement it follows, e.g. after: "dW = dW + l1 * np.sign(W)" (ops.py:{second}) for the value on '
+        "return (a value bound again later is not recorded)"
+    ]
+    fixed = expand(project, scale_page("{label: Weight gradient, code: dW, after: 'dW = dW + l1 * np.sign(W)'}"))
+    assert messages(fixed) == []
+    assert f"<code>{fmt(DY_IN.T @ DY_IN + 0.5 * np.sign(W_IN))}</code>" in fixed.markdown
+
+
+def test_a_name_built_up_in_place_or_bound_in_the_two_branches_of_an_if_is_shown_on_return(project):
+    result = expand(project, scale_page("{label: Sum, code: total}", "{label: Kind, code: kind}"))
+    assert messages(result) == []
+    assert steps(result.markdown) == [("Sum", "total", "2.5"), ("Kind", "kind", "'with a penalty'")]
+
+
+def test_a_check_line_reads_an_argument_on_entry_and_a_shown_name_as_its_row_shows_it(project):
+    check = "dY[0, 0] = (dY_in[0, 0] * W[0, 0] + dY_in[0, 1] * W[0, 1]) * 2.0"  # dY: the unnamed row's
+    result = expand(
+        project,
+        scale_page(
+            "{label: Given, code: dY, name: dY_in}", "{label: Returned, code: dY, after: 'dY = dY * 2.0'}", check=check
+        ),
+    )
+    assert messages(result) == []
+    assert "One entry: <code>dY[0, 0]</code> = (1 × 1 + (-1) × 0) × 2.0 = 2</p>" in result.markdown
+    bare = expand(project, scale_page("{label: Given, code: dY}", check="dY[0, 1] = dY[0, 1] * 1.0"))
+    assert messages(bare) == []
+    assert "One entry: <code>dY[0, 1]</code> = (-1) × 1.0 = -1</p>" in bare.markdown  # on entry: the test's -1
+    twice = expand(project, scale_page("{label: Given, code: l1}", check="l1 = dW[0, 0] * 1.0"))
+    first, second = ops_line("dW = dY.T @ dY"), ops_line("dW = dW + l1 * np.sign(W)")
+    assert messages(twice) == [
+        f"docs/page.md:14: example 'Scale': check uses 'dW', which ops.scale_backward binds at ops.py:{first} and "
+        f"again at ops.py:{second}, so the recording holds only its value on return; show the value you mean in a "
+        "row, code: dW with 'after' (the statement it follows)"
+    ]
+
+
+def test_after_needs_a_name_and_a_statement_of_the_function(project):
+    result = expand(project, scale_page("{label: Bad, code: dY @ W.T, after: 'dY = dY * 2.0'}"))
+    assert messages(result) == [
+        "docs/page.md:12: example 'Scale': show row 'Bad': 'after' shows a local of ops.scale_backward as it is "
+        "after a statement, but 'dY @ W.T' is none; write a local name in 'code'"
+    ]
+    first, second = ops_line("dY = dY @ W.T"), ops_line("dY = dY * 2.0")
+    assert messages(expand(project, scale_page("{label: Bad, code: dY, after: 'dY = dY * 3.0'}"))) == [
+        "docs/page.md:12: example 'Scale': show row 'Bad': after: no statement of ops.scale_backward (ops.py:50-63) "
+        f"matches 'dY = dY * 3.0'; did you mean 'dY = dY * 2.0' (ops.py:{second}) or 'dY = dY @ W.T' "
+        f"(ops.py:{first})? Copy the statement's text from the code."
+    ]
+
+
+def test_an_objects_fields_are_shown_as_they_were_when_the_function_ran(project):
+    """The test steps the weights after the forward: the example shows those the forward used."""
+    body = "test: tests/test_ops.py::test_scale_forward_then_a_step\ntitle: Forward\nshow:\n"
+    body += "  - {label: Weights, code: self.W}\n  - {label: Output, code: X @ self.W}\n"
+    result = expand(project, page(body, "ops.Scale.forward"))
+    assert messages(result) == []
+    W = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert steps(result.markdown) == [
+        ("Weights", "self.W", fmt(W)),
+        ("Output", "X @ self.W", fmt(np.array([[1.0, 1.0]]) @ W)),
     ]
 
 

@@ -520,7 +520,273 @@ def test_trace_config_with_no_config_says_which_setting_to_set(tmp_path):
 
     assert problems == [
         "docs/page.md:3: no config to show: set model_config (a dataclass or a dict) or config_module in "
-        "[tool.docs_hooks]",
+        "[tool.docs_hooks], or put trace-config in an entry of a layer class's method to show its constructor's "
+        "arguments",
         "docs/page.md:7: no config to show: set model_config (a dataclass or a dict) or config_module in "
-        "[tool.docs_hooks]",
+        "[tool.docs_hooks], or put trace-config in an entry of a layer class's method to show its constructor's "
+        "arguments",
     ]
+
+
+# ----------------------------------------------------------------------------- class-based layers
+
+LAYERS = """\
+import numpy as np
+
+
+class Layer:
+    def __init__(self):
+        self.cache = None
+
+
+class Dense(Layer):
+    def __init__(self, n_in, n_out, scale=0.5):
+        super().__init__()
+        self.n_in = n_in
+        self.n_out = n_out
+        self.scale = scale
+        self.W = None  # made by initialize
+
+    def initialize(self, rng):
+        self.W = rng.normal(0.0, self.scale, (self.n_in, self.n_out))
+        self.b = np.zeros(self.n_out)
+
+    def forward(self, X):
+        self.cache = X
+        return X @ self.W + self.b
+
+
+class Net:
+    def __init__(self, sizes):
+        rng = np.random.default_rng(0)
+        self.layers = [Dense(a, b) for a, b in zip(sizes, sizes[1:])]
+        for layer in self.layers:
+            layer.initialize(rng)
+
+    def forward(self, X):
+        for layer in self.layers:
+            X = layer.forward(X)
+        self.layers[0].W = self.layers[0].W + 1.0  # a training step: the values change, not the shapes
+        return X
+"""
+
+LAYERS_RUN = """\
+import numpy as np
+
+from layers import Dense, Net
+
+
+def config():
+    return {"n": 2, "d": 3, "h": 4}
+
+
+def probe(cfg):
+    return {"n": 5, "d": 7, "h": 11}
+
+
+def run(cfg):
+    net = Net([cfg["d"], cfg["h"], cfg["d"]])
+    Dense(cfg["h"], 1, scale=2.0).initialize(np.random.default_rng(1))  # made, never held: named where it was
+    return net.forward(np.ones((cfg["n"], cfg["d"])))
+"""
+
+LAYERS_TEST = """\
+import numpy as np
+
+from layers import Net
+
+
+def test_forward():
+    assert Net([2, 3]).forward(np.ones((1, 2))).shape == (1, 3)
+"""
+
+LAYER_ENTRY = """\
+# Dense
+
+```trace-entry
+title: Dense forward
+function: layers.Dense.forward
+status: illustrative
+```
+"""
+
+LAYERS_PYPROJECT = """\
+[tool.docs_hooks]
+source_root = "."
+tests_root = "."
+model_run = "docs/examples/model_run.py"
+coverage_tests = []
+
+[tool.docs_hooks.symbols]
+n = "N"
+d = "D"
+h = "H"
+"""
+
+
+def layers_project(tmp_path, page: str, settings: str = "", files: dict | None = None):
+    return write_tree(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": LAYERS_PYPROJECT.replace("coverage_tests = []\n", "coverage_tests = []\n" + settings),
+            "layers.py": LAYERS,
+            "test_layers.py": LAYERS_TEST,
+            "docs/examples/model_run.py": LAYERS_RUN,
+            "docs/page.md": LAYER_ENTRY + page,
+            **(files or {}),
+        },
+    )
+
+
+def test_the_parameters_of_a_layer_class_are_the_arrays_its_objects_hold_in_the_model_run(tmp_path):
+    root = layers_project(tmp_path, params_page("[W, b]", "{W: Weights}"))
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+    w = flat_link("layers.py", line_of(LAYERS, "self.W = rng.normal("), "layers.Dense.initialize")
+    b = flat_link("layers.py", line_of(LAYERS, "self.b = np.zeros("), "layers.Dense.initialize")
+    made = line_of(LAYERS_RUN, 'Dense(cfg["h"], 1, scale=2.0)')
+    normal = "normal, mean 0, std 0.5"  # not read from the statement: its std is an attribute, no number
+    assert table_rows(markdown, "trace-params") == [
+        [
+            f"<code>W</code><br>{w}",
+            "<code>Net.layers[0]</code>",
+            "<code>(D, H)</code>",
+            "<code>(3, 4)</code>",
+            "<code>D·H</code> 12",
+            "rng.normal(0.0, self.scale, (self.n_in, self.n_out))",
+            "the project names no rule",
+            "Weights",
+        ],
+        [
+            f"<code>W</code><br>{w}",
+            "<code>Net.layers[1]</code>",
+            "<code>(H, D)</code>",
+            "<code>(4, 3)</code>",
+            "<code>H·D</code> 12",
+            "rng.normal(0.0, self.scale, (self.n_in, self.n_out))",
+            "the project names no rule",
+            "Weights",
+        ],
+        [
+            f"<code>W</code><br>{w}",
+            f"<code>made in the model run helper, line {made}</code>",
+            "<code>(H, 1)</code>",
+            "<code>(4, 1)</code>",
+            "<code>H·1</code> 4",
+            "rng.normal(0.0, self.scale, (self.n_in, self.n_out))",
+            "the project names no rule",
+            "Weights",
+        ],
+        [
+            f"<code>b</code><br>{b}",
+            "<code>Net.layers[0]</code>",
+            "<code>(H,)</code>",
+            "<code>(4,)</code>",
+            "<code>H</code> 4",
+            "zeros",
+            "the project names no rule",
+            "",
+        ],
+        [
+            f"<code>b</code><br>{b}",
+            "<code>Net.layers[1]</code>",
+            "<code>(D,)</code>",
+            "<code>(3,)</code>",
+            "<code>D</code> 3",
+            "zeros",
+            "the project names no rule",
+            "",
+        ],
+        [
+            f"<code>b</code><br>{b}",
+            f"<code>made in the model run helper, line {made}</code>",
+            "<code>(1,)</code>",
+            "<code>(1,)</code>",
+            "<code>1</code> 1",
+            "zeros",
+            "the project names no rule",
+            "",
+        ],
+    ]
+    assert "<th>Held by</th>" in markdown and "<th>Weight decay</th>" in markdown
+    assert normal not in markdown  # scale is an attribute, not a number the statement names
+
+
+def test_a_layers_parameters_ask_the_decay_rule_with_each_one(tmp_path):
+    rule = "def decays(name, array):\n    return array.ndim >= 2\n"
+    root = layers_project(tmp_path, params_page("[W, b]"), 'decay_rule = "optim.decays"\n', {"optim.py": rule})
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+    assert "<th>Weight decay (optim.decays)</th>" in markdown
+    assert [r[-1] for r in table_rows(markdown, "trace-params")] == ["yes", "yes", "yes", "no", "no", "no"]
+
+
+def test_trace_params_outside_a_class_without_init_params_says_what_to_set(tmp_path):
+    root = layers_project(tmp_path, "")
+    (root / "docs/page.md").write_text("# Params\n\n" + params_page("[W]"), encoding="utf-8")
+    _, problems, _ = build(root)
+
+    assert problems == [
+        "docs/page.md:3: trace-params shows the parameters init_params(cfg, rng) creates (set init_params in "
+        "[tool.docs_hooks]), or, in an entry of a layer class's method, the arrays that class's objects hold in the "
+        "model run"
+    ]
+
+
+def test_a_layer_class_the_model_run_never_makes_is_named(tmp_path):
+    run = LAYERS_RUN.replace(
+        '    Dense(cfg["h"], 1, scale=2.0).initialize(np.random.default_rng(1))  # made, never held: named where it was\n',
+        "",
+    )
+    run = run.replace('net = Net([cfg["d"], cfg["h"], cfg["d"]])', "net = None").replace(
+        'return net.forward(np.ones((cfg["n"], cfg["d"])))', "return net"
+    )
+    root = layers_project(tmp_path, params_page("[W]"), files={"docs/examples/model_run.py": run})
+    _, problems, _ = build(root)
+
+    assert problems == [
+        "docs/page.md:8: the model run (docs/examples/model_run.py) made no layers.Dense object; trace-params shows "
+        "the arrays a layer's __init__ or initialize keeps on it (self.W = ...), for each layer of that class the run "
+        "makes"
+    ]
+
+
+def test_a_layers_hyperparameters_are_its_constructors_arguments_as_the_run_passed_them(tmp_path):
+    root = layers_project(tmp_path, "```trace-config\n```\n")
+    markdown, problems, _ = build(root)
+
+    assert problems == []
+    init = line_of(LAYERS, "def __init__(self, n_in, n_out, scale=0.5):")
+    run = LAYERS_RUN
+    net, made = line_of(LAYERS, "self.layers = [Dense(a, b)"), line_of(run, 'Dense(cfg["h"], 1, scale=2.0)')
+    at_net = flat_link("layers.py", net, "layers.Net.__init__")
+    rows = config_rows(markdown)
+    assert list(rows) == ["n_in", "n_out", "scale"]
+    assert rows["scale"][1:4] == [
+        flat_link("layers.py", init, "layers.Dense.scale"),
+        "<code>0.5</code>",
+        # the helper is no code of the project: what it passes shows as the value in effect
+        f"<code>layers.Net.__init__</code> {at_net} does not pass it: the default applies",
+    ]
+    # the values the run passed, each with the call that passed it when they differ (the first call from each
+    # place is recorded: the comprehension makes both of the net's layers from one line)
+    helper = f"in the model run helper, line {made}"
+    assert rows["n_in"][4] == f"<code>3</code> at {at_net}<br><code>4</code> {helper}"
+    assert rows["scale"][4] == f"<code>0.5</code> at {at_net}<br><code>2</code> {helper}"
+    read = line_of(LAYERS, "self.W = rng.normal(0.0, self.scale, (self.n_in, self.n_out))")
+    assert rows["scale"][5] == (
+        f"<code>layers.Dense.initialize</code> {flat_link('layers.py', read, 'layers.Dense.initialize')}"
+    )
+
+
+def test_without_a_decay_rule_the_column_says_the_project_names_none(tmp_path):
+    root = tiny_project(tmp_path, params_page("[ln_]"))
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    (root / "pyproject.toml").write_text(pyproject.replace('decay_rule = "optim.decays"\n', ""), encoding="utf-8")
+    markdown, problems, _ = build(root)
+
+    assert problems == []  # no "setting decay_rule is not set": the setting is optional
+    assert "<th>Weight decay</th>" in markdown
+    assert [r[5] for r in table_rows(markdown, "trace-params")] == ["the project names no rule"] * 2

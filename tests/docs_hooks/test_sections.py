@@ -227,8 +227,8 @@ def test_a_derivation_connects_only_the_lines_it_explains(make_project):
     assert expanded.problems == []
     # no "Calls it" or "Tests it" rows: the backward's own entry lists those
     assert connection_rows(expanded.markdown) == [
-        "The gradient on the input | Computes it | ops.py:25 | dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)",
-        "The gradient on the input | Computes it | ops.py:26 | - Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))",
+        "The gradient on the input | Computes it | ops.py:25-26 | dX = s * (dXhat - dXhat.mean(axis=-1, keepdims=True)"
+        "\n- Xhat * (dXhat * Xhat).mean(axis=-1, keepdims=True))",
     ]
 
 
@@ -281,3 +281,24 @@ def test_callers_and_tests_seen_only_at_run_time_say_so_and_the_note_says_what_t
         "could follow; the build saw the call while the tests or the model run ran.</p>"
     ) in html
     assert "seen at run time" not in sections.used(entry, Links(settings, index), CallGraph(index), None, None)
+
+
+def test_the_listing_names_a_method_of_a_package_module_inside_its_module(make_project):
+    """The file says which module: the listing's head gives the class and method, the package prefix kept out of
+    it and nothing dropped from it (``Dense.forward``, not ``layers.Dense.forward``)."""
+    layers = "class Dense:\n    def forward(self, X):\n        return X * 2\n"
+    root = make_project(
+        {
+            "src/pkg/__init__.py": "",
+            "src/pkg/layers.py": layers,
+            "docs/page.md": page("""
+            ```trace-entry
+            title: Dense
+            function: pkg.layers.Dense.forward
+            status: illustrative
+            ```
+            """),
+        }
+    )
+    markdown = expand_page(root).markdown
+    assert '<div class="trace-listing-head"><code>pkg/layers.py</code> <code>Dense.forward</code> ' in markdown

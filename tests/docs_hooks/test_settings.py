@@ -231,3 +231,18 @@ def test_modules_are_named_by_their_packages_else_from_where_they_are_imported(t
     assert importlib.of_test(root / "tests/test_ops.py") == "tests.test_ops"
     assert importlib.of_test(root / "tests/unit/test_layers.py") == "unit.test_layers"  # a package either way
     assert importlib.test_bases([root / "tests/test_ops.py"]) == []
+
+
+def test_coverage_tests_measures_every_test_of_the_tests_root_unless_set(tmp_path):
+    tests = {"src/m.py": "def f():\n    return 1\n", "tests/test_m.py": "def test_f():\n    pass\n"}
+    assert settings_of(tmp_path / "a", "", tests).coverage_tests == ["tests"]
+    beside = {"m.py": "def f():\n    return 1\n", "test_m.py": "def test_f():\n    pass\n"}
+    assert settings_of(tmp_path / "b", "", beside).coverage_tests == ["."]  # tests beside the code
+    assert settings_of(tmp_path / "c", 'tests_root = "checks"\n', {"checks/m_test.py": ""}).coverage_tests == ["checks"]
+    # none without a test file (a conftest.py alone, or a test file in an excluded folder, is none)
+    none = {"src/m.py": "", "tests/conftest.py": "", "tests/build/test_old.py": "", "node_modules/x/test_y.py": ""}
+    assert settings_of(tmp_path / "d", "", none).coverage_tests == []
+    assert settings_of(tmp_path / "e", "coverage_tests = []\n", tests).coverage_tests == []  # set: as written
+    assert settings_of(tmp_path / "f", 'coverage_tests = ["tests/test_m.py"]\n', tests).coverage_tests == [
+        "tests/test_m.py"
+    ]

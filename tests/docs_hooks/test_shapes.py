@@ -881,3 +881,80 @@ def test_shapes_name_every_argument_as_written_and_every_result_however_it_is_us
         # tick(Y): returns nothing, so no output
         ["<code>Y</code>", "input", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
     ]
+
+
+# ----------------------------------------------------------------------------- which value a row shows
+
+BACK = """\
+import numpy as np
+
+
+def back(dY, W):
+    dW = dY.T @ dY
+    dW = dW + np.sign(dW)
+    dY = dY @ W.T
+    return dY, dW
+"""
+
+BACK_RUN = MODEL_RUN.replace(
+    "from model import forward, init_params", "from back import back\nfrom model import forward, init_params"
+) + ("    back(np.ones((cfg.seq_len, cfg.hidden)), np.ones((cfg.width, cfg.hidden)))\n")
+
+BACK_ENTRY = """
+```trace-entry
+title: A backward that reassigns its argument
+function: back.back
+status: illustrative
+```
+"""
+
+
+def back_project(tmp_path: Path, *rows: str) -> Path:
+    table = "```trace-symbols\nrows:\n" + "".join(f"  - {r}\n" for r in rows) + "```\n"
+    return tiny_project(tmp_path, BACK_ENTRY, table, src__back_py=BACK, docs__examples__model_run_py=BACK_RUN)
+
+
+def test_an_argument_is_shaped_on_entry_and_after_names_the_statement_that_reassigns_it(tmp_path):
+    root = back_project(
+        tmp_path,
+        "{symbol: G, meaning: Gradient on the output, code: dY}",
+        "{symbol: dX, meaning: Gradient on the input, code: dY, after: 'dY = dY @ W.T'}",
+        "{symbol: P, meaning: Through the weights, code: none, shape: dY @ W.T}",
+    )
+    markdown, problems, _ = build(root)
+    assert problems == []
+    line = line_of(BACK, "dY = dY @ W.T")
+    assert table_rows(markdown, "trace-symbols") == [
+        ["<m>G</m>", "Gradient on the output", "<code>dY</code>, on entry", "<code>(T, F)</code> <code>(4, 6)</code>"],
+        [
+            "<m>dX</m>",
+            "Gradient on the input",
+            f"<code>dY</code> after {link('src/back.py', line, 'back.back')}",
+            "<code>(T, d)</code> <code>(4, 4)</code>",
+        ],
+        # the expression reads dY where the statement reads it: the dY the function was given
+        ["<m>P</m>", "Through the weights", "not named in the code", "<code>(T, d)</code> <code>(4, 4)</code>"],
+    ]
+
+
+def test_a_symbol_bound_by_two_statements_is_refused_with_both_lines_and_what_to_write(tmp_path):
+    root = back_project(tmp_path, "{symbol: dW, meaning: Gradient of the weights, code: dW}")
+    _, problems, _ = build(root)
+    first, second = line_of(BACK, "dW = dY.T @ dY"), line_of(BACK, "dW = dW + np.sign(dW)")
+    assert problems == [
+        f"docs/page.md:{page_line(root, '```trace-symbols')}: symbol 'dW': 'dW' is bound at back.py:{first} and again at back.py:{second}, and the "
+        "recording holds only its value on return; say which value you mean with the statement it follows, e.g. "
+        f'after: "dW = dW + np.sign(dW)" (back.py:{second}) for the value on return (a value bound again later is '
+        "not recorded)"
+    ]
+
+
+def test_after_a_statement_followed_by_a_change_is_refused(tmp_path):
+    root = back_project(tmp_path, "{symbol: dW, meaning: The data part, code: dW, after: 'dW = dY.T @ dY'}")
+    _, problems, _ = build(root)
+    first, second = line_of(BACK, "dW = dY.T @ dY"), line_of(BACK, "dW = dW + np.sign(dW)")
+    assert problems == [
+        f"docs/page.md:{page_line(root, '```trace-symbols')}: symbol 'dW': 'dW' is changed at back.py:{second}, after back.py:{first}, so its recorded "
+        f"value (on return) is not its value after back.py:{first}; show it after the last statement that changes "
+        f'it, after: "dW = dW + np.sign(dW)" (back.py:{second}), or an expression that reads it at back.py:{first}'
+    ]

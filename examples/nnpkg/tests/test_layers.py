@@ -73,6 +73,16 @@ def test_batch_normalization_backward_matches_central_differences():
     np.testing.assert_allclose(grad_in, numeric, atol=1e-6)
 
 
+def test_batch_normalization_backward_worked_example():
+    bn = make_bn(input_shape=(3,), optimizer=StochasticGradientDescent(learning_rate=0.0))
+    X = np.array([[1.0, 2.0, 0.0], [3.0, -2.0, 0.5], [5.0, 0.0, 1.0]])
+    bn.forward_pass(X)
+    accum_grad = np.array([[0.1, -0.2, 0.3], [0.4, 0.0, -0.1], [-0.5, 0.2, 0.1]])
+    grad_in = bn.backward_pass(accum_grad)
+    # normalising over the batch forgets a shift of every row: the gradient on the input sums to 0 down the batch
+    np.testing.assert_allclose(grad_in.sum(axis=0), 0.0, atol=1e-12)
+
+
 def test_l1_penalty_worked_example():
     reg = L1(alpha=0.5)
     W = np.array([[1.0, -2.0], [0.0, 0.5]])
