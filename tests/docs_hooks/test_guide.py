@@ -363,15 +363,27 @@ def docs_dir(root: Path) -> str:
     return (config or {}).get("docs_dir", "docs")
 
 
+def project_of(root: Path, page: str) -> Path:
+    """The project a page of the guide belongs to: the innermost folder above it that holds a pyproject.toml
+    (the guide's second project lives in a folder of the first)."""
+    for folder in Path(page).parents:
+        if folder != Path(".") and (root / folder / "pyproject.toml").is_file():
+            return root / folder
+    return root
+
+
 def in_docs(root: Path, page: str) -> bool:
-    return Path(page).is_relative_to(docs_dir(root))
+    project = project_of(root, page)
+    return (root / page).relative_to(project).is_relative_to(docs_dir(project))
 
 
 def built_path(root: Path, page: str) -> str:
-    """Where MkDocs writes a page of the docs folder (directory URLs): docs/norm.md -> site/norm/index.html."""
-    rel = Path(page).relative_to(docs_dir(root))
+    """Where MkDocs writes a page of the docs folder (directory URLs): docs/norm.md -> site/norm/index.html;
+    from the guide's root."""
+    project = project_of(root, page)
+    rel = (root / page).relative_to(project).relative_to(docs_dir(project))
     folder = rel.parent if rel.stem == "index" else rel.parent / rel.stem
-    return (Path("site") / folder / "index.html").as_posix()
+    return (project.relative_to(root) / "site" / folder / "index.html").as_posix()
 
 
 def built_page(root: Path, page: str) -> str:
