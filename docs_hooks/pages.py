@@ -79,6 +79,7 @@ def written_by_pages(docs: Path) -> set[str]:
             names = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        names = names if isinstance(names, list) else []  # a list edited or damaged by hand: nothing listed
         found.update(f"{base}/{n}" if base != "." else str(n) for n in names if isinstance(n, str))
     found.add(MANIFEST)
     return found
@@ -88,9 +89,16 @@ def _write(folder: Path, wanted: dict[str, bytes]) -> tuple[int, int]:
     """Write each file whose bytes differ; remove what an earlier run wrote that is no longer wanted."""
     manifest = folder / MANIFEST
     try:
-        before = set(json.loads(manifest.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        before = set()
+        listed = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        listed = []
+    # Only what this command could have written: paths inside the folder. Anything else in a list that was
+    # edited or damaged is ignored, never deleted.
+    before = {
+        rel
+        for rel in (listed if isinstance(listed, list) else [])
+        if isinstance(rel, str) and rel and not Path(rel).is_absolute() and ".." not in Path(rel).parts
+    }
     written = 0
     for rel, data in wanted.items():
         path = folder / rel

@@ -76,11 +76,14 @@ def impact(settings, rev: str, fail_on_change: bool = False) -> int:
         raise TraceError(
             f"'{rev}' is not a revision (it starts with '-'); name a branch, tag or commit, e.g. origin/main"
         )
+    # A root folder that did not exist yet at REV (tests added since) holds nothing there: left out of the
+    # archive, which would refuse a path it does not have.
+    present = [r for r in dict.fromkeys(roots) if r == "." or _exists_at(settings.project_root, rev, r)]
     try:
         # After --end-of-options nothing is an option; git archive then takes the paths with no "--" (some
         # versions of git, 2.39 among them, read a "--" there as a path).
         archive = subprocess.run(
-            ["git", "archive", "--format=tar", "--end-of-options", rev, *roots],
+            ["git", "archive", "--format=tar", "--end-of-options", rev, *(present or ["."])],
             cwd=settings.project_root,
             capture_output=True,
             check=True,
@@ -119,3 +122,9 @@ def impact(settings, rev: str, fail_on_change: bool = False) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def _exists_at(root: Path, rev: str, path: str) -> bool:
+    """Whether ``path`` (from the repository's root) exists at revision ``rev``."""
+    found = subprocess.run(["git", "cat-file", "-e", f"{rev}:{path}"], cwd=root, capture_output=True)
+    return found.returncode == 0

@@ -36,7 +36,10 @@ class SourceKind:
 
     def resolve(self, block: Block, scope: Scope) -> SourcePlan:
         project = scope.project
-        repo_path = within_root(block.data["file"], "field 'file' of block 'trace-source'")
+        try:
+            repo_path = within_root(block.data["file"], "field 'file' of block 'trace-source'")
+        except TraceError as err:
+            raise err.at(scope.page, block.field_line("file")) from None
         if repo_path not in project.index.file_digests:
             raise TraceError(
                 f"'{repo_path}' is not a file of the code index{did_you_mean(repo_path, project.index.file_digests)}; "

@@ -187,3 +187,31 @@ def test_written_by_pages_skips_a_damaged_list_and_what_is_not_a_path(tmp_path):
 
     assert written_by_pages(docs) == {"a/x.md", "a/y/z.md", MANIFEST}
     assert written_by_pages(tmp_path / "empty") == {MANIFEST}
+
+
+def test_a_list_of_what_was_written_holding_other_things_than_paths_is_ignored_not_a_crash(project, capsys):
+    """The list is the command's own file, but a person or a merge may have edited it: entries that are no
+    path inside the folder (a number, null, '../x', an absolute path) are never deleted and never crash."""
+    root, settings = project
+    outside = root / "outside.txt"
+    outside.write_text("keep me")
+    listed = [1, None, "../outside.txt", str(outside), "source/src/gone.py.md"]
+    (root / "docs" / MANIFEST).write_text(json.dumps(listed))
+    (root / "docs/source/src").mkdir(parents=True, exist_ok=True)
+    (root / "docs/source/src/gone.py.md").write_text("a source page of a file that left the code")
+
+    run_pages(settings, capsys)
+
+    assert (root / "docs/source/src/ops.py.md").is_file()
+    assert outside.read_text() == "keep me"
+    assert not (root / "docs/source/src/gone.py.md").exists()  # listed, inside the folder, no longer wanted
+    assert all(isinstance(n, str) for n in json.loads((root / "docs" / MANIFEST).read_text()))
+    assert "source/src/ops.py.md" in written_by_pages(root / "docs")
+
+
+def test_written_by_pages_reads_a_list_that_is_not_a_list_as_empty(tmp_path):
+    (tmp_path / MANIFEST).write_text('{"source/a.md": 1}')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / MANIFEST).write_text("3")
+
+    assert written_by_pages(tmp_path) == {MANIFEST}

@@ -302,3 +302,28 @@ def test_impact_of_a_revision_git_cannot_read_raises_and_prints_nothing(history,
 
     assert str(caught.value).startswith(message)
     assert outputs(capsys) == ("", "")
+
+
+def test_impact_of_a_revision_from_before_the_tests_folder_existed_lists_what_changed(make_project, capsys):
+    """A root folder that did not exist yet at REV holds nothing there: impact compares without it."""
+    root = make_project({"docs/page.md": MEAN_PAGE, ".gitignore": "node_modules\n.cache\n"})
+    tests = {p: (root / p).read_text() for p in BASE_FILES if p.startswith("tests/")}
+    for p in tests:
+        (root / p).unlink()
+    (root / "tests").rmdir()
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "code only")
+    edited = "mu = X.mean(-1, keepdims=True)"
+    write_tree(root, {**tests, "src/ops.py": OPS.replace("mu = X.mean(axis=-1, keepdims=True)", edited)})
+    (root / "docs/page.md").write_text(MEAN_PAGE.replace("mu = X.mean(axis=-1, keepdims=True)", edited))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "tests")
+    capsys.readouterr()
+
+    assert review.impact(load_settings(root), "HEAD~1") == 0
+
+    assert outputs(capsys)[0].splitlines()[2:] == [
+        "- `docs/page.md`: entry layer-norm-forward | ops.layer_norm_forward: code changed since HEAD~1",
+        f"- `docs/page.md`: inline | ops.layer_norm_forward: {edited}: new since HEAD~1",
+    ]

@@ -238,3 +238,11 @@ def test_the_inputs_change_when_the_file_or_what_cites_it_changes(tmp_path, base
 )
 def test_the_inputs_do_not_change_when_anything_else_does(tmp_path, base_inputs, change):
     assert source_inputs(tmp_path, change.get("pages", {}), model=change.get("model")) == base_inputs
+
+
+def test_a_file_outside_the_project_root_is_refused_at_the_line_of_the_field(make_project):
+    root = make_project({"docs/bad.md": "# Bad\n\n" + SOURCE.format(file="../src/ops.py")})
+
+    [problem] = build_site(root).problems
+
+    assert (problem.path, problem.line) == ("docs/bad.md", 4)
