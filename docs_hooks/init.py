@@ -74,6 +74,7 @@ markdown_extensions:
       line_spans: __span
 """
 
+
 def default_theme() -> str:
     """Material for MkDocs when it is installed (the theme the generated pages are styled for first), else
     MkDocs' own theme, which every MkDocs has: the mkdocs.yml init writes builds either way."""
@@ -123,7 +124,7 @@ def python_files(root: Path, docs_dir: str, skipped: tuple[str, ...] = ()) -> li
     """Every ``.py`` file of the project (relative paths), leaving out hidden folders, virtual
     environments, built output, the docs folder (whose helpers are the site's, not the code's) and
     the ``skipped`` folders."""
-    found = []
+    found: list[Path] = []
     docs = {Path(docs_dir), *map(Path, skipped)}
     for folder, dirs, files in os.walk(root):
         here = Path(folder).relative_to(root)
@@ -256,7 +257,7 @@ def add_plugin(text: str, name: str = "mkdocs.yml") -> str | None:
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
     if plugins is None:
-        expected = ["search", PLUGIN]
+        expected: dict | list = ["search", PLUGIN]
         if "plugins" not in keys:
             sep = "" if not text or text.endswith(("\n", "\r")) else newline
             new = text + sep + newline.join(["plugins:", "  - search", f"  - {PLUGIN}", ""])
@@ -307,7 +308,7 @@ def add_plugin(text: str, name: str = "mkdocs.yml") -> str | None:
 def effective_config(text: str, path: Path) -> dict:
     """The settings MkDocs reads from the mkdocs.yml at ``path``: its own, over those of the files it
     inherits from (``INHERIT``), merged as MkDocs merges them (mappings key by key, any other value replaced)."""
-    import mergedeep  # MkDocs' own dependency, which it merges INHERIT with
+    import mergedeep  # type: ignore[import-untyped]  # MkDocs' own dependency, which it merges INHERIT with
 
     root = Path(path).parent
     name = os.path.relpath(path, root)

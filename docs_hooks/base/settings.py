@@ -146,7 +146,7 @@ def is_virtualenv(folder: Path) -> bool:
 def walk_files(folder: Path, project_root: Path, patterns, suffix: str = "") -> list[Path]:
     """The files under ``folder`` (ending in ``suffix``), sorted, leaving out what ``patterns`` exclude and
     virtual environments; an excluded folder is not entered."""
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(folder):
         here = Path(dirpath)
         dirnames[:] = sorted(
@@ -348,13 +348,16 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         value = raw.get(key, default)
         return None if value is None else (project_root / value)
 
+    def required(key: str, default: str) -> Path:
+        return project_root / raw.get(key, default)
+
     def folder(key: str, usual: str) -> Path:
         """A code root: the setting, else the usual folder when the project has one, else the project root."""
         if key in raw:
             return project_root / raw[key]
         return project_root / usual if (project_root / usual).is_dir() else project_root
 
-    docs_dir = path("docs_dir", "docs")
+    docs_dir = required("docs_dir", "docs")
     docs_rel = Path(os.path.relpath(docs_dir, project_root)).as_posix()
     exclude = [*DEFAULT_EXCLUDE, *([docs_rel] if docs_rel not in (".", "") else []), *raw.get("exclude", [])]
     tests_root = folder("tests_root", "tests")
@@ -371,7 +374,7 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         source_root=folder("source_root", "src"),
         tests_root=tests_root,
         docs_dir=docs_dir,
-        lock_path=path("lock_path", "docs/trace.lock"),
+        lock_path=required("lock_path", "docs/trace.lock"),
         repo_url=raw.get("repo_url", ""),
         ref=raw.get("ref") or current_ref(project_root),
         cache_dir=path("cache_dir", ".cache/docs_hooks"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 STATUS_LABELS = {
     "implemented": "Implemented",
@@ -33,7 +34,9 @@ def link(label_html: str, url: str, title: str = "") -> str:
     return f'<a href="{esc(url)}"{t}>{label_html}</a>'
 
 
-def table(headers: list[str], rows: list[list[str]], cls: str = "trace-table", searchable: bool = True) -> str:
+def table(
+    headers: list[str], rows: Sequence[list[str] | str], cls: str = "trace-table", searchable: bool = True
+) -> str:
     """An HTML table. Headers are plain text; cells are HTML already escaped; a row given as
     a string is HTML of its own (a whole ``<tr>``, or a placeholder for one).
 

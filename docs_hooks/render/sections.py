@@ -130,7 +130,7 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
     called = names(graph.callers(entry.functions)) or "nothing in the source"
     tested = names(graph.tested_by(entry.functions)) or "no test calls it directly"
     shown, more = graph.reached_shown(entry.functions)
-    rows = [["Source", src]]
+    rows: list[list[str] | str] = [["Source", src]]
     if pdf is not None:
         rows.append(["PDF reference", pdf])
     rows += [["Called by", called], ["Tested by", tested]]
@@ -154,7 +154,7 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
             f'<p class="trace-facts-note">A caller or test marked "{SEEN_AT_RUN_TIME}" calls it in no way the '
             "code index could follow; the build saw the call while the tests or the model run ran.</p>"
         )
-    if coverage_row is not None:
+    if coverage_row:  # a row of the tests measured running these lines (none ran them: no row, no note)
         out.append(
             '<p class="trace-facts-note">"Tested by" and "Reached by" follow the calls written in the '
             "code; the tests that run these equations' lines were measured: each was seen executing "

@@ -256,16 +256,16 @@ def _statements(node: ast.AST, loops: Loops, branches: Branches):
             yield stmt, loops, inner_branches
             inner_loops = loops
             if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-                inner_loops = (*loops, (stmt.lineno, stmt.end_lineno))
+                inner_loops = (*loops, (stmt.lineno, stmt.end_lineno or stmt.lineno))
             yield from _statements(stmt, inner_loops, inner_branches)
 
 
-def _header_end(stmt: ast.AST) -> int:
+def _header_end(stmt: ast.stmt) -> int:
     """The last line of a simple statement, or of a compound statement's header."""
     body = getattr(stmt, "body", None)
     if isinstance(body, list) and body:
         return max(stmt.lineno, body[0].lineno - 1)
-    return stmt.end_lineno
+    return stmt.end_lineno or stmt.lineno
 
 
 def _assigned(stmt: ast.AST) -> list[tuple[str, str, bool]]:
@@ -320,8 +320,9 @@ def _target_paths(target: ast.expr) -> list[tuple[str, bool]]:
         return _target_paths(target.value)
     node: ast.AST = target
     while isinstance(node, (ast.Subscript, ast.Attribute)):
-        if isinstance(node, ast.Attribute) and _chain(node) is not None:
-            return [(_chain(node), False)]
+        chain = _chain(node) if isinstance(node, ast.Attribute) else None
+        if chain is not None:
+            return [(chain, False)]
         node = node.value
     return [(node.id, False)] if isinstance(node, ast.Name) else []
 

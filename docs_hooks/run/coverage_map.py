@@ -293,7 +293,8 @@ class Measurement:
 
     def done(self) -> bool:
         """Whether ``result()`` would answer now: read from the cache, or the run has ended."""
-        return self._map is not None or self._error is not None or self._proc.poll() is not None
+        proc = self._proc  # None only with a map or an error
+        return self._map is not None or self._error is not None or (proc is not None and proc.poll() is not None)
 
     def result(self) -> CoverageMap:
         """The line map; a TraceError (the same one each time) when the run failed, placed at the
@@ -335,18 +336,21 @@ class Measurement:
         the first test, may take up to DEFAULT_TIMEOUT (or ``timeout`` when longer):
         on a busy machine that alone can outlast a small limit meant for one test.
         """
+        proc = self._proc
+        if proc is None:  # nothing was started: a map from the cache, or a package missing
+            return 0
         running, since = None, self._started
         while True:
             limit = self.timeout if running is not None else max(self.timeout, DEFAULT_TIMEOUT)
             try:
-                return self._proc.wait(timeout=min(1.0, max(0.05, since + limit - time.monotonic())))
+                return proc.wait(timeout=min(1.0, max(0.05, since + limit - time.monotonic())))
             except subprocess.TimeoutExpired:
                 pass
             now_running = self._running()
             if now_running != running:  # the next test has started: its own time begins
                 running, since = now_running, time.monotonic()
             elif time.monotonic() - since > limit:
-                children.kill_group(self._proc)
+                children.kill_group(proc)
                 return None
 
     def _running(self) -> str | None:
@@ -374,7 +378,8 @@ class Measurement:
         tests = ", ".join(dict.fromkeys(failed)) or (self._running() or " ").split(" ", 1)[1]
         who = f"the test {tests}" if tests else "the run of pytest"
         report = _first_report(output)
-        if report and _REPORT_HEADING.match(report[0]).group("title").startswith("ERROR collecting "):
+        heading = _REPORT_HEADING.match(report[0]) if report else None
+        if heading is not None and heading.group("title").startswith("ERROR collecting "):
             how = "could not be collected"  # pytest ends that with exit code 1 or 2, as it goes
         raised = next((line[1:].strip() for line in report if line.startswith("E ")), "")
         places = [m.group(1) for m in map(_PROJECT_PLACE.match, report) if m]  # the project's frames, in order
