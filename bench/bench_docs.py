@@ -16,9 +16,13 @@ cold, line map   ``mkdocs build`` with only the line map ``make test`` writes in
 warm             ``mkdocs build`` with the cache the previous build left
 serve            one process, as ``mkdocs serve`` does it: a first build, then a rebuild after a prose edit
                  of --page, then after a code edit (a function appended to a module of the source, none of
-                 the documented ones touched), each against the floor's rebuild after the same prose edit
-memory           the serve process and its children, in MB: after the first build and after --edits edits
-                 (prose and code in turn), and how many child processes it has
+                 the documented ones touched), each against the floor's rebuild after the same prose edit;
+                 every run edits anew (the copy's cache would know a repeated edit)
+serve --dirty    the same as ``mkdocs serve --dirty`` does it (only what changed is rebuilt), against the
+                 floor's dirty rebuild after the same prose edit
+memory           the serve process and its children, in MB: after the first build, after the first code
+                 edit (which starts the children a code edit needs) and after --edits edits more (prose and
+                 code in turn), and how many child processes it has
 check            ``python -m docs_hooks check``, warm
 
 Run:   .venv/bin/python bench/bench_docs.py [--runs 3] [--edits 50] [--page layer-norm.md] [--profile DIR]
@@ -218,9 +222,13 @@ def own_rss() -> float:
     return 0.0
 
 
-def serve_child(config_file: str, page: str, edits: int, profile: str | None) -> None:
+def serve_child(
+    config_file: str, page: str, edits: int, profile: str | None, first_edit: int = 0, dirty: bool = False
+) -> None:
     """Runs in a fresh process, as mkdocs serve does: a first build, a prose edit, a code edit, then ``edits``
-    edits in turn, each a rebuild with a fresh config and the same plugin object. Prints JSON."""
+    edits in turn, each a rebuild with a fresh config and the same plugin object (``dirty``: as
+    ``mkdocs serve --dirty`` does them). Edits are numbered from ``first_edit``, so that no run repeats
+    another's (the cache the copy keeps would know it). Prints JSON."""
     import gc
     import logging
 
@@ -237,13 +245,13 @@ def serve_child(config_file: str, page: str, edits: int, profile: str | None) ->
         nonlocal plugins
         config = load_config(config_file=config_file, site_dir=site_dir)
         if plugins is None:
-            config.plugins.on_startup(command="serve", dirty=False)
+            config.plugins.on_startup(command="serve", dirty=dirty)
             plugins = config.plugins
         else:  # serve keeps the plugin objects across its rebuilds
             config.plugins = plugins
         config.site_url = serve_url
         start = time.perf_counter()
-        build(config, serve_url=serve_url, dirty=False)
+        build(config, serve_url=serve_url, dirty=dirty)
         return time.perf_counter() - start
 
     page_path = project / "docs" / page
@@ -251,7 +259,7 @@ def serve_child(config_file: str, page: str, edits: int, profile: str | None) ->
     out = {"first": rebuild()}
     gc.collect()
     out["rss first"], out["children first"] = tree_rss(os.getpid())
-    edit_prose(page_path, 0)
+    edit_prose(page_path, first_edit)
     if profile:
         import cProfile
 
@@ -262,7 +270,7 @@ def serve_child(config_file: str, page: str, edits: int, profile: str | None) ->
         prof.disable()
         prof.dump_stats(profile)
     if "docs_hooks" in Path(config_file).read_text(encoding="utf-8"):
-        edit_code(code, 0)
+        edit_code(code, first_edit)
         out["code edit"] = rebuild()
     gc.collect()
     # The children a code edit starts (the recorder, KaTeX) live until the next code edit: the tree is
@@ -272,9 +280,9 @@ def serve_child(config_file: str, page: str, edits: int, profile: str | None) ->
     children = []
     for n in range(1, edits + 1):
         if n % 2:
-            edit_prose(page_path, n)
+            edit_prose(page_path, first_edit + n)
         else:
-            edit_code(code, n)
+            edit_code(code, first_edit + n)
         rebuild()
         children.append(tree_rss(os.getpid())[1])
     gc.collect()
@@ -286,11 +294,18 @@ def serve_child(config_file: str, page: str, edits: int, profile: str | None) ->
     print(json.dumps(out))
 
 
-def serve(project: Path, config: str, page: str, edits: int, profile: Path | None = None) -> dict:
+def serve(
+    project: Path,
+    config: str,
+    page: str,
+    edits: int,
+    profile: Path | None = None,
+    first_edit: int = 0,
+    dirty: bool = False,
+) -> dict:
+    options = {"profile": str(profile) if profile else None, "first_edit": first_edit, "dirty": dirty}
     cmd = [PYTHON, str(Path(__file__).resolve()), "_serve", str(project / config), page, str(edits)]
-    if profile:
-        cmd.append(str(profile))
-    _, proc = timed_run(cmd, project, env_for(project))
+    _, proc = timed_run([*cmd, json.dumps(options)], project, env_for(project))
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -405,14 +420,32 @@ def main() -> None:
             extra = "" if name in ("floor", "check") else ratio(name, med(values), floor)
             print(f"{name:15s} {fmt(values)}  {extra}")
         profile = args.profile / "prose-edit.prof" if args.profile else None
-        served = [serve(project, "mkdocs.yml", args.page, 0 if i else args.edits, profile) for i in range(args.runs)]
-        floors = [serve(project, floor_config, args.page, 0) for _ in range(args.runs)]
+        # Every run edits anew (numbered apart): a run that repeated another's edit would find it in the cache.
+        served = [
+            serve(project, "mkdocs.yml", args.page, 0 if i else args.edits, profile, first_edit=1000 * (i + 1))
+            for i in range(args.runs)
+        ]
+        floors = [serve(project, floor_config, args.page, 0, first_edit=1000 * (i + 1)) for i in range(args.runs)]
         floor_edit = med([f["prose edit"] for f in floors])
         print(f"\n== serve: rebuilds in one process ({args.runs} runs; against the floor's prose edit) ==")
         print(f"{'floor, prose edit':22s} {fmt([f['prose edit'] for f in floors])}")
         for name in ("first", "prose edit", "code edit"):
             values = [s[name] for s in served]
             print(f"{name:22s} {fmt(values)}  {ratio(name, med(values), floor_edit)}")
+        dirty = [
+            serve(project, "mkdocs.yml", args.page, 0, first_edit=5000 + 1000 * i, dirty=True) for i in range(args.runs)
+        ]
+        dirty_floors = [
+            serve(project, floor_config, args.page, 0, first_edit=5000 + 1000 * i, dirty=True) for i in range(args.runs)
+        ]
+        dirty_floor = med([f["prose edit"] for f in dirty_floors])
+        print(
+            f"\n== serve --dirty: only what changed rebuilt ({args.runs} runs; against the floor's dirty prose edit) =="
+        )
+        print(f"{'floor, prose edit':22s} {fmt([f['prose edit'] for f in dirty_floors])}")
+        for name in ("prose edit", "code edit"):
+            values = [s[name] for s in dirty]
+            print(f"{name:22s} {fmt(values)}  {ratio(name, med(values), dirty_floor)}")
         s = served[0]
         print(
             f"\n== serve memory over {args.edits} edits after the first code edit (prose and code in turn) ==\n"
@@ -428,6 +461,9 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "_serve":
-        serve_child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
+        options = json.loads(sys.argv[5])
+        serve_child(
+            sys.argv[2], sys.argv[3], int(sys.argv[4]), options["profile"], options["first_edit"], options["dirty"]
+        )
     else:
         main()

@@ -116,3 +116,11 @@ def test_each_speed_device_the_bench_turns_off_exists(bench):
         env = {"BENCH_DOCS_WITHOUT": device, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
         proc = subprocess.run([sys.executable, "-c", bench.SITECUSTOMIZE], env=env, capture_output=True, text=True)
         assert proc.returncode == 0, (device, proc.stdout + proc.stderr)
+
+
+def test_a_dirty_serve_run_edits_from_the_number_it_is_given(bench, site):
+    served = bench.serve(site, "mkdocs.yml", "page.md", 0, first_edit=7000, dirty=True)
+
+    assert served["prose edit"] > 0 and served["code edit"] > 0
+    assert "Edited 7000." in (site / "docs" / "page.md").read_text(encoding="utf-8")
+    assert "_bench_edit_7000" in (site / "src" / "model.py").read_text(encoding="utf-8")
