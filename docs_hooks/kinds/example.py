@@ -29,12 +29,12 @@ import importlib
 import json
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` uses none (bench/README.md, "check")
     import numpy as np
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Rendered, Scope
@@ -131,7 +131,7 @@ class ShowPlan:
     code: str
     name: str | None  # what ``check`` calls it
     reads: tuple[tuple[str, str], ...]  # (name, ENTRY or RETURN) for each local it reads
-    tree: ast.AST | None = None  # the expression to evaluate on them; None: the value of its one name
+    tree: ast.Expression | None = None  # the expression to evaluate on them; None: the value of its one name
     statement: Statement | None = None  # where the expression is computed, or the statement it is shown after
     when: str = ""  # "after" (shown after ``statement``), "entry" (an argument the function changes later), or ""
 
@@ -226,8 +226,9 @@ def collect(plan: ExamplePlan, results: Results, links: Links) -> tuple[Example,
     where = f"the first call of {fn.name} in {req.name}"
     rows = [_show_row(row, fn, call, where, fail) for row in plan.rows]
     for row, shown in zip(plan.rows, rows):
-        if row.when == "after":
-            shown.where = " after " + links.line_link(fn, row.statement.start, row.statement.end)
+        statement = row.statement
+        if row.when == "after" and statement is not None:  # an "after" row always has the statement it follows
+            shown.where = " after " + links.line_link(fn, statement.start, statement.end)
         elif row.when == "entry":
             shown.where = ", on entry"
     ex = Example(
@@ -355,7 +356,7 @@ def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope
                 "write a local name in 'code'"
             )
         try:
-            statement = after_statement(
+            follows = after_statement(
                 scope.refs,
                 fn.name,
                 str(item["after"]).strip(),
@@ -364,42 +365,54 @@ def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope
             )
         except TraceError as err:
             raise row_fail(f"after: {err.message}") from None
-        which = seen.after([code], statement.start) if seen is not None else {code: RETURN}
-        if isinstance(which, tuple):
-            raise row_fail(changed_later(*which, statement.start, fn.display_path, seen))
-        return ShowPlan(label, code, name, tuple(which.items()), None, statement, "after")
+        reads = _reads_after([code], follows.start, fn, seen, row_fail)
+        return ShowPlan(label, code, name, reads, None, follows, "after")
     if is_name:
-        which = seen.bare(code) if seen is not None else RETURN
-        if isinstance(which, tuple):
-            raise row_fail(bound_twice(code, which, fn.display_path, seen))
-        changed = which == ENTRY and seen is not None and bool(seen.of(code))
-        return ShowPlan(label, code, name, ((code, which),), when="entry" if changed else "")
+        if seen is None:
+            return ShowPlan(label, code, name, ((code, RETURN),))
+        bare = seen.bare(code)
+        if isinstance(bare, tuple):
+            raise row_fail(bound_twice(code, bare, fn.display_path, seen))
+        changed = bare == ENTRY and bool(seen.of(code))
+        return ShowPlan(label, code, name, ((code, bare),), when="entry" if changed else "")
 
-    tree, target = _parse_show_code(code)
-    statement = _statement_with(fn, code, exact=target is not None) if tree is not None else None
-    if statement is None:
+    parsed = _parse_show_code(code)
+    statement = _statement_with(fn, code, exact=isinstance(parsed, str)) if parsed is not None else None
+    if parsed is None or statement is None:
         raise row_fail(
             f"'{code}' is neither a local of {fn.name} nor an expression in it "
             f"({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
             "Copy the code from the function."
         )
-    if target is None and not _is_subexpression(fn, tree):
+    if isinstance(parsed, ast.Expression) and not _is_subexpression(fn, parsed):
         raise row_fail(
             f"'{code}' occurs in {fn.display_path}:{statement.start} as text, but the code does not compute it "
             "as one value there (operator precedence groups it differently); copy a whole sub-expression"
         )
     scope.refs.lock(_lock_entry(scope.page, plan.block, fn, code, statement))
-    if target:
-        which = seen.after([target], statement.start) if seen is not None else {target: RETURN}
-        if isinstance(which, tuple):
-            raise row_fail(changed_later(*which, statement.start, fn.display_path, seen))
-        return ShowPlan(label, code, name, tuple(which.items()), None, statement)
+    if isinstance(parsed, str):  # ``target = expr``: the value the statement leaves in its target
+        return ShowPlan(label, code, name, _reads_after([parsed], statement.start, fn, seen, row_fail), None, statement)
     # a module's name (np) is no local: it is read as recorded, and the render stage says if it is not
-    paths = [p for p in read_paths(tree) if p.split(".")[0] in fn.local_names]
-    which = seen.read_at(paths, statement.start) if seen is not None else {p.split(".")[0]: RETURN for p in paths}
+    paths = [p for p in read_paths(parsed) if p.split(".")[0] in fn.local_names]
+    if seen is None:
+        return ShowPlan(label, code, name, tuple({p.split(".")[0]: RETURN for p in paths}.items()), parsed, statement)
+    which = seen.read_at(paths, statement.start)
     if isinstance(which, tuple):
         raise row_fail(unseen(*which, statement.start, code, fn.display_path, seen))
-    return ShowPlan(label, code, name, tuple(which.items()), tree, statement)
+    return ShowPlan(label, code, name, tuple(which.items()), parsed, statement)
+
+
+def _reads_after(
+    paths: list[str], line: int, fn: Function, seen: Assignments | None, row_fail: Callable[[str], TraceError]
+) -> tuple[tuple[str, str], ...]:
+    """For the name of each of ``paths``, the recording that holds its value right after the statement at
+    ``line``; refused when the function changes it again later. Without assignments: its value on return."""
+    if seen is None:
+        return tuple(dict.fromkeys(paths, RETURN).items())
+    which = seen.after(paths, line)
+    if isinstance(which, tuple):
+        raise row_fail(changed_later(*which, line, fn.display_path, seen))
+    return tuple(which.items())
 
 
 def _show_row(row: ShowPlan, fn: Function, call: Call, where: str, fail) -> Row:
@@ -432,21 +445,21 @@ def _not_recorded(name: str, call: Call, where: str) -> str:
     )
 
 
-def _parse_show_code(code: str) -> tuple[ast.AST | None, str | None]:
-    """An expression (tree, None), or an assignment ``name = expr`` (tree, name)."""
+def _parse_show_code(code: str) -> ast.Expression | str | None:
+    """An expression's tree, the name an assignment ``name = expr`` assigns, or None for other code."""
     try:
-        return ast.parse(code, mode="eval"), None
+        return ast.parse(code, mode="eval")
     except SyntaxError:
         pass
     try:
         module = ast.parse(code, mode="exec")
     except SyntaxError:
-        return None, None
+        return None
     if len(module.body) == 1 and isinstance(module.body[0], ast.Assign):
         targets = module.body[0].targets
         if len(targets) == 1 and isinstance(targets[0], ast.Name):
-            return module, targets[0].id
-    return None, None
+            return targets[0].id
+    return None
 
 
 def _statement_with(fn: Function, code: str, exact: bool = False) -> Statement | None:
@@ -504,11 +517,10 @@ def _namespace(values: dict[str, Any]) -> dict[str, Any]:
     return ns
 
 
-def _eval(tree: ast.AST, values: dict[str, Any]) -> Any:
-    if isinstance(tree, ast.expr):
-        tree = ast.Expression(tree)
-    ast.fix_missing_locations(tree)
-    return eval(compile(tree, "<trace-example>", "eval"), {"__builtins__": __builtins__}, _namespace(values))
+def _eval(tree: ast.expr | ast.Expression, values: dict[str, Any]) -> Any:
+    expression = ast.Expression(tree) if isinstance(tree, ast.expr) else tree
+    ast.fix_missing_locations(expression)
+    return eval(compile(expression, "<trace-example>", "eval"), {"__builtins__": __builtins__}, _namespace(values))
 
 
 # ============================================================================ check line
@@ -553,14 +565,17 @@ def _check_line(
         if showing:
             values[n] = showing[0].value
             continue
-        which = seen.bare(n) if seen is not None and fn is not None and n in fn.local_names else RETURN
-        if isinstance(which, tuple):
-            lines = [f"{fn.display_path}:{a.start}" for a in which]
-            raise fail(
-                f"check uses '{n}', which {fn.name} binds at {', '.join(lines[:-1])} and again at {lines[-1]}, "
-                f"so the recording holds only its value on return; show the value you mean in a row, "
-                f"code: {n} with 'after' (the statement it follows)"
-            )
+        which = RETURN
+        if seen is not None and fn is not None and n in fn.local_names:
+            bare = seen.bare(n)
+            if isinstance(bare, tuple):
+                lines = [f"{fn.display_path}:{a.start}" for a in bare]
+                raise fail(
+                    f"check uses '{n}', which {fn.name} binds at {', '.join(lines[:-1])} and again at {lines[-1]}, "
+                    f"so the recording holds only its value on return; show the value you mean in a row, "
+                    f"code: {n} with 'after' (the statement it follows)"
+                )
+            which = bare
         if which == ENTRY and n in call.args:
             values[n] = call.args[n]
         if n not in values:
@@ -571,7 +586,7 @@ def _check_line(
             )
     values.update(named)
 
-    def number(node: ast.AST) -> float:
+    def number(node: ast.expr) -> float:
         code = ast.unparse(node)
         try:
             value = _eval(_as_load(node), values)
@@ -585,7 +600,7 @@ def _check_line(
 
     leaves: dict[str, float] = {}
 
-    def rewrite(node: ast.AST) -> tuple[ast.AST, str, int]:
+    def rewrite(node: ast.expr) -> tuple[ast.expr, str, int]:
         """(the tree with leaves as float64 names, its filled-in text, its precedence)."""
         if isinstance(node, ast.BinOp) and type(node.op) in _PREC:
             prec = _PREC[type(node.op)]
@@ -622,7 +637,7 @@ def _check_line(
     return CheckLine(lhs_text, filled, lhs_value, rhs_value)
 
 
-def _as_load(node: ast.AST) -> ast.AST:
+def _as_load(node: ast.expr) -> ast.expr:
     """A copy of an expression with every Store context turned into Load (an assignment's target)."""
     return ast.parse(ast.unparse(node), mode="eval").body
 
@@ -659,6 +674,8 @@ def _central_plan(plan: ExamplePlan, bwd_call: Call, rec, fail):
     import numpy as np
 
     fwd, ng, bwd, req = plan.forward, plan.numerical_grad, plan.function, plan.request
+    if fwd is None or ng is None:  # resolve sets both for an example with a gradcheck, the only one asked here
+        raise fail("gradcheck: the example names no forward to check the backward against")
     try:
         fwd_call = rec.first(fwd.name)
     except TraceError as err:
@@ -850,24 +867,27 @@ def _decode(value: Any):
     return value
 
 
-def _make_object(dotted: str, fields: dict):
+def _make_object(dotted: str, fields: dict) -> object:
     """An object of the project's class ``dotted`` with these fields (a dataclass through its constructor)."""
     import dataclasses
 
     parts = dotted.split(".")
     for i in range(len(parts) - 1, 0, -1):
         try:
-            cls = importlib.import_module(".".join(parts[:i]))
+            found: object = importlib.import_module(".".join(parts[:i]))
         except ImportError:
             continue
         for part in parts[i:]:
-            cls = getattr(cls, part)
+            found = getattr(found, part)
         break
     else:
         raise ImportError(f"cannot import the class {dotted}")
+    if not isinstance(found, type):
+        raise TypeError(f"{dotted} is not a class")
+    cls: type[object] = found
     if dataclasses.is_dataclass(cls):
         init = {f.name for f in dataclasses.fields(cls) if f.init}
-        obj = cls(**{k: v for k, v in fields.items() if k in init})
+        obj: object = cls(**{k: v for k, v in fields.items() if k in init})
         for k, v in fields.items():
             if k not in init:
                 object.__setattr__(obj, k, v)
@@ -911,7 +931,7 @@ def central_differences(numerical_grad: str, forward: str, inputs: tuple, dY, wr
 # ============================================================================ formatting
 
 
-def format_scalar(x: float) -> str:
+def format_scalar(x: SupportsFloat) -> str:
     """A number rounded to 4 places, trailing zeros dropped: 1, 0.75, -1.069; tiny ones as 1e-05."""
     x = float(x)
     if not math.isfinite(x):

@@ -70,9 +70,15 @@ DECAYS = "decays"
 # ----------------------------------------------------------------------------- requests
 
 
-def _split(index, dotted: str | None, setting: str) -> tuple[str, str]:
-    if not dotted:
+def _setting(value: str | None, setting: str) -> str:
+    """A setting's value, or the TraceError saying it is not set."""
+    if not value:
         raise TraceError(f"setting {setting} is not set; add it to [tool.docs_hooks] in pyproject.toml")
+    return value
+
+
+def _split(index, dotted: str | None, setting: str) -> tuple[str, str]:
+    dotted = _setting(dotted, setting)
     try:
         fn = index.function(dotted)
     except TraceError as err:
@@ -111,7 +117,7 @@ NO_RULE = "the project names no rule"  # the weight decay column without the dec
 # ----------------------------------------------------------------------------- source helpers
 
 
-def _def_node(ev: Evidence, fn: Function) -> ast.FunctionDef:
+def _def_node(ev: Evidence, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef:
     for node in ast.walk(ev.tree(fn.file)):
         if (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -223,7 +229,7 @@ def _parameters(ev: Evidence) -> Params:
                 f"{s.init_params} must return a dict of named arrays; for the {what} it returned {type(value).__name__}"
             )
     decays = ev.recording(DECAYS).result if DECAYS in ev.requests else None
-    init_fn = ev.index.function(s.init_params)
+    init_fn = ev.index.function(_setting(s.init_params, "init_params"))  # set: the recordings above called it
     creators = _creators(ev, init_fn)
     placeholder_names = _placeholders(ev, creators)
 
@@ -290,10 +296,10 @@ def _placeholders(ev: Evidence, creators: list[Function]) -> list[tuple[str, str
                 parts = node.values
                 for i, part in enumerate(parts):
                     if isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name):
-                        before = parts[i - 1].value if i > 0 and isinstance(parts[i - 1], ast.Constant) else ""
-                        after = (
-                            parts[i + 1].value if i + 1 < len(parts) and isinstance(parts[i + 1], ast.Constant) else ""
-                        )
+                        prev = parts[i - 1] if i > 0 else None
+                        next_ = parts[i + 1] if i + 1 < len(parts) else None
+                        before = prev.value if isinstance(prev, ast.Constant) else ""
+                        after = next_.value if isinstance(next_, ast.Constant) else ""
                         out.append((str(before), part.value.id, str(after)))
     return out
 
@@ -440,14 +446,20 @@ def _number(ev: Evidence, fn: Function, node: ast.expr, config: dict) -> tuple[f
     for _ in range(5):
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return float(node.value), None
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, (int, float))
+        ):
             return -float(node.operand.value), None
         if isinstance(node, ast.Attribute) and node.attr in config and isinstance(config[node.attr], (int, float)):
             return float(config[node.attr]), node.attr
         if isinstance(node, ast.Name):
-            node = _resolve_name(ev, fn, node.id)
-            if node is None:
+            value = _resolve_name(ev, fn, node.id)
+            if value is None:
                 return None
+            node = value
             continue
         return None
     return None
@@ -470,7 +482,7 @@ def _check_init(
         raise TraceError(f"parameter {pattern}: {where} creates it with ones, but {source} other values")
     if init.kind == "zeros" and not np.all(values == 0):
         raise TraceError(f"parameter {pattern}: {where} creates it with zeros, but {source} other values")
-    if init.kind == "normal" and values.size >= 100 and init.std:
+    if init.kind == "normal" and values.size >= 100 and init.std and init.mean is not None:
         sd, mu = float(values.std()), float(values.mean())
         if not (0.7 * init.std <= sd <= 1.3 * init.std) or abs(mu - init.mean) > 6 * init.std / np.sqrt(values.size):
             raise TraceError(
@@ -531,7 +543,8 @@ def _param_table(ev: Evidence, params: list[Param], roles, dims, rule: str) -> s
 def choose_params(inv: Params, block: Block) -> tuple[list[Param], dict[str, str] | None]:
     """The parameters a trace-params block shows (each name that contains one of its ``match`` texts) and
     the role it gives each, checked against the recorded inventory."""
-    chosen, unmatched = [], []
+    chosen: list[Param] = []
+    unmatched: list[str] = []
     for text in block.data["match"]:
         hits = [p for p in inv.params if text in p.pattern]
         if not hits:
@@ -543,19 +556,19 @@ def choose_params(inv: Params, block: Block) -> tuple[list[Param], dict[str, str
             f"no parameter name contains '{unmatched[0]}'{did_you_mean(unmatched[0], names)}; "
             f"the parameters are: {', '.join(names)}"
         )
-    roles = None
+    roles: dict[str, str] | None = None
     if block.data.get("roles") is not None:
         roles = {}
         for key, text in block.data["roles"].items():
-            hits = [p.pattern for p in chosen if p.pattern == key] or [
+            patterns = [p.pattern for p in chosen if p.pattern == key] or [
                 p.pattern for p in chosen if str(key) in p.pattern
             ]
-            if not hits:
+            if not patterns:
                 raise TraceError(
                     f"role '{key}' matches none of the parameters shown ({', '.join(p.pattern for p in chosen)}); "
                     "key roles by a name pattern from the table"
                 )
-            for h in hits:
+            for h in patterns:
                 roles[h] = str(text)
     return chosen, roles
 
@@ -660,7 +673,7 @@ def layer_attributes(project: Project, cls: str) -> list[Attribute]:
     return keyed
 
 
-def _node_of(project: Project, fn: Function) -> ast.AST:
+def _node_of(project: Project, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef:
     for node in ast.walk(project.tree(fn.file)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name:
             if fn.start <= node.lineno <= fn.end:
@@ -778,10 +791,10 @@ def _class_parameters(ev: Evidence, cls: str) -> Params:
             "keeps on it (self.W = ...), for each layer of that class the run makes"
         )
     decays = None
-    if ev.settings.decay_rule:
-        request = class_decay_request(ev.project, cls, run.real)
-        if isinstance(request, TraceError):
-            raise request
+    request = class_decay_request(ev.project, cls, run.real)  # None without the decay_rule setting
+    if isinstance(request, TraceError):
+        raise request
+    if request is not None:
         decays = ev.results.recording(request).result
     out = Params(rule=ev.settings.decay_rule or "")
     for holder, a, value in real:
@@ -1087,7 +1100,7 @@ def _loaded_config(ev: Evidence, fn: Function) -> tuple[str, str, list[ConfigFie
         line = next(
             (i for i, l in enumerate(text, 1) if re.match(rf"""\s*["']?{re.escape(str(key))}["']?\s*:""", l)), None
         )
-        where = (s.rel(data), line) if line else (fn.repo_path, fn.start)
+        where = (s.rel(data), line) if data and line else (fn.repo_path, fn.start)  # a line is one of data's
         meaning = text[line - 1].partition(" #")[2].strip() if line else ""  # a YAML comment on the key's line
         field_ = ConfigField(fn.name, str(key), _fmt(val), meaning, where[0], where[1], val, True)
         field_.set_by.append(f"{R.code(fn.name + '()')} {ev.links.line_link(fn, fn.start, fn.end)} loads it")
@@ -1106,6 +1119,8 @@ def _dict_readers(ev: Evidence, fields: list[ConfigField]) -> None:
             continue
         reads: dict[str, list[tuple[str, int]]] = {}
         for node in ast.walk(_def_node(ev, fn)):
+            if not isinstance(node, ast.expr):
+                continue
             key, base = None, None
             if (
                 isinstance(node, ast.Subscript)
@@ -1224,17 +1239,18 @@ def _setters(ev: Evidence, dotted: str, fields: list[ConfigField]) -> None:
                 for f in fields:
                     f.set_by.append(f"{who}: every key present in {what}")
                 continue
-            passed = set()
+            passed: set[str] = set()
+            spread = False  # a ``**kwargs``: which fields it passes is not known here
             for kw in node.keywords:
                 if kw.arg is None:
-                    passed = None
+                    spread = True
                     for f in fields:
                         f.set_by.append(f"{who}: from {R.code('**' + ast.unparse(kw.value))} when it holds the key")
                     break
                 if kw.arg in by_name:
                     passed.add(kw.arg)
                     by_name[kw.arg].set_by.append(f"{who} passes {R.code(f'{kw.arg}={ast.unparse(kw.value)}')}")
-            if passed is None:
+            if spread:
                 continue
             for i, arg in enumerate(node.args):
                 if i < len(fields):
@@ -1502,7 +1518,7 @@ class ConfigKind:
         owner = None if s.model_config or s.config_module else entry_class(scope)
         return InventoryPlan("config", scope.page, block, scope.project, config_requests_of(scope.project), owner)
 
-    def needs(self, plan: InventoryPlan, done: Mapping) -> list[Need]:
+    def needs(self, plan: InventoryPlan, done: Mapping) -> list[Request]:
         return requests_of(plan.requests)
 
     def render(self, plan: InventoryPlan, results: Results, links: Links) -> Rendered:

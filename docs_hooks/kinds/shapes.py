@@ -34,8 +34,9 @@ from docs_hooks.resolve.assignments import (
     unseen,
 )
 from docs_hooks.resolve.codeindex import Function, did_you_mean, normalise_tokens
-from docs_hooks.run.recording import Recording
-from docs_hooks.run.results import Need, Results
+from docs_hooks.run.record import Request
+from docs_hooks.run.recording import Call, Recording
+from docs_hooks.run.results import Results
 
 # ----------------------------------------------------------------------------- trace-symbols
 
@@ -113,7 +114,7 @@ class SymbolsKind:
                     )
                     raise TraceError(f"row {number} of trace-symbols has no '{key}'{hint}")
             symbol, meaning, code = str(row["symbol"]), str(row["meaning"]), str(row["code"]).strip()
-            note = None
+            note: tuple | None = None  # as SymbolRow.note
             after = str(row["after"]).strip() if row.get("after") is not None else None
             if after is not None and not NAMES.match(code):
                 raise TraceError(
@@ -156,13 +157,12 @@ class SymbolsKind:
             rows.append(SymbolRow(symbol, meaning, code, shape, note))
         return SymbolsPlan(tuple(functions), tuple(rows), model_requests(scope.project.settings), scope.project)
 
-    def needs(self, plan: SymbolsPlan, done: Mapping) -> list[Need]:
+    def needs(self, plan: SymbolsPlan, done: Mapping) -> list[Request]:
         return requests_of(plan.requests) if plan.reads_the_run else []
 
     def render(self, plan: SymbolsPlan, results: Results, links: Links) -> Rendered:
-        run = None
-        if plan.reads_the_run:
-            run = model_run(Evidence(plan.project, results, links, plan.requests))
+        # the model run is made once per build (model_run), and asked for only by the rows that read it
+        ev = Evidence(plan.project, results, links, plan.requests)
         rows = []
         for row in plan.rows:
             kind, what = row.shape
@@ -171,9 +171,11 @@ class SymbolsKind:
             elif kind == "scalar":
                 shape_html = "scalar"
             elif kind == "expression":
+                run = model_run(ev)
                 fn, expr, reads = what
                 shape_html = _shape_html([_evaluate(run, fn, expr, row.symbol, reads)])
             else:
+                run = model_run(ev)
                 shape_html = _shape_html([_local_desc(run, fn, name, which) for fn, name, which in what])
             code_html = "not named in the code" if row.code.lower() == "none" else R.code(row.code)
             if row.note is not None and row.note[0] == "after":
@@ -181,7 +183,7 @@ class SymbolsKind:
             elif row.note is not None:
                 code_html += ", on entry"
             rows.append([_tex(row.symbol), R.esc(row.meaning), code_html, shape_html])
-        if run is not None and all(run.first_calls(fn.name) is None for fn in plan.functions):
+        if plan.reads_the_run and all(model_run(ev).first_calls(fn.name) is None for fn in plan.functions):
             # Nothing to show in a Shape column: say why once, instead of on every row.
             names = " or ".join(R.code(fn.name) for fn in plan.functions)
             note = (
@@ -221,10 +223,10 @@ def _named(
         if isinstance(which, tuple):
             raise TraceError(f"symbol '{symbol}': " + changed_later(*which, statement[1], fn.display_path, found))
         return fn, name, which[name]
-    which = found.bare(name)
-    if isinstance(which, tuple):
-        raise TraceError(f"symbol '{symbol}': " + bound_twice(name, which, fn.display_path, found))
-    return fn, name, which
+    bare = found.bare(name)
+    if isinstance(bare, tuple):
+        raise TraceError(f"symbol '{symbol}': " + bound_twice(name, bare, fn.display_path, found))
+    return fn, name, bare
 
 
 def _reassigned(seen: dict, fn: Function, name: str, which: str) -> bool:
@@ -308,11 +310,16 @@ def _reads(
 
 def _source_of(lines: list[bytes], node: ast.expr) -> str:
     """``ast.get_source_segment`` on source already split into lines (it would split it per node)."""
-    first, last = node.lineno - 1, node.end_lineno - 1
+    first, last = node.lineno - 1, _last_line(node) - 1
     if first == last:
         return lines[first][node.col_offset : node.end_col_offset].decode()
     chunk = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
     return b"\n".join(chunk).decode()
+
+
+def _last_line(node: ast.expr | ast.stmt) -> int:
+    """The node's last line (``end_lineno``): ast.parse sets it on every node; only one made by hand has none."""
+    return node.end_lineno if node.end_lineno is not None else node.lineno
 
 
 def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str, reads=()) -> Desc | None:
@@ -336,8 +343,9 @@ def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str, reads=()) -> 
     return run.dims.describe(values[0], values[1])
 
 
-def _shape_html(descs: list[Desc | None]) -> str:
-    if any(d is None for d in descs):
+def _shape_html(found: list[Desc | None]) -> str:
+    descs = [d for d in found if d is not None]
+    if len(descs) < len(found):
         return "not reached by the model run"
     if all(d.kind == "scalar" for d in descs):
         return "scalar"
@@ -375,7 +383,7 @@ class ShapesKind:
             scope.project,
         )
 
-    def needs(self, plan: ShapesPlan, done: Mapping) -> list[Need]:
+    def needs(self, plan: ShapesPlan, done: Mapping) -> list[Request]:
         return requests_of(plan.requests)
 
     def render(self, plan: ShapesPlan, results: Results, links: Links) -> Rendered:
@@ -468,7 +476,7 @@ def site_shapes(index, run: ModelRun, callee: Function, site, caller: Function) 
     call, stmt = None, None
     for node, sub in _calls_by_line(run, caller).get(site.line, ()):  # the innermost statement wins
         if _func_name(sub.func) == short:
-            if stmt is None or (node.end_lineno - node.lineno) <= (stmt.end_lineno - stmt.lineno):
+            if stmt is None or (_last_line(node) - node.lineno) <= (_last_line(stmt) - stmt.lineno):
                 call, stmt = sub, node
     recorded = _recorded_call(run, callee, caller, site)
     data = SiteShapes(caller, site.statement.start, site.statement.end, site.line, recorded is not None, [])
@@ -501,7 +509,7 @@ class _Written:
         self.lines = [line.encode() for line in caller.source_lines]  # ast columns count UTF-8 bytes
 
     def __call__(self, node: ast.expr) -> str:
-        first, last = node.lineno - self.start, node.end_lineno - self.start
+        first, last = node.lineno - self.start, _last_line(node) - self.start
         if not (0 <= first <= last < len(self.lines)):
             return ast.unparse(node)
         if first == last:
@@ -551,7 +559,7 @@ def _unpack(target: ast.expr, real: Any, probe: Any, run: ModelRun, data: SiteSh
     """The value assigned to ``target``: a name, or unpacked into a tuple or list of targets (one of them
     starred) when the recorded value has as many items; else the whole value, named by the target as written."""
     if isinstance(target, (ast.Tuple, ast.List)):
-        starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+        starred = [(i, e) for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
         n = len(target.elts)
         if isinstance(real, (tuple, list)) and isinstance(probe, (tuple, list)) and len(real) == len(probe):
             if not starred and len(real) == n:
@@ -559,11 +567,12 @@ def _unpack(target: ast.expr, real: Any, probe: Any, run: ModelRun, data: SiteSh
                     _unpack(elt, r, p, run, data, written)
                 return
             if len(starred) == 1 and len(real) >= n - 1:
-                at, after = starred[0], n - starred[0] - 1
+                at, star = starred[0]
+                after = n - at - 1
                 for elt, r, p in zip(target.elts[:at], real, probe):
                     _unpack(elt, r, p, run, data, written)
                 rest = slice(at, len(real) - after)
-                _unpack(target.elts[at].value, list(real[rest]), list(probe[rest]), run, data, written)
+                _unpack(star.value, list(real[rest]), list(probe[rest]), run, data, written)
                 tail = target.elts[at + 1 :]
                 for elt, r, p in zip(tail, real[len(real) - after :], probe[len(probe) - after :]):
                     _unpack(elt, r, p, run, data, written)
@@ -572,14 +581,14 @@ def _unpack(target: ast.expr, real: Any, probe: Any, run: ModelRun, data: SiteSh
 
 
 def _recorded_call(run: ModelRun, callee: Function, caller: Function, site):
-    def pick(rec: Recording):
+    def pick(rec: Recording) -> Call | None:
         calls = [
             c
             for c in rec.calls_of(callee.name)
             if c.caller == caller.name and site.statement.start <= c.caller_line <= site.statement.end
         ]
-        exact = [c for c in calls if c.caller_line == site.line]
-        return (exact or calls or [None])[0]
+        found = [c for c in calls if c.caller_line == site.line] or calls
+        return found[0] if found else None
 
     real, probe = pick(run.real), pick(run.probe)
     return None if real is None or probe is None else (real, probe)

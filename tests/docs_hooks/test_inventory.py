@@ -119,6 +119,24 @@ def test_the_decay_column_follows_the_rule_when_the_rule_changes(tmp_path):
     assert [r[5] for r in table_rows(markdown, "trace-params")] == ["yes", "no", "no", "yes", "no", "no"]
 
 
+def test_an_init_whose_mean_is_a_negated_non_number_is_shown_as_code(tmp_path):
+    # The name the mean is read through is first assigned -1j (in a branch the run never takes): no number
+    # the table can give, so the initialisation is shown as its code (this used to crash on float(1j)).
+    model = MODEL.replace(
+        '    params["emb"] = rng.normal(0.0, std, (cfg.seq_len, d))\n',
+        "    if cfg.unused < 0:\n"
+        "        mean = -1j\n"
+        "    else:\n"
+        "        mean = 0.0\n"
+        '    params["emb"] = rng.normal(mean, std, (cfg.seq_len, d))\n',
+    )
+    root = tiny_project(tmp_path, params_page("[emb]"), src__model_py=model)
+    markdown, problems, _ = build(root)
+    assert problems == []
+    [row] = table_rows(markdown, "trace-params")
+    assert row[4] == "rng.normal(mean, std, (cfg.seq_len, d))"
+
+
 def test_an_init_the_values_contradict_fails(tmp_path):
     # The code reads as ones, but a later statement changes the values: the cross-check catches it.
     model = MODEL.replace(
