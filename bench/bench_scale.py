@@ -365,8 +365,9 @@ def author_at(project: Path, work: Path, runs: int) -> dict:
     for _ in range(runs):
         floor.append(BD.mkdocs_build(project, work / "site-floor", floor_config))
         warm.append(BD.mkdocs_build(project, work / "site"))
-    served = [BD.serve(project, "mkdocs.yml", page, 0) for _ in range(runs)]
-    floors = [BD.serve(project, floor_config, page, 0) for _ in range(runs)]
+    # Each run edits anew (numbered apart): a repeated edit would be found in the project's cache.
+    served = [BD.serve(project, "mkdocs.yml", page, 0, first_edit=1000 * (i + 1)) for i in range(runs)]
+    floors = [BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 1)) for i in range(runs)]
     return {
         "floor": floor,
         "warm": warm,
