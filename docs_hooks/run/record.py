@@ -224,6 +224,21 @@ def _move(rec: Recording, shifts: dict[str, int]) -> Recording:
     return rec
 
 
+def recorder_environment() -> str:
+    """A digest of what records, besides the code recorded: the recording child's modules, Python, NumPy."""
+    from importlib import metadata
+
+    h = hashlib.sha256(sys.version.encode())
+    try:
+        h.update(metadata.version("numpy").encode())
+    except metadata.PackageNotFoundError:
+        h.update(b"no numpy")
+    here = Path(__file__).resolve().parent
+    for name in ("record_child.py", "recording.py", "observed.py", "record.py"):
+        h.update(name.encode() + b"\0" + (here / name).read_bytes())
+    return h.hexdigest()[:24]
+
+
 class Recorder:
     """Answers requests from the store, or runs them in its child process and stores what they recorded."""
 
@@ -244,8 +259,11 @@ class Recorder:
         # the modules it loaded (see Dependencies).
         self.dependencies = Dependencies(project_root, functions or {}, file_digests, modules)
         # What shapes every recording besides its request and what it depended on: where the child imports
-        # from, the form of the stored data.
-        self._shape = json.dumps([RECORDING_FORMAT, str(project_root), [str(p) for p in sys_path]])
+        # from, the form of the stored data, and what records it (this generator's recording code, Python,
+        # NumPy): a recorder that records otherwise makes every recording again.
+        self._shape = json.dumps(
+            [RECORDING_FORMAT, str(project_root), [str(p) for p in sys_path], recorder_environment()]
+        )
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
         store = store_file(cache_dir, "recordings")
         self.store = Store(store) if store is not None else None

@@ -785,3 +785,22 @@ def test_a_data_file_a_test_module_reads_when_it_is_imported_reaches_every_examp
 
     assert problems(after) == []
     assert re.findall(r"<code>(\[\[\d+\.\d+\]\])</code>", after.markdown) == ["[[31.0000]]", "[[62.0000]]"]
+
+
+def test_a_recording_made_by_other_recording_code_is_made_again(make_project, monkeypatch):
+    """What records is part of every recording's key: the recording child's code, Python and NumPy. A cache
+    kept across an upgrade of the generator (CI restores one) never shows what the old recorder saw."""
+    from docs_hooks.run import record
+
+    root = data_project(make_project)
+    store = root / ".cache/docs_hooks/recordings.sqlite3"
+    first = expand_page(root)
+    assert problems(first) == []
+    before = set(stored_rows(store))
+
+    monkeypatch.setattr(record, "recorder_environment", lambda: "a recorder that records otherwise")
+    again = expand_page(root, rendered=False)
+
+    assert problems(again) == [] and again.markdown == first.markdown
+    after = set(stored_rows(store))
+    assert before < after and len(after) == 2 * len(before)  # each recorded again, under a key of its own
