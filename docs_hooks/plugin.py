@@ -63,7 +63,7 @@ class PluginConfig(base.Config):
 class TracePlugin(BasePlugin[PluginConfig]):
     """Traced documentation of NumPy code: trace blocks in the pages become tables, listings and examples."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._session: Session | None = None
         self.current: tuple[str, int] | None = None  # the page MkDocs converts now: (path, lines of front matter)
         self.source_files: set[str] = set()  # src_uri of each source page this plugin adds
