@@ -317,6 +317,9 @@ DEVICES = {
     "early-children": "the recorder and KaTeX started before the code is indexed (core.site._early_*)",
     "prefetch": "every plan's needs started in the background as soon as the pages are resolved (Build._prefetch)",
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
+    # Not a device but a cost: what noting who called which function, in the coverage run and the
+    # recordings, adds (off/on below 1).
+    "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
 }
 SITECUSTOMIZE = """
 import os
@@ -327,9 +330,10 @@ if _off:
 
     from docs_hooks.base import gcpause
     from docs_hooks.core import session, site
+    from docs_hooks.run import observed
 
     for owner, name in [(site, "_early_recorder"), (site, "_early_katex"), (site.Build, "_prefetch"),
-                        (gcpause, "freeze"), (site, "paused")]:
+                        (gcpause, "freeze"), (site, "paused"), (observed.CallObserver, "_hook")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -343,6 +347,8 @@ if _off:
             module.freeze = module.unfreeze = lambda: None
             module.paused = contextlib.nullcontext
         session.gcpause = gcpause
+    elif _off == "observe-calls":
+        observed.CallObserver._hook = lambda self: None  # no trace or profile function: nothing noted
 """
 
 
