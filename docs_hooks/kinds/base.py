@@ -31,6 +31,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.read.blocks import Block, BlockSpec
 from docs_hooks.resolve.anchors import Resolved
+from docs_hooks.resolve.assignments import Assignments, assignments
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Function
 from docs_hooks.resolve.entries import EntryData
@@ -58,13 +59,29 @@ class Project:
     # The functions the site's scripts register a browser kernel for (the front end reads them from the
     # site's extra_javascript); None when unknown (the command line), and then no example is warned about.
     widget_kernels: frozenset[str] | None = None
-    _trees: dict[Path, ast.Module] = field(default_factory=dict, compare=False, repr=False)
+    _trees: dict[Path, tuple[ast.Module, list[str]]] = field(default_factory=dict, compare=False, repr=False)
+    _assignments: dict[tuple[Path, int, int], Assignments | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def tree(self, path: Path) -> ast.Module:
         """The parsed module at ``path`` (a file of the index), parsed once per build."""
+        return self._module(path)[0]
+
+    def _module(self, path: Path) -> tuple[ast.Module, list[str]]:
         if path not in self._trees:
-            self._trees[path] = ast.parse(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            self._trees[path] = (ast.parse(text), text.splitlines())
         return self._trees[path]
+
+    def assignments(self, fn: Function) -> Assignments | None:
+        """What the function assigns, statement by statement (``resolve.assignments``), found once per build;
+        None when its file no longer holds it."""
+        key = (fn.file, fn.start, fn.end)
+        if key not in self._assignments:
+            tree, lines = self._module(fn.file)
+            self._assignments[key] = assignments(tree, lines, fn.start, fn.end, fn.params)
+        return self._assignments[key]
 
 
 @dataclass

@@ -46,7 +46,6 @@ from docs_hooks.resolve.assignments import (
     RETURN,
     Assignments,
     after_statement,
-    assignments,
     bound_twice,
     changed_later,
     function_node,
@@ -179,7 +178,7 @@ class ExampleKind:
         except TraceError as err:
             raise fail(err.message, "test") from None
         test_fn = _test_function(index, req, fail)
-        seen = assignments(fn.file, fn.start, fn.end, fn.params)
+        seen = scope.project.assignments(fn)
         rows = tuple(_show_plan(i, item, fn, seen, scope, plan) for i, item in enumerate(d["show"]))
         forward = ng = None
         if "gradcheck" in d:
@@ -384,7 +383,7 @@ def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope
             f"({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
             "Copy the code from the function."
         )
-    if isinstance(parsed, ast.Expression) and not _is_subexpression(fn, parsed):
+    if isinstance(parsed, ast.Expression) and not _is_subexpression(scope.project.tree(fn.file), fn, parsed):
         raise row_fail(
             f"'{code}' occurs in {fn.display_path}:{statement.start} as text, but the code does not compute it "
             "as one value there (operator precedence groups it differently); copy a whole sub-expression"
@@ -471,9 +470,10 @@ def _statement_with(fn: Function, code: str, exact: bool = False) -> Statement |
     return found[0] if found else None
 
 
-def _is_subexpression(fn: Function, tree: ast.AST) -> bool:
-    """Whether the function computes ``tree`` as one node (``X - mu`` is not one in ``X - mu * s``)."""
-    node = _function_node(fn)
+def _is_subexpression(module: ast.Module, fn: Function, tree: ast.AST) -> bool:
+    """Whether the function (of ``module``) computes ``tree`` as one node (``X - mu`` is not one in
+    ``X - mu * s``)."""
+    node = function_node(module, fn.start, fn.end)
     if node is None:
         return True
     wanted = ast.dump(tree.body if isinstance(tree, ast.Expression) else tree)
@@ -501,10 +501,6 @@ def _names(tree: ast.AST, loads_only: bool = True) -> list[str]:
         if isinstance(node, ast.Name) and (not loads_only or isinstance(node.ctx, ast.Load)) and node.id not in out:
             out.append(node.id)
     return out
-
-
-def _function_node(fn: Function) -> ast.AST | None:
-    return function_node(fn.file, fn.start, fn.end)
 
 
 def _namespace(values: dict[str, Any]) -> dict[str, Any]:
@@ -791,7 +787,7 @@ def _dict_param(args: dict, grads: dict) -> str | None:
 
 
 def _returned_names(fn: Function):
-    node = _function_node(fn)
+    node = function_node(ast.parse(fn.file.read_text(encoding="utf-8")), fn.start, fn.end)
     if node is None:
         return None
     returns = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]

@@ -27,7 +27,6 @@ from docs_hooks.resolve.assignments import (
     RETURN,
     Assignments,
     after_statement,
-    assignments,
     bound_twice,
     changed_later,
     read_paths,
@@ -96,7 +95,7 @@ class SymbolsKind:
 
     def resolve(self, block: Block, scope: Scope) -> SymbolsPlan:
         functions = _functions(block, scope, "trace-symbols")
-        seen = {fn.name: assignments(fn.file, fn.start, fn.end, fn.params) for fn in functions}
+        seen = {fn.name: scope.project.assignments(fn) for fn in functions}
         rows = []
         for number, row in enumerate(block.data["rows"], 1):
             unknown = [k for k in row if k not in ROW_KEYS]

@@ -27,10 +27,8 @@ followed along the attributes it goes through: ``self.m[k] = ...`` changes
 from __future__ import annotations
 
 import ast
-import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.resolve.anchors import parse_ref, resolve
@@ -173,13 +171,14 @@ def _chain(node: ast.AST) -> str | None:
     return None
 
 
-def assignments(file: Path, start: int, end: int, params: tuple[str, ...]) -> Assignments | None:
-    """The assignments of the function defined at lines ``start``-``end`` of ``file``; None when the file holds
-    no such function."""
-    node = function_node(file, start, end)
+def assignments(
+    tree: ast.AST, lines: Sequence[str], start: int, end: int, params: tuple[str, ...]
+) -> Assignments | None:
+    """The assignments of the function defined at lines ``start``-``end`` of a module (``tree``, parsed from
+    ``lines``); None when the module holds no such function."""
+    node = function_node(tree, start, end)
     if node is None:
         return None
-    lines = file.read_text(encoding="utf-8").splitlines()
     found: dict[str, list[Assignment]] = {}
     sites = []
     for stmt, loops, branches in _statements(node, (), ()):
@@ -193,7 +192,7 @@ def assignments(file: Path, start: int, end: int, params: tuple[str, ...]) -> As
     )
 
 
-def one_line(lines: list[str]) -> str:
+def one_line(lines: Sequence[str]) -> str:
     """A statement's lines joined into one, as a page may quote it (comments and a header's colon dropped)."""
     parts = []
     for line in lines:
@@ -224,14 +223,8 @@ def _without_comment(code: str) -> str:
     return code
 
 
-@functools.lru_cache(maxsize=64)
-def _parsed(text: str) -> ast.AST:
-    return ast.parse(text)
-
-
-def function_node(file: Path, start: int, end: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The ``def`` at lines ``start``-``end`` of ``file`` (decorators may come first)."""
-    tree = _parsed(file.read_text(encoding="utf-8"))
+def function_node(tree: ast.AST, start: int, end: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` at lines ``start``-``end`` of a parsed module (decorators may come first)."""
     for node in ast.walk(tree):
         if (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))

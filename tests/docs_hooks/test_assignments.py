@@ -16,12 +16,11 @@ from docs_hooks.resolve.assignments import ENTRY, RETURN, assignments, one_line,
 def seen_in(tmp_path: Path, source: str):
     """The assignments of the first function of ``source``, and a function giving the line of a text."""
     text = textwrap.dedent(source).lstrip("\n")
-    path = tmp_path / "mod.py"
-    path.write_text(text, encoding="utf-8")
-    node = ast.parse(text).body[0]
+    tree = ast.parse(text)
+    node = tree.body[0]
     params = tuple(a.arg for a in node.args.args)
-    found = assignments(path, node.lineno, node.end_lineno, params)
     lines = text.splitlines()
+    found = assignments(tree, lines, node.lineno, node.end_lineno, params)
 
     def line(needle: str) -> int:
         return next(i for i, s in enumerate(lines, 1) if needle in s)
@@ -168,7 +167,5 @@ def test_what_an_expression_reads():
     assert read_paths(tree) == ["self.m", "name", "g", "np.sqrt", "self.v"]
 
 
-def test_a_file_without_the_function_has_no_assignments(tmp_path):
-    path = tmp_path / "mod.py"
-    path.write_text("x = 1\n", encoding="utf-8")
-    assert assignments(path, 1, 1, ()) is None
+def test_a_module_without_the_function_has_no_assignments():
+    assert assignments(ast.parse("x = 1\n"), ["x = 1"], 1, 1, ()) is None
