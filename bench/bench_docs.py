@@ -314,7 +314,6 @@ def serve(
 # Each speed device of the generator, and how the copy turns it off (a sitecustomize.py, imported by
 # every Python process that runs with PYTHONPATH at the copy, patches it when BENCH_DOCS_WITHOUT names it).
 DEVICES = {
-    "early-children": "the recorder and KaTeX started before the code is indexed (core.site._early_*)",
     "prefetch": "every plan's needs started in the background as soon as the pages are resolved (Build._prefetch)",
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
@@ -332,15 +331,12 @@ if _off:
     from docs_hooks.core import session, site
     from docs_hooks.run import observed
 
-    for owner, name in [(site, "_early_recorder"), (site, "_early_katex"), (site.Build, "_prefetch"),
-                        (gcpause, "freeze"), (site, "paused"), (observed.CallObserver, "_hook")]:
+    for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
+                        (observed.CallObserver, "_hook")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
-    if _off == "early-children":
-        site._early_recorder = lambda *a, **k: None
-        site._early_katex = lambda *a, **k: None
-    elif _off == "prefetch":
+    if _off == "prefetch":
         site.Build._prefetch = lambda self, plans, pages: None
     elif _off == "gc-freeze":
         for module in (site, gcpause):

@@ -21,7 +21,7 @@ from pathlib import Path
 from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
-from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, is_test_file, walk_files
+from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, walk_files
 from docs_hooks.core.kept import KeptPages, environment, page_key
 from docs_hooks.core.page import (
     BlockPart,
@@ -47,7 +47,7 @@ from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Recording
 from docs_hooks.run.results import Results
-from docs_hooks.run.workers import Workers, recorder_path
+from docs_hooks.run.workers import Workers
 
 
 @dataclass
@@ -383,10 +383,11 @@ def make_build(
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
-    A full build indexes the code, then starts the slow work early: the coverage
-    run (unless ``coverage`` is false), the recordings and KaTeX, each in a child
-    process of its own, so that they overlap with each other and with the rest of
-    the build instead of running in turn.
+    A full build indexes the code, then starts the coverage run (unless
+    ``coverage`` is false) in a child process of its own; the recordings and
+    KaTeX start in theirs as soon as the pages are resolved (``Build._prefetch``),
+    so that they overlap with each other and with the rest of the build instead
+    of running in turn.
 
     A ``static`` build (``check``, ``relock``, ``impact``) stops after resolving:
     it reads the pages and resolves every reference against the index, and starts
@@ -417,19 +418,7 @@ def _make_build(
         except (OSError, UnicodeDecodeError):
             continue  # the page's own read reports it
     parsed = parse_pages(pages, store_file(settings.cache_dir, "pages"))  # needs no index: read first
-    shows_runs = any(block.kind not in PLAIN_BLOCKS for page in parsed.values() for block in page.blocks)
-    spare = _early_recorder(settings, parsed.values()) if coverage and shows_runs else None
-    math = None if static else _early_katex(settings)
-    try:
-        index = index if index is not None else index_for(settings)
-    except BaseException:
-        if spare is not None:
-            from docs_hooks.run.record import stop_child
-
-            stop_child(*spare)
-        if math is not None:
-            math.close()
-        raise
+    index = index if index is not None else index_for(settings)
     spec = None
     if settings.spec_source is not None:
         from docs_hooks.read.spec import labels_without_compiling
@@ -443,17 +432,14 @@ def _make_build(
             spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
     evidence = cached_evidence(settings, index) if static else None
     project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
-    workers = None if static else Workers(settings, index, math)
+    workers = None if static else Workers(settings, index)
     build = Build(project, workers, static, files=code)
     if build.results is not None:
         build.results.spec = spec
     for rel, text in pages.items():
         build.remember_parse(rel, text, parsed[rel])
-    if workers is not None:
-        if spare is not None:
-            workers.make_recorder(spare)  # which uses it, or stops it with itself
-        if coverage:  # check reads no HTML and never waits for it: it makes its build without
-            workers.start_coverage()
+    if workers is not None and coverage:  # check reads no HTML and never waits for it: it makes its build without
+        workers.start_coverage()
     return build
 
 
@@ -469,69 +455,6 @@ def cached_evidence(settings: Settings, index: CodeIndex):
     if found is None:
         return None
     return RunEvidence(tuple(found.observed()), {path: by_line.keys() for path, by_line in found.lines.items()})
-
-
-# Blocks that (mostly) show the code and the pages only: a page with nothing else needs no recording
-# process started early. Only an optimisation: an inventory of parameters records on first use all the same.
-PLAIN_BLOCKS = frozenset({"entry", "equation", "excerpt", "inventory", "source"})
-
-
-def _early_recorder(settings: Settings, pages=()):
-    """A recording child started before the code is indexed, importing meanwhile the source's modules
-    and the test modules the ``pages`` (parsed) name (bench/README.md, "early children").
-
-    Only when some page shows recorded evidence and the cache holds no
-    recording at all (a first build, or after the cache was deleted): then the
-    build will record, and Python with the project's imports takes a good part of
-    a second to start. Otherwise most recordings are cached, and a child started
-    for nothing would only take a core from the build; one starts on the first
-    miss instead. ``check`` never starts one early.
-    """
-    stored = store_file(settings.cache_dir, "recordings")
-    if stored is not None and stored.is_file():
-        return None
-    if not settings.source_root.is_dir():
-        return None
-    modules = sorted(
-        p.stem
-        for p in settings.source_root.glob("*.py")
-        if p.stem not in ("__init__", "setup") and not is_test_file(p) and not settings.is_excluded(p)
-    )
-    from docs_hooks.run.record import start_child  # imported by a build that records, not by check
-
-    return start_child(settings.project_root, recorder_path(settings), modules + _test_modules(settings, pages))
-
-
-def _test_modules(settings: Settings, pages) -> list[str]:
-    """The modules of the tests that the pages' blocks name (``test:``), in the order the pages name them."""
-    from docs_hooks.run.record import test_request
-
-    found: dict[str, None] = {}
-    for page in pages:
-        for block in page.blocks:
-            test = block.data.get("test")
-            if isinstance(test, str):
-                try:
-                    found[test_request(test, settings.project_root).module] = None
-                except TraceError:
-                    continue  # the page reports it where it is written
-    return list(found)
-
-
-def _early_katex(settings: Settings):
-    """A KaTeX renderer whose process starts now, loading KaTeX while the code is indexed, or None.
-
-    Only when the cache holds no rendered formula (a first build): then the
-    pages' formulas all go to KaTeX, the first of them soon after the index.
-    """
-    stored = store_file(settings.cache_dir, "katex")
-    if stored is not None and stored.is_file():
-        return None
-    from docs_hooks.run.math import MathRenderer
-
-    math = MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
-    math.start()
-    return math
 
 
 def build_order(settings: Settings) -> list[Path]:

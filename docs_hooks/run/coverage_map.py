@@ -469,9 +469,9 @@ def _first_report(output: list[str]) -> list[str]:
     return output[start : next(ends, len(output))]
 
 
-#: The coverage run's niceness: the lowest priority. What it measures is needed only once the pages
-#: are rendered (see Builder.defer), while the build and the recorder are needed all along; on a busy
-#: machine it takes the cores they leave idle instead of slowing them down.
+#: The coverage run's niceness: the lowest priority, so that a serve rebuilding after each save leaves the
+#: author's machine responsive. It changes no build's time here: the pages with an entry wait for the run
+#: (who calls what comes from it), and nothing else competes with it then (bench/README.md, "code edit").
 COVERAGE_NICENESS = 19
 
 

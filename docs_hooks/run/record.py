@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, cast
@@ -49,7 +49,7 @@ from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.run import children
-from docs_hooks.run.record_child import PRELOAD_ENV, REPLIES_ENV
+from docs_hooks.run.record_child import REPLIES_ENV
 from docs_hooks.run.recording import Call, Made, Recording, pack, unpack
 from docs_hooks.run.turns import Turns
 
@@ -249,7 +249,6 @@ class Recorder:
         modules: dict[str, str],
         file_digests: dict[str, str],
         cache_dir: Path | None,
-        spare: Child | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         functions: Mapping[str, Function] | None = None,
     ) -> None:
@@ -274,13 +273,11 @@ class Recorder:
         # process ends), so a caller that never flushes loses nothing.
         self._unstored: dict[str, tuple[dict, Recording]] = {}
         self._unstored_finalizer = weakref.finalize(self, _write_recordings, self.store, self._unstored)
-        # ``spare``: a child started ahead of time (see start_child), used on the first miss.
         self.child = RecordingChild(
             project_root,
             sys_path,
             modules,
             timeout,
-            spare,
             while_running=functools.partial(_write_recordings, self.store, self._unstored),
         )
 
@@ -366,8 +363,7 @@ class RecordingChild:
     """The recording child process and the conversation with it: a batch of requests goes in, one message a
     request comes out, each request held to its time limit.
 
-    The process starts on the first batch (or is the spare one started ahead of
-    time) and serves every batch after it, until a request stops it (its time
+    The process starts on the first batch and serves every batch after it, until a request stops it (its time
     limit, an exit): the requests after that go to a new process.
     """
 
@@ -377,7 +373,6 @@ class RecordingChild:
         sys_path: list[Path],
         modules: dict[str, str],
         timeout: float,
-        spare: Child | None = None,
         while_running: Callable[[], None] = lambda: None,
     ) -> None:
         self.project_root = project_root
@@ -390,9 +385,6 @@ class RecordingChild:
         self._stderr: IO[bytes] | None = None
         self._unread = b""  # what the child sent after the last whole message
         self._finalizer: weakref.finalize | None = None
-        # A child started ahead of time (see start_child), used on the first start, else stopped with this object.
-        self._spare = spare
-        self._spare_finalizer = weakref.finalize(self, stop_child, *spare) if spare else None
 
     def run(self, requests: list[Request]) -> list[Recording | TraceError]:
         """The requests through the child: a Recording (or the TraceError) per request, in their order.
@@ -421,12 +413,7 @@ class RecordingChild:
             return self.proc
         self.runs += 1
         self._unread = b""
-        if self._spare is not None and self._spare[0].poll() is None:
-            (self.proc, self._stderr), self._spare = self._spare, None
-            if self._spare_finalizer is not None:  # made with the spare
-                self._spare_finalizer.detach()
-        else:
-            self.proc, self._stderr = start_child(self.project_root)
+        self.proc, self._stderr = start_child(self.project_root)
         self._finalizer = weakref.finalize(self, stop_child, self.proc, self._stderr)
         return self.proc
 
@@ -643,21 +630,10 @@ def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Record
     store.put_many({key: raw for key, raw in packed.items() if len(raw) <= MAX_STORED_BYTES})
 
 
-def start_child(project_root: Path, sys_path: list[Path] | None = None, preload: Sequence[str] = ()) -> Child:
-    """A recording child process, and the file its stderr goes to.
-
-    With ``sys_path`` and ``preload`` it imports those modules of the project
-    while it waits for its first request, so a build can start it before it has
-    indexed the code and find Python and the project's imports ready.
-    """
+def start_child(project_root: Path) -> Child:
+    """A recording child process, and the file its stderr goes to."""
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")
-    if sys_path is not None:
-        env[PRELOAD_ENV] = json.dumps(
-            {"sys_path": [str(p) for p in sys_path], "project_root": str(project_root), "modules": list(preload)}
-        )
-    else:
-        env.pop(PRELOAD_ENV, None)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (the child writes it; stop_child closes it)
     # The child's replies go to a folder the build makes and removes (see stop_child): a child that is
     # killed leaves none behind.

@@ -37,9 +37,6 @@ from docs_hooks.run.recording import MAX_ENTRIES, Call, Made, Opaque, Recording,
 # What sys.settrace takes: called with a frame, the event and its argument, it gives the frame's local tracer.
 Tracer = Callable[[FrameType, str, Any], Any]
 
-#: The build passes the request-free part of its first batch (sys.path, project root, modules to import) in
-#: this variable when it starts the child ahead of time (see record.start_child).
-PRELOAD_ENV = "DOCS_HOOKS_RECORDER_PRELOAD"
 #: The folder the child writes its replies to, which the build makes and removes.
 REPLIES_ENV = "DOCS_HOOKS_RECORDER_REPLIES"
 
@@ -641,19 +638,6 @@ def _serve(channel: BinaryIO, replies: str) -> None:  # pragma: no cover - runs 
         channel.write(json.dumps(message).encode() + b"\n")
         channel.flush()
 
-    preload = os.environ.get(PRELOAD_ENV)
-    if preload:  # started ahead of the build's first request: import the project meanwhile
-        import importlib
-
-        spec = json.loads(preload)
-        configure(spec["sys_path"], spec["project_root"])
-        configured = True
-        with session.importing():
-            for name in spec["modules"]:
-                try:
-                    importlib.import_module(name)
-                except BaseException:  # noqa: BLE001 - a request that needs the module reports the error
-                    pass
     while True:
         payload = _read_batch(sys.stdin.buffer)
         if payload is None:

@@ -2,7 +2,7 @@
 jobs that feed them early.
 
 Each worker is a child process with a time limit (see ``children``), started on
-first use or early by the factory (``core.site.make_build``), and ended by
+first use (the coverage run by the factory, ``core.site.make_build``), and ended by
 ``close``: when the build is over, or when ``mkdocs serve`` replaces the build
 after a code change, so no worker outlives the build that made it.
 """
@@ -57,9 +57,8 @@ class Workers:
             self.make_recorder()
         return self._recorder
 
-    def make_recorder(self, child: tuple | None = None) -> None:
-        """The build's recorder, now; ``child`` is a recording process started earlier (record.start_child),
-        which it uses for its first miss, or stops when it has none."""
+    def make_recorder(self) -> None:
+        """The build's recorder, now (its child process starts on its first miss)."""
         from docs_hooks.run.record import Recorder
 
         s = self.settings
@@ -70,7 +69,6 @@ class Workers:
             modules,
             self.index.file_digests,
             s.cache_dir,
-            child,
             s.test_timeout,
             self.index.functions,
         )

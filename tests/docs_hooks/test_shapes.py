@@ -632,59 +632,6 @@ def test_smoke_on_the_real_project(tmp_path):
     assert legends and all(re.fullmatch(r"T = seq_len = \d+\. d = emb_dim = \d+\.", legend) for legend in legends)
 
 
-def test_a_first_build_starts_its_recording_process_before_indexing_and_a_later_one_does_not(tmp_path, monkeypatch):
-    from docs_hooks.core import site as project
-
-    started = []
-    early = project._early_recorder
-    monkeypatch.setattr(project, "_early_recorder", lambda s, pages: started.append(early(s, pages)) or started[-1])
-    root = tiny_project(tmp_path, CACHE_PAGE)
-
-    _, problems, builder = build(root)
-    assert problems == []
-    assert started[0] is not None  # nothing recorded yet: a child started before the index, importing the source
-    assert (
-        builder.workers.recorder.child.runs == 1 and builder.workers.recorder.child.proc is started[0][0]
-    )  # and the recorder used it
-
-    make_build(load_settings(root))
-    assert started[1] is None  # recordings are cached now: a child starts only on a miss
-    make_build(load_settings(root), coverage=False)
-    assert len(started) == 2  # check never starts one early
-
-
-def test_the_early_recording_process_imports_the_test_modules_the_pages_name_as_well(tmp_path, monkeypatch):
-    from docs_hooks.run import record
-    from docs_hooks.run.record_child import PRELOAD_ENV
-
-    examples = [
-        f"""
-    ```trace-example
-    title: {title}
-    test: {test}
-    show:
-      - {{label: mean, code: mu}}
-    ```
-    """
-        for title, test in [
-            ("Rows", "tests/test_ops.py::test_rows_are_normalised"),
-            ("Nowhere", "tests/test_nowhere.py::test_gone"),
-        ]
-    ]
-    root = tiny_project(tmp_path, CACHE_PAGE, *examples)
-    preloads = []
-    start = record.start_child  # the build imports it from docs_hooks.record when it starts one
-    monkeypatch.setattr(record, "start_child", lambda *a: preloads.append(a[2]) or start(*a))
-
-    _, problems, builder = build(root)
-
-    assert preloads == [["model", "ops", "optim", "settings", "train", "tests.test_ops"]]  # not the missing file
-    assert [p.split(": ", 1)[1] for p in problems if "test_nowhere" in p] == [
-        "example 'Nowhere': test file 'tests/test_nowhere.py' does not exist (from 'tests/test_nowhere.py::test_gone')"
-    ]
-    assert PRELOAD_ENV  # the child reads the list from this variable (see record.start_child)
-
-
 # ----------------------------------------------------------------------------- layer objects
 
 
