@@ -323,7 +323,7 @@ def test_a_rendered_formula_is_read_back_by_the_next_build_without_katex(tmp_pat
     assert list((tmp_path / "cache").iterdir()) == [tmp_path / "cache" / "katex.sqlite3"]  # one file
 
 
-def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(make_project):
+def test_katex_starts_when_a_page_needs_a_formula_and_a_later_build_with_it_cached_starts_none(make_project):
     if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
         pytest.skip("KaTeX is not installed here: run npm ci")
     from docs_hooks.base.settings import load_settings
@@ -332,15 +332,20 @@ def test_a_first_build_starts_katex_before_indexing_and_a_later_one_does_not(mak
     root = make_project({"docs/page.md": "# Page\n\nThe mean $\\mu$.\n"})
     if not (root / "node_modules").exists():
         (root / "node_modules").symlink_to(REPO / "node_modules")
+    text = (root / "docs/page.md").read_text()
     first = make_build(load_settings(root), coverage=False)
-    assert first.workers.math._proc is not None  # running before any page asked for a formula
-    first.expand("docs/page.md", (root / "docs/page.md").read_text())
+    assert first.workers.math._proc is None  # no page has asked for a formula yet
+    first.expand("docs/page.md", text)
     first.await_background()
+    assert first.workers.math._proc is not None  # the page's formula went to KaTeX
     first.workers.math.close()
     assert (root / ".cache/docs_hooks/katex.sqlite3").is_file()
+    for kept in (root / ".cache/docs_hooks").glob("rendered.sqlite3*"):  # the page itself is not read back
+        kept.unlink()
 
     later = make_build(load_settings(root), coverage=False)
-    assert later.workers.math._proc is None  # formulas are cached: KaTeX starts only if one is missing
+    assert "katex" in "".join(p if isinstance(p, str) else p.html for p in later.expand("docs/page.md", text).parts)
+    assert later.workers.math._proc is None  # the formula was read back: KaTeX never started
 
 
 # ------------------------------------------------------------------ any value in any column is a miss
