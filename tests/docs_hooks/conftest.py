@@ -222,6 +222,16 @@ def expand_page(root: Path, rel: str = "docs/page.md", rendered: bool = True):
     return expand_site(settings, make_build(settings)).pages[rel]
 
 
+def build_site(root: Path):
+    """Every page of the project at ``root`` expanded by one build without the coverage run (then closed)."""
+    settings = load_settings(root)
+    build = make_build(settings, coverage=False)
+    try:
+        return expand_site(settings, build)
+    finally:
+        build.close()
+
+
 def make_recorder(tmp_path: Path, name: str, text: str, digest: str | None = None, cache: Path | None = None):
     """A recorder for a project with one module, ``src/<name>.py`` holding ``text`` (written on the first call)."""
     module = tmp_path / "src" / f"{name}.py"
@@ -321,6 +331,7 @@ __all__ = [
     "write_tree",
     "run_cli",
     "expand_page",
+    "build_site",
     "make_recorder",
     "FWD_ENTRY",
     "BWD_ENTRY",

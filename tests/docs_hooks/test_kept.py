@@ -5,13 +5,11 @@ import sqlite3
 
 import pytest
 
-from docs_hooks.base.settings import load_settings
 from docs_hooks.core import site as site_module
 from docs_hooks.core.kept import dump, load
-from docs_hooks.core.site import expand_site, make_build
 from docs_hooks.render.segments import Html
 
-from .conftest import FWD_ENTRY
+from .conftest import FWD_ENTRY, build_site
 
 
 def test_pieces_come_back_as_they_were_stored_and_anything_else_is_a_miss():
@@ -35,15 +33,6 @@ def renders(monkeypatch):
 
     monkeypatch.setattr(site_module, "render_page", counting)
     return seen
-
-
-def build_site(root):
-    settings = load_settings(root)
-    build = make_build(settings, coverage=False)
-    try:
-        return expand_site(settings, build)
-    finally:
-        build.close()
 
 
 SOURCE_PAGE = "```trace-source\nfile: {file}\n```\n"

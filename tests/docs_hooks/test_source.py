@@ -18,10 +18,10 @@ import pytest
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.page import BlockPart
-from docs_hooks.core.site import expand_site, make_build
+from docs_hooks.core.site import make_build
 from docs_hooks.kinds.source import SourceKind, SourcePlan
 
-from .conftest import BASE_FILES, BWD_ENTRY, FWD_ENTRY, OPS, REPO, write_tree
+from .conftest import BASE_FILES, BWD_ENTRY, FWD_ENTRY, OPS, REPO, build_site, write_tree
 
 SOURCE = "```trace-source\nfile: {file}\n```\n"
 SHIFT = (
@@ -42,15 +42,6 @@ def write_project(root, files):
     if (REPO / "node_modules").is_dir() and not (root / "node_modules").exists():
         (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
     return root
-
-
-def build_site(root):
-    settings = load_settings(root)
-    build = make_build(settings, coverage=False)
-    try:
-        return expand_site(settings, build)
-    finally:
-        build.close()
 
 
 def cites_by_line(html: str) -> dict[int, str]:
