@@ -307,7 +307,8 @@ def render_page(plan: PagePlan, results: Results, links: Links) -> RenderedPage:
             w.text(R.error_box(part.message))
     lines, math_problems = _typeset(w, results, plan.page)
     problems.extend(math_problems)
-    parts = [_relative(p, plan.page, links) for p in pieces(lines)]
+    here = links.page_url(plan.page)
+    parts = [_relative(p, here, links) for p in pieces(lines)]
     return RenderedPage(parts, problems)
 
 
@@ -400,8 +401,8 @@ def _text(piece: Piece) -> str:
     return "<span>" if isinstance(piece, Html) else piece
 
 
-def _relative(piece: Piece, page: str, links: Links) -> Piece:
-    """A piece with its links to source pages made relative to the page (see render.sources)."""
+def _relative(piece: Piece, url: str, links: Links) -> Piece:
+    """A piece with its links to source pages made relative to its page, at ``url`` (see render.sources)."""
     if isinstance(piece, Html):
-        return Html(links.source_links(page, piece.html), piece.block)
-    return links.source_links(page, piece)
+        return Html(links.source_links_at(url, piece.html), piece.block)
+    return links.source_links_at(url, piece)

@@ -69,7 +69,11 @@ class Links:
 
     def source_links(self, page: str, html: str) -> str:
         """``html`` of ``page`` with its links to source pages made relative to the page (see sources)."""
-        return sources.relative_links(html, self.page_url(page), self.source_url)
+        return self.source_links_at(self.page_url(page), html)
+
+    def source_links_at(self, url: str, html: str) -> str:
+        """The same for a page whose URL (``page_url``) is known already: each piece of a page reuses it."""
+        return sources.relative_links(html, url, self.source_url)
 
     def page_url(self, page: str) -> str:
         """Where a page is inside the site: its URL from the front end, else MkDocs' directory URL (or its file

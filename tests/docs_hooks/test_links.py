@@ -69,6 +69,7 @@ def test_a_source_link_is_made_relative_to_the_page_that_shows_it(make_project):
     assert links.source_links("docs/guide/layer-norm.md", html) == '<a href="../../source/src/ops.py/#L9">x</a>'
     links.source_pages["src/ops.py"] = "code/ops.html"
     assert links.source_links("docs/page.md", html) == '<a href="../code/ops.html#L9">x</a>'
+    assert links.source_links_at("guide/layer-norm/", html) == '<a href="../../code/ops.html#L9">x</a>'
 
 
 def test_with_repo_url_code_links_to_its_source_page_and_to_the_repository_at_the_ref(make_project):
