@@ -35,7 +35,7 @@ from docs_hooks.core.page import (
 )
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
-from docs_hooks.read.blocks import Page, page_title, parse_page, parse_pages
+from docs_hooks.read.blocks import Page, page_title, parse_pages
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.render import segments
 from docs_hooks.render.links import Links
@@ -169,15 +169,18 @@ class Build:
 
     # ------------------------------------------------------------------ read and resolve
 
-    def remember_parse(self, page: str, text: str, parsed: Page) -> None:
-        self._parsed[page] = (text, parsed)
+    def _parse_all(self, pages: dict[str, str]) -> None:
+        """The pages whose text is new to this build parsed in one batch, read back from the cache folder when
+        an earlier build parsed the same text (see blocks.parse_pages)."""
+        new = {page: text for page, text in pages.items() if self._parsed.get(page, ("",))[0] != text}
+        if new:
+            for page, parsed in parse_pages(new, store_file(self.settings.cache_dir, "pages")).items():
+                self._parsed[page] = (new[page], parsed)
 
     def parse(self, page: str, text: str) -> Page:
         """The page split into Markdown and blocks, parsed once for each text of it."""
-        known = self._parsed.get(page)
-        if known is None or known[0] != text:
-            known = self._parsed[page] = (text, parse_page(text, page))
-        return known[1]
+        self._parse_all({page: text})
+        return self._parsed[page][1]
 
     def plan(self, page: str, text: str) -> PagePlan:
         """The page resolved (once for each text of it); its entries join the site's."""
@@ -190,6 +193,7 @@ class Build:
 
     def plan_site(self, pages: dict[str, str]) -> None:
         """Resolve every page now (in order), then start in the background what their plans need."""
+        self._parse_all(pages)
         for page, text in pages.items():
             self.plan(page, text)
         self._site_read = False
@@ -204,15 +208,18 @@ class Build:
         read from its file (once: a front end that hands over every page calls plan_site each build)."""
         if self._site_read:
             return self.site
-        order = {}
+        order, unread = {}, {}
         for i, file in enumerate(build_order(self.settings)):
             rel = self.settings.rel(file)
             order[rel] = i
             if rel not in self._plans:
                 try:
-                    self.plan(rel, file.read_text(encoding="utf-8"))
+                    unread[rel] = file.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue  # the page's own read reports it
+        self._parse_all(unread)
+        for rel, text in unread.items():
+            self.plan(rel, text)
         self.site.pages = dict(sorted(self.site.pages.items(), key=lambda kv: order.get(kv[0], len(order))))
         self._site_read = True
         return self.site
@@ -411,13 +418,6 @@ def _make_build(
     widget_kernels: frozenset[str] | None,
     code: str | None,
 ) -> Build:
-    pages = {}
-    for file in build_order(settings):
-        try:
-            pages[settings.rel(file)] = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # the page's own read reports it
-    parsed = parse_pages(pages, store_file(settings.cache_dir, "pages"))  # needs no index: read first
     index = index if index is not None else index_for(settings)
     spec = None
     if settings.spec_source is not None:
@@ -436,8 +436,6 @@ def _make_build(
     build = Build(project, workers, static, files=code)
     if build.results is not None:
         build.results.spec = spec
-    for rel, text in pages.items():
-        build.remember_parse(rel, text, parsed[rel])
     if workers is not None and coverage:  # check reads no HTML and never waits for it: it makes its build without
         workers.start_coverage()
     return build
