@@ -1535,7 +1535,7 @@ def _site(plan: InventoryPlan, results: Results, links: Links) -> Site:
     return Site(
         results.site,
         plan.project.index,
-        plan.project.graph,
+        results.graph,  # the calls the runs saw too, as the entry pages show them
         links,
         results.spec,
         s.spec_pdf or "spec.pdf",

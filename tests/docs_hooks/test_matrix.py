@@ -174,3 +174,49 @@ def test_lines_and_functions_nobody_covers_are_folded_by_module(make_project):
     undocumented = html[html.index('data-trace-groups="undocumented"') :]
     summaries = re.findall(r"<summary>(.*?)</summary>", undocumented)
     assert summaries == ["<code>model.py</code>: 6 functions"]
+
+
+def test_the_matrix_counts_the_tests_a_run_saw_call_a_function_as_its_entry_does(make_project):
+    """The site-wide tables read the call graph merged with what the runs saw, as the entry pages do."""
+    from .test_observed import NET, NET_TESTS
+
+    root = make_project(
+        {
+            "src/net.py": NET,
+            "tests/test_net.py": NET_TESTS,
+            "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+            'coverage_tests = ["tests/test_net.py"]\n',
+            "docs/net.md": "# Scale\n\n"
+            + page("""
+            ```trace-entry
+            title: Scale
+            function: net.Scale.forward
+            status: implemented
+            ```
+
+            ```trace-equation
+            id: scale
+            title: Scaled
+            tex: y = k x
+            code: return x * self.k
+            ```
+
+            ```trace-inventory
+            of: matrix
+            ```
+            """),
+        }
+    )
+    settings = load_settings(root)
+    build = make_build(settings)
+    try:
+        markdown = expand_site(settings, build).pages["docs/net.md"].markdown
+    finally:
+        build.close()
+
+    table = markdown[markdown.index('<table class="trace-table trace-matrix">') :]
+    row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*Scaled(?:(?!</tr>).)*</tr>", table, re.S).group(0)
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    # Direct tests: test_made_by_a_factory, which calls the layer a helper made (only the run can tell);
+    # tests that run its lines: that one and test_net, through the network's list of layers
+    assert cells[0] == "Scaled" and cells[5:7] == ["1", "2"]
