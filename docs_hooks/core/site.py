@@ -152,7 +152,7 @@ class Build:
         self.links = Links(project.settings, project.index)
         self.workers = workers
         self.site = SiteEntries()
-        self.results = Results(workers, self.site) if workers is not None else None
+        self.results = Results(workers, self.site, project.spec) if workers is not None else None
         self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
@@ -434,8 +434,6 @@ def _make_build(
     project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
     workers = None if static else Workers(settings, index)
     build = Build(project, workers, static, files=code)
-    if build.results is not None:
-        build.results.spec = spec
     if workers is not None and coverage:  # check reads no HTML and never waits for it: it makes its build without
         workers.start_coverage()
     return build
@@ -446,13 +444,10 @@ def cached_evidence(settings: Settings, index: CodeIndex):
     the cache without running anything; None when there is none."""
     if not settings.coverage_tests or settings.cache_dir is None:
         return None
-    from docs_hooks.resolve.callgraph import RunEvidence
     from docs_hooks.run.coverage_map import index_modules, read_cached_map
 
     found = read_cached_map(settings.cache_dir, index.file_digests, settings.coverage_tests, index_modules(index))
-    if found is None:
-        return None
-    return RunEvidence(tuple(found.observed()), {path: by_line.keys() for path, by_line in found.lines.items()})
+    return found.evidence() if found is not None else None
 
 
 def build_order(settings: Settings) -> list[Path]:

@@ -27,8 +27,9 @@ from pathlib import Path
 from docs_hooks.base.cachedir import read_entry, write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
-from docs_hooks.resolve.callgraph import ObservedCall
+from docs_hooks.resolve.callgraph import ObservedCall, RunEvidence
 from docs_hooks.run import children
+from docs_hooks.run.observed import observed_calls
 
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
 
@@ -46,11 +47,11 @@ class CoverageMap:
 
     def observed(self) -> list[ObservedCall]:
         """The calls the tests were seen making, each under its test."""
-        return [
-            ObservedCall(caller, callee, line, test, via)
-            for test, seen in sorted(self.calls.items())
-            for caller, callee, line, via in seen
-        ]
+        return [call for test, seen in sorted(self.calls.items()) for call in observed_calls(seen, test)]
+
+    def evidence(self) -> RunEvidence:
+        """What the call graph reads of this run: the calls seen, and the lines the tests executed."""
+        return RunEvidence(tuple(self.observed()), {path: by_line.keys() for path, by_line in self.lines.items()})
 
     def tests_running(self, repo_path: str, start: int, end: int) -> list[str]:
         found: set[str] = set()
@@ -227,13 +228,10 @@ class Measurement:
         self._cached = cached_map_path(cache_dir, file_digests, pytest_args, modules) if cache_dir else None
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
-        stored = read_entry(self._cached) if self._cached is not None else None
-        if stored is not None:
-            try:
-                self._map = _read_map(stored.decode("utf-8"))
+        if cache_dir is not None:  # a damaged map is measured again, and written whole
+            self._map = read_cached_map(cache_dir, file_digests, pytest_args, modules)
+            if self._map is not None:
                 return
-            except ValueError:  # not a line map (UnicodeDecodeError is one too): measured again, written whole
-                pass
         missing = missing_packages()
         if missing:
             self._error = _missing_error(missing, project_root, pytest_args)

@@ -10,7 +10,7 @@ after a code change, so no worker outlives the build that made it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from docs_hooks.base.errors import TraceError
@@ -106,15 +106,15 @@ class Workers:
         from docs_hooks.run.observed import observed_calls
 
         calls: list = []
-        lines: dict = {}
+        lines: Mapping = {}
         if self.settings.coverage_tests:
             try:
                 coverage = self.coverage
             except TraceError:  # the run failed: the pages say so where they show what it measures
                 coverage = None
             if coverage is not None:
-                calls += coverage.observed()
-                lines = {path: by_line.keys() for path, by_line in coverage.lines.items()}
+                measured = coverage.evidence()
+                calls, lines = list(measured.calls), measured.lines
         for rec in self._recorder.recordings() if self._recorder is not None else ():
             fn = self.index.functions.get(rec.target) if rec.target is not None else None
             test = rec.target if fn is not None and self.index.runs_as_test(fn) else None
