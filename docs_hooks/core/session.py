@@ -23,7 +23,7 @@ from pathlib import Path
 from docs_hooks.base import gcpause
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings, load_settings
-from docs_hooks.core.site import Build, Expanded, build_order, code_digest, make_build, settings_digest
+from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import compare, read_lock
@@ -99,7 +99,7 @@ class Session:
         (the old one's processes ended), else the one before, with the pages it expanded."""
         gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
         settings = load_settings(self.root)
-        stamp = code_digest(settings) + settings_digest(settings) + repr(sorted(widget_kernels or ()))
+        stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
         if self._build is None or self.fingerprint != stamp:
             replaced = self._build is not None
             self.close()
