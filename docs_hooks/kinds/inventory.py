@@ -117,8 +117,9 @@ NO_RULE = "the project names no rule"  # the weight decay column without the dec
 # ----------------------------------------------------------------------------- source helpers
 
 
-def _def_node(ev: Evidence, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    for node in ast.walk(ev.tree(fn.file)):
+def _def_node(project: Project, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """The ``def`` of ``fn`` in its module, as the build parsed it once."""
+    for node in ast.walk(project.tree(fn.file)):
         if (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name == fn.short_name
@@ -291,7 +292,7 @@ def _placeholders(ev: Evidence, creators: list[Function]) -> list[tuple[str, str
     """(text before, variable, text after) of every f-string in the creators, e.g. ('b', 'l', '.')."""
     out = []
     for fn in creators:
-        for node in ast.walk(_def_node(ev, fn)):
+        for node in ast.walk(_def_node(ev.project, fn)):
             if isinstance(node, ast.JoinedStr):
                 parts = node.values
                 for i, part in enumerate(parts):
@@ -366,7 +367,7 @@ def _creating_statement(ev: Evidence, creators: list[Function], pattern: str, na
     suffix = _suffix(pattern)
     found = []
     for fn in creators:
-        for node in ast.walk(_def_node(ev, fn)):
+        for node in ast.walk(_def_node(ev.project, fn)):
             if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -411,7 +412,7 @@ def _call_name(node: ast.expr) -> str:
 
 def _resolve_name(ev: Evidence, fn: Function, name: str) -> ast.expr | None:
     """What a local name was assigned from in ``fn`` (``std`` -> ``cfg.init_std``), pairing tuples."""
-    for node in ast.walk(_def_node(ev, fn)):
+    for node in ast.walk(_def_node(ev.project, fn)):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id == name:
@@ -494,7 +495,7 @@ def _check_init(
 # ----------------------------------------------------------------------------- parameters: rendering
 
 
-def _param_rows(ev: Evidence, params: list[Param], roles: dict[str, str] | None, dims) -> list[list[str]]:
+def _param_rows(ev: Evidence, params: list[Param], roles: dict[str, str] | None) -> list[list[str]]:
     rows = []
     for p in params:
         name = R.code(p.pattern) + "<br>" + _stmt_link(ev, p.function, p.statement)
@@ -534,7 +535,7 @@ def _param_table(ev: Evidence, params: list[Param], roles, dims, rule: str) -> s
             if k not in keys:
                 keys.append(k)
     legend = dims.legend(keys)
-    out = R.table(headers, _param_rows(ev, params, roles, dims), "trace-table trace-params")
+    out = R.table(headers, _param_rows(ev, params, roles), "trace-table trace-params")
     if legend:
         out += f'\n<p class="trace-shapes-legend">{R.esc(legend)}</p>'
     return out + "\n"
@@ -643,7 +644,7 @@ def layer_attributes(project: Project, cls: str) -> list[Attribute]:
         fn = _method(index, cls, method)
         if fn is None:
             continue
-        for node in ast.walk(_node_of(project, fn)):
+        for node in ast.walk(_def_node(project, fn)):
             if not isinstance(node, ast.Assign) or isinstance(node.value, ast.Constant):
                 continue
             for target in node.targets:
@@ -659,7 +660,7 @@ def layer_attributes(project: Project, cls: str) -> list[Attribute]:
     if params is None:
         return list(found.values())
     keyed = []
-    for node in ast.walk(_node_of(project, params)):
+    for node in ast.walk(_def_node(project, params)):
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
             for key, value in zip(node.value.keys, node.value.values):
                 attr = value.attr if isinstance(value, ast.Attribute) else None
@@ -671,14 +672,6 @@ def layer_attributes(project: Project, cls: str) -> list[Attribute]:
             '"name": self.attribute for each, so that the table can name each and find the line that creates it'
         )
     return keyed
-
-
-def _node_of(project: Project, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    for node in ast.walk(project.tree(fn.file)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.short_name:
-            if fn.start <= node.lineno <= fn.end:
-                return node
-    raise TraceError(f"cannot find the definition of {fn.name} in {fn.display_path}")
 
 
 def instances(rec, cls: str) -> list[tuple[str, list[Opaque]]]:
@@ -859,7 +852,7 @@ def config_inventory(ev: Evidence) -> ConfigInventory:
     return ev.once("config", lambda: _config_inventory(ev))
 
 
-def _class_fields(ev: Evidence, dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str]) -> list[ConfigField]:
+def _class_fields(dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str]) -> list[ConfigField]:
     out = []
     for stmt in node.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
@@ -927,7 +920,7 @@ def _config_inventory(ev: Evidence) -> ConfigInventory:
         if node is None:  # pragma: no cover - the index found it there
             raise TraceError(f"cannot find class {short} in {repo_path}")
         start = node.lineno
-        fields = _class_fields(ev, s.model_config, node, repo_path, lines)
+        fields = _class_fields(s.model_config, node, repo_path, lines)
         in_effect = ev.recording(CONFIG).result
         values = in_effect.fields if hasattr(in_effect, "fields") else dict(in_effect)
         for f in fields:
@@ -944,7 +937,7 @@ def _config_inventory(ev: Evidence) -> ConfigInventory:
         for node in ev.tree(path).body:
             if isinstance(node, ast.ClassDef):
                 dotted = f"{s.config_module}.{node.name}"
-                fields = _class_fields(ev, dotted, node, repo_path, lines)
+                fields = _class_fields(dotted, node, repo_path, lines)
                 if fields:
                     values = _instance_fields(ev, dotted)
                     for f in fields:
@@ -1088,7 +1081,7 @@ def _loaded_config(ev: Evidence, fn: Function) -> tuple[str, str, list[ConfigFie
             "name a function that returns the config as a dict"
         )
     data = None
-    for node in ast.walk(_def_node(ev, fn)):
+    for node in ast.walk(_def_node(ev.project, fn)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DATA_FILE.fullmatch(node.value):
             for base in (fn.file.parent, s.project_root):
                 if (base / node.value).is_file():
@@ -1118,7 +1111,7 @@ def _dict_readers(ev: Evidence, fields: list[ConfigField]) -> None:
         if fn.is_test:
             continue
         reads: dict[str, list[tuple[str, int]]] = {}
-        for node in ast.walk(_def_node(ev, fn)):
+        for node in ast.walk(_def_node(ev.project, fn)):
             if not isinstance(node, ast.expr):
                 continue
             key, base = None, None
@@ -1156,7 +1149,7 @@ def _imported_readers(ev: Evidence, module: str, fields: list[ConfigField]) -> N
                 imported.update({a.asname or a.name: a.name for a in node.names if a.name in by_name})
         if not imported:
             continue
-        for node in ast.walk(_def_node(ev, fn)):
+        for node in ast.walk(_def_node(ev.project, fn)):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in imported:
                 by_name[imported[node.id]].readers.append((fn, node.lineno))
 
@@ -1206,7 +1199,7 @@ def _setters(ev: Evidence, dotted: str, fields: list[ConfigField]) -> None:
     for fn in sorted(index.functions.values(), key=lambda f: (f.repo_path, f.start)):
         if fn.is_test or fn.name.startswith(dotted + "."):
             continue
-        for node in ast.walk(_def_node(ev, fn)):
+        for node in ast.walk(_def_node(ev.project, fn)):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -1344,7 +1337,7 @@ def _constructor_config(ev: Evidence, cls: str) -> ConfigInventory:
     init = _method(ev.index, cls, "__init__")
     if init is None:
         raise TraceError(f"{cls} defines no __init__, so its objects take no arguments for trace-config to show")
-    node = _node_of(ev.project, init)
+    node = _def_node(ev.project, init)
     lines = init.file.read_text(encoding="utf-8").splitlines()
     src = "\n".join(lines)
     args = node.args
