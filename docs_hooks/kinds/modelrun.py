@@ -286,7 +286,6 @@ class ModelRun:
     probe: Recording
     dims: Dims
     helper: str  # path of the helper, for messages
-    files: dict = field(default_factory=dict)  # path -> {line: [(statement, call)]}, for call sites
 
     def first_calls(self, name: str) -> tuple[Call, Call] | None:
         real, probe = self.real.calls_of(name), self.probe.calls_of(name)

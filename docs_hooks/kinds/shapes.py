@@ -407,10 +407,11 @@ class ShapesKind:
                     f"the label '{text}' names a statement of {key[0]} that calls none of {names}; "
                     "point its ref at a call site"
                 )
-        run = model_run(Evidence(plan.project, results, links, plan.requests))
+        ev = Evidence(plan.project, results, links, plan.requests)
+        run = model_run(ev)
         out = [f"<p>{R.esc(plan.caption)}</p>"] if plan.caption else []
         for *_, fn, site, caller in sorted(found, key=lambda s: s[:3]):
-            data = site_shapes(index, run, fn, site, caller)
+            data = site_shapes(index, run, fn, site, caller, _calls_by_line(ev, caller))
             label = plan.labels.get((caller.name, site.statement.start))
             out.append(_render_site(links, run, data, fn, label))
         return Rendered("\n".join(out) + "\n")
@@ -442,21 +443,26 @@ class SiteShapes:
     values: list[tuple[str, str, Desc]]  # (name in the caller, "input" / "output", shape)
 
 
-def _calls_by_line(run: ModelRun, fn: Function) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
-    """Every call in the module of ``fn``, by its line, with each statement that holds it (parsed once)."""
-    found = run.files.get(fn.file)
-    if found is None:
-        found = run.files[fn.file] = {}
-        for node in ast.walk(ast.parse(fn.file.read_text(encoding="utf-8"))):
+def _calls_by_line(ev: Evidence, fn: Function) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
+    """Every call in the module of ``fn``, by its line, with each statement that holds it (once per build)."""
+
+    def calls() -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
+        found: dict[int, list[tuple[ast.stmt, ast.Call]]] = {}
+        for node in ast.walk(ev.tree(fn.file)):
             if isinstance(node, ast.stmt):
                 for sub in ast.walk(node):
                     if isinstance(sub, ast.Call):
                         found.setdefault(sub.lineno, []).append((node, sub))
-    return found
+        return found
+
+    return ev.once(f"calls by line of {fn.file}", calls)
 
 
-def site_shapes(index, run: ModelRun, callee: Function, site, caller: Function) -> SiteShapes:
-    """The inputs and outputs of one call site, with their recorded shapes.
+def site_shapes(
+    index, run: ModelRun, callee: Function, site, caller: Function, calls: dict[int, list[tuple[ast.stmt, ast.Call]]]
+) -> SiteShapes:
+    """The inputs and outputs of one call site, with their recorded shapes (``calls``: every call of the
+    caller's module by its line, see ``_calls_by_line``).
 
     Every argument the recording holds is an input, named by the expression
     written at the call site (``x``, ``self.W``, ``params["w"]``, ``cfg.eps``). The
@@ -473,7 +479,7 @@ def site_shapes(index, run: ModelRun, callee: Function, site, caller: Function) 
     else:
         short = callee.short_name if callee.short_name != "__init__" else callee.name.split(".")[-2]
     call, stmt = None, None
-    for node, sub in _calls_by_line(run, caller).get(site.line, ()):  # the innermost statement wins
+    for node, sub in calls.get(site.line, ()):  # the innermost statement wins
         if _func_name(sub.func) == short:
             if stmt is None or (_last_line(node) - node.lineno) <= (_last_line(stmt) - stmt.lineno):
                 call, stmt = sub, node
