@@ -149,6 +149,7 @@ class ExamplePlan:
     numerical_grad: Function | None = None
     rows: tuple[ShowPlan, ...] = ()
     seen: Assignments | None = None  # where the function assigns its names: which recording holds each
+    returned: Any = None  # gradcheck: the names the backward returns (nested as written), None when not names
 
     def fail(self, message: str, field_name: str | None = None) -> TraceError:
         """The example's error, at that field's line."""
@@ -180,9 +181,10 @@ class ExampleKind:
         test_fn = _test_function(index, req, fail)
         seen = scope.project.assignments(fn)
         rows = tuple(_show_plan(i, item, fn, seen, scope, plan) for i, item in enumerate(d["show"]))
-        forward = ng = None
+        forward = ng = returned = None
         if "gradcheck" in d:
             forward, ng = _gradcheck_functions(scope, d["gradcheck"], lambda m: fail(m, "gradcheck"))
+            returned = _returned_names(scope.project.tree(fn.file), fn)
         kernels = scope.project.widget_kernels
         if d.get("widget") and kernels is not None and fn.name not in kernels:
             scope.refs.problems.append(
@@ -193,7 +195,8 @@ class ExampleKind:
                     "widget",
                 )
             )
-        return ExamplePlan(scope.page, block, fn, test_fn, _example_request(req, fn.name, d), forward, ng, rows, seen)
+        request = _example_request(req, fn.name, d)
+        return ExamplePlan(scope.page, block, fn, test_fn, request, forward, ng, rows, seen, returned)
 
     def needs(self, plan: ExamplePlan, done: Mapping[Request, Recording | TraceError]) -> list[Need]:
         """The test's recording; once it is in, the central differences of a gradient check."""
@@ -677,7 +680,7 @@ def _central_plan(plan: ExamplePlan, bwd_call: Call, rec, fail):
     except TraceError as err:
         raise fail(f"gradcheck: {err.message}") from None
 
-    outputs = _returned_names(bwd)
+    outputs = plan.returned
     if outputs is None:
         raise fail(
             f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'"
@@ -786,8 +789,10 @@ def _dict_param(args: dict, grads: dict) -> str | None:
     return None
 
 
-def _returned_names(fn: Function):
-    node = function_node(ast.parse(fn.file.read_text(encoding="utf-8")), fn.start, fn.end)
+def _returned_names(module: ast.Module, fn: Function):
+    """The names the function (of ``module``) returns, nested as written; None unless it has one ``return``
+    of names."""
+    node = function_node(module, fn.start, fn.end)
     if node is None:
         return None
     returns = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]
