@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.resolve.anchors import parse_ref, resolve
-from docs_hooks.resolve.codeindex import Statement
+from docs_hooks.resolve.codeindex import Statement, header_end
 from docs_hooks.resolve.refs import References
 
 ENTRY = "entry"
@@ -182,7 +182,7 @@ def assignments(
     found: dict[str, list[Assignment]] = {}
     sites = []
     for stmt, loops, branches in _statements(node, (), ()):
-        last = _header_end(stmt)
+        last = header_end(stmt)
         sites.append(_Site(stmt.lineno, last, loops))
         text = one_line(lines[stmt.lineno - 1 : last])
         for name, path, binds in _assigned(stmt):
@@ -251,14 +251,6 @@ def _statements(node: ast.AST, loops: Loops, branches: Branches):
             if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
                 inner_loops = (*loops, (stmt.lineno, stmt.end_lineno or stmt.lineno))
             yield from _statements(stmt, inner_loops, inner_branches)
-
-
-def _header_end(stmt: ast.stmt) -> int:
-    """The last line of a simple statement, or of a compound statement's header."""
-    body = getattr(stmt, "body", None)
-    if isinstance(body, list) and body:
-        return max(stmt.lineno, body[0].lineno - 1)
-    return stmt.end_lineno or stmt.lineno
 
 
 def _assigned(stmt: ast.AST) -> list[tuple[str, str, bool]]:

@@ -227,7 +227,7 @@ def _statement_spans(
     spans: list[tuple[int, int, tuple[int, int, int, int], str]] = []
 
     def header(node: ast.AST, start_line: int, start_col: int, body: list[ast.stmt]) -> None:
-        end = _header_end(node)
+        end = header_end(node)
         end_col = body[0].col_offset if body and body[0].lineno == end else -1
         spans.append((start_line, end, (start_line, start_col, end, end_col), _kind(node)))
 
@@ -261,7 +261,7 @@ def _statement_spans(
     return spans
 
 
-def _header_end(node: ast.AST) -> int:
+def header_end(node: ast.AST) -> int:
     """The last line of a compound statement's header: the line of its colon."""
     last = getattr(node, "lineno", 0) or getattr(getattr(node, "pattern", None), "lineno", 0)
     for child in ast.iter_child_nodes(node):
@@ -983,7 +983,7 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
             docstring=obj.docstring.value if obj.docstring else None,
         )
         fn.statements = [_make_statement(lines, a, b, extent, kind) for a, b, extent, kind in _statement_spans(node)]
-        fn.header = _make_statement(lines, node.lineno, _header_end(node))
+        fn.header = _make_statement(lines, node.lineno, header_end(node))
         args = node.args
         fn.params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
         extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
