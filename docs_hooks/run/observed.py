@@ -118,15 +118,21 @@ def importing(frame, is_project: Callable[[str], bool]) -> bool:
     return False
 
 
+def is_installed(path: str) -> bool:
+    """Whether an absolute ``path`` belongs to the Python environment (its prefixes, any site-packages), not to
+    a project, even when the environment sits inside the project's folder."""
+    installed = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    return path.startswith(installed) or "site-packages" in path
+
+
 def project_files(roots: Iterable[str]) -> Callable[[str], bool]:
     """``is_project`` for files under ``roots`` that are not installed packages (a virtual environment inside
     the project, say)."""
     folders = tuple(os.path.abspath(r) + os.sep for r in roots)
-    installed = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
 
     def is_project(filename: str) -> bool:
         path = os.path.abspath(filename)
-        return path.startswith(folders) and not path.startswith(installed) and "site-packages" not in path
+        return path.startswith(folders) and not is_installed(path)
 
     return is_project
 

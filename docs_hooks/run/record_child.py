@@ -31,7 +31,15 @@ from typing import Any, BinaryIO
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.run import children
-from docs_hooks.run.observed import CallObserver, calls_seen, enclosing, functions_run, importing, via_place
+from docs_hooks.run.observed import (
+    CallObserver,
+    calls_seen,
+    enclosing,
+    functions_run,
+    importing,
+    is_installed,
+    via_place,
+)
 from docs_hooks.run.recording import MAX_ENTRIES, Call, Made, Opaque, Recording, capped_summary, pack, unpack
 
 # What sys.settrace takes: called with a frame, the event and its argument, it gives the frame's local tracer.
@@ -51,11 +59,7 @@ def _is_local_module(name: str | None) -> bool:
     file = getattr(sys.modules.get(name), "__file__", None)
     if not file:
         return name == "__main__"
-    key = (file, tuple(_LOCAL_ROOTS))
-    local = _LOCAL_FILES.get(key)
-    if local is None:
-        local = _LOCAL_FILES[key] = _is_local_file(os.path.abspath(file))
-    return local
+    return _is_local_path(file)
 
 
 # A module file -> whether it is the project's: asked for every loaded module after every request,
@@ -64,10 +68,7 @@ _LOCAL_FILES: dict[tuple[str, tuple], bool] = {}
 
 
 def _is_local_file(file: str) -> bool:
-    prefixes = {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
-    if any(file.startswith(p) for p in prefixes) or "site-packages" in file:
-        return False
-    return any(file.startswith(os.path.abspath(r) + os.sep) for r in _LOCAL_ROOTS)
+    return not is_installed(file) and any(file.startswith(os.path.abspath(r) + os.sep) for r in _LOCAL_ROOTS)
 
 
 def project_object(obj: Any) -> Opaque | None:
@@ -355,8 +356,7 @@ def _cannot_load(name: str, exc: Exception, project_root: str) -> str:
 
 def _is_project_file(path: str) -> bool:
     """Whether ``path`` is one of the project's files, not of the environment (a virtual environment in it)."""
-    prefixes = {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
-    return not any(path.startswith(p) for p in prefixes) and "site-packages" not in path
+    return not is_installed(path)
 
 
 class _Opened:
@@ -417,12 +417,11 @@ class _Opened:
         bytecode and no installed package; as paths from ``root``."""
         paths, self.paths = (self.paths or set()) | self.at_import, set()
         top = os.path.abspath(root) + os.sep
-        installed = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)})
         return sorted(
             os.path.relpath(p, root)
             for p in paths
             if p.startswith(top)
-            and not p.startswith(installed)
+            and not is_installed(p)
             and "__pycache__" not in p.split(os.sep)
             and p not in code_files
             and os.path.isfile(p)
