@@ -58,6 +58,7 @@ from docs_hooks.render import matrix, sources
 from docs_hooks.render.links import Links
 from docs_hooks.render.matrix import Site
 from docs_hooks.resolve.codeindex import CodeIndex, Function, Statement, did_you_mean
+from docs_hooks.resolve.values import mro
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Made, Opaque
 from docs_hooks.run.results import COVERAGE, Need, Results
@@ -604,15 +605,8 @@ def entry_class(scope: Scope) -> str | None:
 
 
 def _lineage(index: CodeIndex, cls: str) -> list[str]:
-    """``cls`` and its bases in the project, nearest first."""
-    out, todo = [], [cls]
-    while todo:
-        name = todo.pop(0)
-        if name in out or name not in index.classes:
-            continue
-        out.append(name)
-        todo.extend(index.bases.get(name, []))
-    return out
+    """``cls`` and its bases in the project, in the order Python looks a method up."""
+    return [c for c in mro(index.bases, cls) if c in index.classes]
 
 
 def _method(index: CodeIndex, cls: str, name: str) -> Function | None:

@@ -18,7 +18,7 @@ once: the answers are kept for the build.
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -35,6 +35,27 @@ _EXTERNAL = frozenset([EXTERNAL])
 # Methods of a container that hand back its items, or the container itself.
 _ITEM_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 _SAME_METHODS = frozenset({"values", "copy"})
+
+
+def mro(bases: Mapping[str, Sequence[str]], cls: str) -> list[str]:
+    """``cls`` and the classes it inherits from, in the order Python looks a method up (C3, as ``__mro__``):
+    the classes ``bases`` knows, each once. Where C3 has no answer (Python would refuse the class), the bases
+    depth first."""
+
+    def linear(name: str, seen: tuple[str, ...]) -> list[str]:
+        parents = [b for b in bases.get(name, ()) if b != name and b not in seen]
+        rest = [linear(b, (*seen, name)) for b in parents] + [list(parents)]
+        out = [name]
+        while any(rest):
+            rest = [r for r in rest if r]
+            head = next((r[0] for r in rest if not any(r[0] in other[1:] for other in rest)), None)
+            if head is None:  # inconsistent: depth first, each once
+                return list(dict.fromkeys(out + [c for r in rest for c in r]))
+            out.append(head)
+            rest = [r[1:] if r[0] == head else r for r in rest]
+        return list(dict.fromkeys(out))
+
+    return linear(cls, ())
 
 
 @dataclass
@@ -107,24 +128,14 @@ class Values:
         return found[0] if len(found) == 1 else None
 
     def method_of(self, cls: str, name: str) -> str | None:
-        """``cls.name`` if the index has it, else the first of ``cls``'s bases (depth first) that has it."""
+        """``cls.name`` if the index has it, else the first of ``cls``'s bases (in Python's order) that has it."""
         key = (cls, name)
         if key not in self._methods:
             self._methods[key] = self._find_method(cls, name)
         return self._methods[key]
 
     def _find_method(self, cls: str, name: str) -> str | None:
-        seen: set[str] = set()
-        order = [cls]
-        while order:
-            current = order.pop(0)
-            if current in seen:
-                continue
-            seen.add(current)
-            if f"{current}.{name}" in self.functions:
-                return f"{current}.{name}"
-            order[:0] = self.bases.get(current, [])
-        return None
+        return next((f"{c}.{name}" for c in mro(self.bases, cls) if f"{c}.{name}" in self.functions), None)
 
     def attribute(self, value: Value, name: str) -> frozenset:
         """What attribute ``name`` of ``value`` may be."""
@@ -382,13 +393,7 @@ class Values:
         return self._remembered(("attr", cls, key), compute)
 
     def _ancestors(self, cls: str) -> list[str]:
-        out, todo = [], list(self.bases.get(cls, ()))
-        while todo:
-            base = todo.pop(0)
-            if base not in out and base != cls:
-                out.append(base)
-                todo.extend(self.bases.get(base, ()))
-        return out
+        return mro(self.bases, cls)[1:]
 
     def _module_of_class(self, cls: str) -> str:
         parts = cls.split(".")
