@@ -32,8 +32,7 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 from docs_hooks.base.errors import TraceError
-from docs_hooks.core.session import Session, widget_kernels
-from docs_hooks.read.blocks import without_front_matter
+from docs_hooks.core.session import Session, widget_kernels, without_front_matter
 from docs_hooks.render import segments
 
 log = logging.getLogger("docs_hooks")

@@ -40,12 +40,11 @@ from docs_hooks.base import gcpause
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import is_virtualenv
-from docs_hooks.core.session import Session, widget_kernels
+from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, without_front_matter
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
 from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
 from docs_hooks.pages import written_by_pages
-from docs_hooks.read.blocks import as_markdown_reads, without_front_matter
 from docs_hooks.render import sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")

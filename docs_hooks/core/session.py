@@ -23,10 +23,14 @@ from pathlib import Path
 from docs_hooks.base import gcpause
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings, load_settings
-from docs_hooks.core.site import Build, Expanded, fingerprint, make_build, site_pages
+from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import compare, read_lock
+
+# Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
+FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
+
 
 KERNEL = re.compile(r"""\bregister\(\s*["']([\w.]+)["']""")  # a browser kernel, as trace-widgets.js takes it
 
@@ -40,6 +44,24 @@ def widget_kernels(docs_dir: Path, scripts) -> frozenset[str]:
         if path.suffix in (".js", ".mjs") and path.is_file():
             names.update(KERNEL.findall(path.read_text(encoding="utf-8", errors="replace")))
     return frozenset(names)
+
+
+def as_markdown_reads(text: str, tab_length: int = 4) -> str:
+    """``text`` as Python-Markdown hands it to its preprocessors after normalising it (line ends, tabs, lines
+    of spaces, two blank lines at the end): a page resolved before it is converted is then the same text."""
+    text = text.replace("\x02", "").replace("\x03", "")
+    text = text.replace("\r\n", "\n").replace("\r", "\n") + "\n\n"
+    return re.sub(r"(?<=\n) +\n", "\n", text.expandtabs(tab_length))
+
+
+def without_front_matter(text: str) -> str:
+    """The page as a builder hands it over (its front matter left out), with as many empty lines in its place,
+    so that line numbers stay those of the file."""
+    m = FRONT_MATTER.match(text)
+    if m is None:
+        return text
+    rest = text[m.end() :].lstrip("\n")
+    return "\n" * text[: len(text) - len(rest)].count("\n") + rest
 
 
 class Session:
@@ -95,7 +117,13 @@ class Session:
         """Resolve every page of the site now (``pages``: path -> text as the builder will hand it over;
         by default every page of the docs folder), and start what they need in the background."""
         if pages is None:
-            pages = site_pages(self.settings)
+            pages = {}
+            for file in build_order(self.settings):
+                try:
+                    text = file.read_text(encoding="utf-8")
+                    pages[self.settings.rel(file)] = as_markdown_reads(without_front_matter(text))
+                except (OSError, UnicodeDecodeError):
+                    continue  # the page's own read reports it
         self.build.plan_site(pages)
 
     def expand(self, page: str, text: str) -> Expanded:

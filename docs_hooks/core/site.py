@@ -35,7 +35,7 @@ from docs_hooks.core.page import (
 )
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
-from docs_hooks.read.blocks import Page, as_handed_over, page_title, parse_pages
+from docs_hooks.read.blocks import Page, page_title, parse_pages
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.render import segments
 from docs_hooks.render.links import Links
@@ -208,9 +208,15 @@ class Build:
         read from its file (once: a front end that hands over every page calls plan_site each build)."""
         if self._site_read:
             return self.site
-        every = site_pages(self.settings)
-        order = {rel: i for i, rel in enumerate(every)}
-        unread = {rel: text for rel, text in every.items() if rel not in self._plans}
+        order, unread = {}, {}
+        for i, file in enumerate(build_order(self.settings)):
+            rel = self.settings.rel(file)
+            order[rel] = i
+            if rel not in self._plans:
+                try:
+                    unread[rel] = file.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue  # the page's own read reports it
         self._parse_all(unread)
         for rel, text in unread.items():
             self.plan(rel, text)
@@ -465,15 +471,8 @@ class SiteResult:
 
 
 def site_pages(settings: Settings) -> dict[str, str]:
-    """Every page of the site (its path from the project root -> its text as a builder hands it over), in
-    build order; a page that cannot be read is left out (its own read reports it)."""
-    pages = {}
-    for file in build_order(settings):
-        try:
-            pages[settings.rel(file)] = as_handed_over(file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return pages
+    """Every page of the site (its path from the project root -> its text), in build order."""
+    return {settings.rel(f): f.read_text(encoding="utf-8") for f in build_order(settings)}
 
 
 def expand_site(settings: Settings, build: Build | None = None) -> SiteResult:

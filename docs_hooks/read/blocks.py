@@ -210,34 +210,6 @@ H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 
-# Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
-BUILDER_FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
-
-
-def as_markdown_reads(text: str, tab_length: int = 4) -> str:
-    """``text`` as Python-Markdown hands it to its preprocessors after normalising it (line ends, tabs, lines
-    of spaces, two blank lines at the end): a page resolved before it is converted is then the same text."""
-    text = text.replace("\x02", "").replace("\x03", "")
-    text = text.replace("\r\n", "\n").replace("\r", "\n") + "\n\n"
-    return re.sub(r"(?<=\n) +\n", "\n", text.expandtabs(tab_length))
-
-
-def without_front_matter(text: str) -> str:
-    """The page as a builder hands it over (its front matter left out), with as many empty lines in its place,
-    so that line numbers stay those of the file."""
-    m = BUILDER_FRONT_MATTER.match(text)
-    if m is None:
-        return text
-    rest = text[m.end() :].lstrip("\n")
-    return "\n" * text[: len(text) - len(rest)].count("\n") + rest
-
-
-def as_handed_over(text: str, tab_length: int = 4) -> str:
-    """A page file's text as a builder hands it over to be converted: its front matter left out, normalised
-    as Python-Markdown does. Every front end resolves a page from this text, so each parse is one cache entry."""
-    return as_markdown_reads(without_front_matter(text), tab_length)
-
-
 def page_title(text: str, path: str) -> str:
     """A page's first level-one heading (its front matter left out); its file name when it has none."""
     m = H1.search(FRONT_MATTER.sub("", text))

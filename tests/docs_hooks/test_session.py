@@ -10,8 +10,7 @@ import weakref
 
 import markdown
 
-from docs_hooks.core.session import Session
-from docs_hooks.read.blocks import as_markdown_reads, without_front_matter
+from docs_hooks.core.session import Session, as_markdown_reads, without_front_matter
 
 from .conftest import FWD_ENTRY, run_cli
 
