@@ -169,6 +169,16 @@ class Build:
 
     # ------------------------------------------------------------------ read and resolve
 
+    def parse_files(self) -> None:
+        """Every page of the docs folder parsed from its file's text (see ``_parse_all``)."""
+        pages = {}
+        for file in build_order(self.settings):
+            try:
+                pages[self.settings.rel(file)] = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # the page's own read reports it
+        self._parse_all(pages)
+
     def _parse_all(self, pages: dict[str, str]) -> None:
         """The pages whose text is new to this build parsed in one batch, read back from the cache folder when
         an earlier build parsed the same text (see blocks.parse_pages)."""
@@ -434,6 +444,9 @@ def _make_build(
     project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
     workers = None if static else Workers(settings, index)
     build = Build(project, workers, static, files=code)
+    # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
+    # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).
+    build.parse_files()
     if workers is not None and coverage:  # check reads no HTML and never waits for it: it makes its build without
         workers.start_coverage()
     return build
