@@ -316,6 +316,8 @@ def serve(
 DEVICES = {
     "prefetch": "every plan's needs started in the background as soon as the pages are resolved (Build._prefetch)",
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
+    "light-search": "Material's search plugin handed each page without its spans (render.search)",
+    "light-again": "a page's light form for the search plugin found again when it did not change (TracePlugin._light_form)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -327,12 +329,15 @@ _off = os.environ.get("BENCH_DOCS_WITHOUT")
 if _off:
     import contextlib
 
+    from docs_hooks import plugin
     from docs_hooks.base import gcpause
     from docs_hooks.core import session, site
+    from docs_hooks.render import search
     from docs_hooks.run import observed
 
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
-                        (observed.CallObserver, "_hook")]:
+                        (observed.CallObserver, "_hook"), (plugin.TracePlugin, "_index_light"),
+                        (plugin.TracePlugin, "_light_form")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -345,28 +350,41 @@ if _off:
         session.gcpause = gcpause
     elif _off == "observe-calls":
         observed.CallObserver._hook = lambda self: None  # no trace or profile function: nothing noted
+    elif _off == "light-search":
+        plugin.TracePlugin._index_light = lambda self, config: None
+    elif _off == "light-again":
+        plugin.TracePlugin._light_form = lambda self, full: search.without_spans(full)
 """
 
 
-def measure_devices(project: Path, work: Path, runs: int, names: list[str]) -> None:
-    """A cold build without each device against one with all of them, alternated; prints the ratios."""
+def measure_devices(project: Path, work: Path, runs: int, names: list[str], page: str) -> None:
+    """A cold build, and the rebuild of a serve process after a prose edit of ``page``, without each device
+    against the same with all of them, alternated; prints the ratios."""
     unknown = sorted(set(names) - set(DEVICES))
     if unknown:
         raise SystemExit(f"bench_docs: no speed device named {', '.join(unknown)}; the devices: {', '.join(DEVICES)}")
     (project / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-    print("== what each speed device buys: cold build (no cache) without it / with everything on ==")
+    print("== what each speed device buys: without it / with everything on ==")
+    print("   cold: a build with no cache; prose edit: serve's rebuild after a prose edit, warm cache")
+    edit = 20000
     for device in names:
-        on, off = [], []
+        on, off, on_edit, off_edit = [], [], [], []
         for _ in range(runs):
-            clear_cache(project)
-            on.append(mkdocs_build(project, work / "site"))
-            clear_cache(project)
-            os.environ["BENCH_DOCS_WITHOUT"] = device
-            try:
-                off.append(mkdocs_build(project, work / "site"))
-            finally:
-                del os.environ["BENCH_DOCS_WITHOUT"]
-        print(f"{device:15s} off/on = {med(off) / med(on):5.2f}x  (off {fmt(off)}; on {fmt(on)})  {DEVICES[device]}")
+            for times, edits, without in ((on, on_edit, None), (off, off_edit, device)):
+                if without:
+                    os.environ["BENCH_DOCS_WITHOUT"] = without
+                try:
+                    clear_cache(project)
+                    times.append(mkdocs_build(project, work / "site"))
+                    edit += 1000
+                    edits.append(serve(project, "mkdocs.yml", page, 0, first_edit=edit)["prose edit"])
+                finally:
+                    os.environ.pop("BENCH_DOCS_WITHOUT", None)
+        print(
+            f"{device:14s} cold off/on = {med(off) / med(on):5.2f}x (off {fmt(off)}; on {fmt(on)}); "
+            f"prose edit off/on = {med(off_edit) / med(on_edit):5.2f}x (off {fmt(off_edit)}; on {fmt(on_edit)})"
+            f"\n               {DEVICES[device]}"
+        )
     (project / "sitecustomize.py").unlink()
 
 
@@ -397,7 +415,7 @@ def main() -> None:
         project = copy_project(work / "project", args.project)
         if args.devices:
             names = list(DEVICES) if args.devices == "all" else args.devices.split(",")
-            measure_devices(project, work, args.runs, names)
+            measure_devices(project, work, args.runs, names, args.page)
             print(load_line())
             return
         floor_config = make_floor(project)

@@ -12,6 +12,9 @@ state on the plugin object (MkDocs keeps the object across the rebuilds of
   lock and the helpers the build runs out of the site; resolve every page, so
   the site-wide tables read them all and the run stage starts on them at once;
 - on_page_markdown: tell the extension which page MkDocs converts next;
+- Material's search plugin reads each page without the spans of the generated
+  HTML, the same text with far fewer tags (``render.search``): the plugin wraps
+  the search plugin's on_page_context and puts the page back after it;
 - on_post_build: wait for the background work; in a strict build, fail on any
   problem the generator met, whatever the log level;
 - on_serve / on_shutdown: watch the code; end the build's processes when serving stops.
@@ -39,13 +42,13 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from docs_hooks.base import gcpause
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune
 from docs_hooks.base.errors import TraceError
-from docs_hooks.base.settings import is_virtualenv
+from docs_hooks.base.settings import installed_version, is_virtualenv
 from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, without_front_matter
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
 from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
 from docs_hooks.pages import written_by_pages
-from docs_hooks.render import sources
+from docs_hooks.render import search, sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
@@ -72,6 +75,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
         # For a dirty build: each page's expansion key in the last build, and the pages that showed a problem.
         self._last_keys: dict[str, str | None] = {}
         self._problem_pages: set[str] = set()
+        # Each page's HTML as the search plugin reads it (render.search), by the HTML: this build's, and the
+        # last build's, which a rebuild of ``mkdocs serve`` finds again for every page that did not change.
+        self._light: dict[str, str | None] = {}
+        self._light_before: dict[str, str | None] = {}
 
     @property
     def session(self) -> Session:
@@ -95,6 +102,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self._session is None or self._session.root != root:
             self._session = Session(root, self._warn)
         self.problems = []
+        self._light_before, self._light = self._light, {}
         kernels = widget_kernels(Path(config.docs_dir), config.extra_javascript)
         try:
             # While serving, a rebuild after a page edit keeps the build (its index and the pages it resolved)
@@ -108,6 +116,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         config.markdown_extensions[:] = [e for e in config.markdown_extensions if e != EXTENSION]
         config.mdx_configs.pop(EXTENSION, None)
         config.markdown_extensions.append(TraceExtension(self.session, self._page_of))
+        self._index_light(config)
         if self.config.assets:
             for sheet in stylesheets():
                 if sheet not in config.extra_css:
@@ -208,6 +217,46 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def _page_of(self, md: Markdown) -> tuple[str, int] | None:
         return self.current
+
+    def _index_light(self, config) -> None:
+        """Have Material's search plugin (version 9, whose reading of a page ``render.search`` follows) read
+        each page without its spans: its on_page_context handler, wrapped."""
+        handlers = config.plugins.events.get("page_context", [])
+        for i, handler in enumerate(handlers):
+            owner = type(getattr(handler, "__self__", None))
+            if (owner.__module__, owner.__name__) == ("material.plugins.search.plugin", "SearchPlugin"):
+                if installed_version("mkdocs-material").startswith("9."):
+                    handlers[i] = self._reading_light(handler)
+
+    def _light_form(self, full: str) -> str | None:
+        """The page's HTML without its spans (None: as it is), found again if the last build had the same."""
+        light = self._light_before.get(full, "")
+        if light == "":
+            light = search.without_spans(full)
+        self._light[full] = light
+        return light
+
+    def _reading_light(self, handler):
+        def on_page_context(context, *, page, config, nav):
+            full = page.content
+            light = self._light_form(full) if full else None
+            if light is None:
+                return handler(context, page=page, config=config, nav=nav)
+            page.content = light
+            try:
+                result = handler(context, page=page, config=config, nav=nav)
+            finally:
+                changed, page.content = page.content != light, full
+            if changed:  # this search plugin rewrites more of a page than the one render.search knows of
+                raise PluginError(
+                    f"docs_hooks: {page.file.src_uri}: Material's search plugin (mkdocs-material "
+                    f"{installed_version('mkdocs-material')}) changed the page docs_hooks handed it without its spans, "
+                    "which docs_hooks cannot carry over to the page; install another mkdocs-material 9 release, "
+                    "and report this with the version"
+                )
+            return result
+
+        return on_page_context
 
     def on_post_build(self, *, config):
         self.session.build.await_background()  # a bug in the background work is raised here, not lost

@@ -11,6 +11,7 @@ import os
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 from docs_hooks.base.errors import TraceError
@@ -141,6 +142,14 @@ def excluded(path: Path, project_root: Path, patterns) -> bool:
 
 def is_virtualenv(folder: Path) -> bool:
     return (folder / "pyvenv.cfg").is_file()
+
+
+def installed_version(package: str) -> str:
+    """The version of an installed distribution, or "none"."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "none"
 
 
 def walk_files(folder: Path, project_root: Path, patterns, suffix: str = "") -> list[Path]:

@@ -25,10 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from docs_hooks.base.cachedir import Store, store_file
+from docs_hooks.base.settings import installed_version
 from docs_hooks.render.segments import Html, Piece
 
 FORMAT = 1  # the form of a stored page; a change makes every stored page a miss
@@ -38,18 +38,11 @@ GENERATOR = Path(__file__).resolve().parent.parent  # the docs_hooks package: it
 def environment(katex: str) -> str:
     """What renders a page besides its inputs: this generator's files, Python, NumPy and KaTeX (``katex``:
     its version and how the generator runs it)."""
-    h = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{_version('numpy')}\0{katex}".encode())
+    h = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{installed_version('numpy')}\0{katex}".encode())
     for file in sorted(GENERATOR.rglob("*")):
         if file.suffix in (".py", ".js", ".css") and "__pycache__" not in file.parts:
             h.update(file.relative_to(GENERATOR).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
     return h.hexdigest()
-
-
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "none"
 
 
 def page_key(*inputs: object) -> str:

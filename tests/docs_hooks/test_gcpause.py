@@ -60,6 +60,8 @@ def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_proc
     import gc
     from types import SimpleNamespace
 
+    from mkdocs.plugins import PluginCollection
+
     from docs_hooks.base import gcpause
     from docs_hooks.plugin import TracePlugin
 
@@ -75,6 +77,7 @@ def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_proc
         markdown_extensions=[],
         mdx_configs={},
         strict=False,
+        plugins=PluginCollection(),
     )
     plugin.on_config(config)
     plugin.on_post_build(config=config)

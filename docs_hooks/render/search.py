@@ -1,0 +1,157 @@
+"""A page's HTML as a search index reads it: the same text, without its ``<span>`` tags.
+
+Material's search plugin reads every page's HTML with ``html.parser`` and does
+work for each tag that grows with how deeply the tag is nested. Most of the tags
+of a generated page are ``<span>``: KaTeX writes a dozen levels of them for a
+formula, Pygments one per token of a listing. The index keeps none of them: it
+keeps the text, a few tags (``p``, ``code``, ``pre``, lists, ``sub``, ``sup``)
+and the sections the headings start, and leaves out what is marked
+``data-search-exclude``. So the plugin (``docs_hooks.plugin``) hands the search
+plugin each page as ``without_spans`` makes it, and puts the page back as it was
+once the search plugin has read it. The search index comes out the same, to the
+byte (``tests/docs_hooks/test_search.py`` builds sites both ways), because:
+
+- the page is read tag by tag first, and taken as it is (None) unless every
+  element it opens it also closes, in order: then the search plugin's stack of
+  open elements is this one's, less the spans, and no end tag it matches or
+  passes over changes;
+- a span is neither kept nor a heading, and no heading is inside one; text a
+  removed span split stays split where it matters: the search plugin collapses
+  a run of text that is only whitespace to one space, so where a removed tag
+  borders such a run a ``<wbr>`` (void: the search plugin passes over it) keeps
+  the run apart;
+- a span marked ``data-search-exclude`` (KaTeX's MathML, which the search
+  plugin skips) goes with its content; a page where such a span holds another
+  span is taken as it is (the search plugin ends that exclusion at the first
+  ``</span>``), and so is a page with an attribute the search plugin rewrites
+  (``data-search-...="..."``);
+- a page whose first tag is a span is taken as it is: that tag starts the index's
+  first section.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ATTRS = r"""(?:[\s/](?:[^>"']++|"[^"]*+"|'[^']*+')*+)?"""  # a tag's attributes, quoted values and all
+_TOKEN = re.compile(
+    rf"""<(?:
+      (?P<endspan>/span\s*>)
+    | (?P<end>/(?P<endname>[a-zA-Z][-.a-zA-Z0-9:_]*)\s*>)
+    | (?P<span>span(?P<spanattrs>{_ATTRS})>)
+    | (?P<raw>(?P<rawname>script|style)\b[^>]*>.*?</(?P=rawname)\s*>)      # text the parser does not read
+    | (?P<open>(?P<start>[a-zA-Z][^\t\n\r\f />\x00]*){_ATTRS}>)
+    | (?P<skip>!--.*?-->|![^>]*>|\?[^>]*>)                                  # comment, declaration
+    | (?P<stray>)
+    )""",
+    re.VERBOSE | re.DOTALL | re.IGNORECASE,
+)
+_ATTRIBUTE = re.compile(r"""[\s/]*([^\s/>=][^\s/=>]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>"']+))?""")
+_REWRITTEN = re.compile(r"data-search-\w+=")  # an attribute the search plugin takes out of the page
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# The tags the search plugin takes for void (Material's list): it opens no element for them.
+VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
+)
+_WBR = "<wbr>"
+
+
+def without_spans(html: str) -> str | None:
+    """``html`` with its ``<span>`` tags taken out (an excluded span with its content), as the module's doc
+    says; None when that cannot be done exactly, or there is no span to take out."""
+    if "<span" not in html or _REWRITTEN.search(html):
+        return None
+    out: list[str] = []
+    pos = 0  # where the text not yet copied starts
+    names: list[str] = []  # the open elements, a removed span as ""
+    spans = 0  # removed spans open
+    cut = -1  # the depth at which an excluded span opened (what it holds is left out), or -1
+    first = True  # before the page's first tag
+    pre = 0  # open <pre> elements: in one, the search plugin keeps every run of text as it is, split or not
+    for m in _TOKEN.finditer(html):
+        kind = m.lastgroup
+        if kind == "span":
+            start, end = m.span()
+            if html[end - 2] == "/":
+                continue  # <span/>: opened and closed
+            if first or cut >= 0:
+                return None  # the first tag starts the index's first section; a span in an excluded one
+            out.append(html[pos:start])
+            if _excluded(m.group("spanattrs")):
+                if not pre and _whitespace_before(html, start):
+                    out.append(_WBR)
+                cut = len(names)
+            elif not pre and (_whitespace_before(html, start) or _whitespace_after(html, end)):
+                out.append(_WBR)
+            names.append("")
+            spans += 1
+            pos = end
+        elif kind == "endspan":
+            if not names or names[-1]:
+                return None
+            names.pop()
+            spans -= 1
+            start, end = m.span()
+            after = not pre and _whitespace_after(html, end)
+            if cut < 0:
+                out.append(html[pos:start])
+                if after or (not pre and _whitespace_before(html, start)):
+                    out.append(_WBR)
+            elif len(names) == cut:
+                cut = -1
+                if after:
+                    out.append(_WBR)
+            pos = end
+        elif kind == "end":
+            if not names or names[-1] != m.group("endname").lower():
+                return None
+            if names.pop() == "pre":
+                pre -= 1
+        elif kind == "open":
+            name = m.group("start").lower()
+            if name in VOID:
+                continue
+            first = False
+            if html[m.end() - 2] == "/":
+                continue  # <path/>: opened and closed
+            if spans and name in _HEADINGS:
+                return None
+            names.append(name)
+            pre += name == "pre"
+        elif kind == "raw":
+            first = False
+        elif kind == "stray":
+            return None
+    if names or not out:
+        return None
+    out.append(html[pos:])
+    return "".join(out)
+
+
+def _excluded(attrs: str) -> bool:
+    """Whether a tag with these attributes is one the search plugin leaves out with what it holds: one
+    marked ``data-search-exclude``, or of class ``linenodiv`` (Pygments' line numbers)."""
+    if "data-search-exclude" not in attrs and "linenodiv" not in attrs:
+        return False
+    for name, value in _ATTRIBUTE.findall(attrs):
+        name = name.lower()
+        if name == "data-search-exclude" or (name == "class" and value.strip("\"'") == "linenodiv"):
+            return True
+    return False
+
+
+def _whitespace_before(html: str, start: int) -> bool:
+    """Whether the text that ends at ``start`` (back to the tag before it) is whitespace only, and not empty."""
+    if not html[start - 1 : start].isspace():
+        return False
+    run = html[html.rfind(">", 0, start) + 1 : start]
+    return bool(run) and run.isspace()
+
+
+def _whitespace_after(html: str, end: int) -> bool:
+    """Whether the text that starts at ``end`` (up to the next tag) is whitespace only, and not empty."""
+    if not html[end : end + 1].isspace():
+        return False
+    stop = html.find("<", end)
+    run = html[end : stop if stop >= 0 else len(html)]
+    return bool(run) and run.isspace()
