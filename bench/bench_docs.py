@@ -318,6 +318,7 @@ DEVICES = {
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
     "light-search": "Material's search plugin handed each page without its spans (render.search)",
     "light-again": "a page's light form for the search plugin found again when it did not change (TracePlugin._light_form)",
+    "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -337,7 +338,7 @@ if _off:
 
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
                         (observed.CallObserver, "_hook"), (plugin.TracePlugin, "_index_light"),
-                        (plugin.TracePlugin, "_light_form")]:
+                        (plugin.TracePlugin, "_light_form"), (plugin, "prune_if_due")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -354,6 +355,10 @@ if _off:
         plugin.TracePlugin._index_light = lambda self, config: None
     elif _off == "light-again":
         plugin.TracePlugin._light_form = lambda self, full: search.without_spans(full)
+    elif _off == "prune-daily":
+        from docs_hooks.base import cachedir
+
+        plugin.prune_if_due = cachedir.prune
 """
 
 

@@ -29,6 +29,7 @@ its message, starting with the file and line, and no traceback.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 
@@ -40,7 +41,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 
 from docs_hooks.base import gcpause
-from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune
+from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune_if_due
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import installed_version, is_virtualenv
 from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, without_front_matter
@@ -75,10 +76,11 @@ class TracePlugin(BasePlugin[PluginConfig]):
         # For a dirty build: each page's expansion key in the last build, and the pages that showed a problem.
         self._last_keys: dict[str, str | None] = {}
         self._problem_pages: set[str] = set()
-        # Each page's HTML as the search plugin reads it (render.search), by the HTML: this build's, and the
-        # last build's, which a rebuild of ``mkdocs serve`` finds again for every page that did not change.
-        self._light: dict[str, str | None] = {}
-        self._light_before: dict[str, str | None] = {}
+        # Each page's HTML as the search plugin reads it (render.search), by a digest of the HTML: this
+        # build's, and the last build's, which a rebuild of ``mkdocs serve`` finds again for every page that
+        # did not change.
+        self._light: dict[bytes, str | None] = {}
+        self._light_before: dict[bytes, str | None] = {}
 
     @property
     def session(self) -> Session:
@@ -230,10 +232,11 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def _light_form(self, full: str) -> str | None:
         """The page's HTML without its spans (None: as it is), found again if the last build had the same."""
-        light = self._light_before.get(full, "")
+        key = hashlib.blake2b(full.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        light = self._light_before.get(key, "")
         if light == "":
             light = search.without_spans(full)
-        self._light[full] = light
+        self._light[key] = light
         return light
 
     def _reading_light(self, handler):
@@ -263,7 +266,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
         # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
         # hands them back when its next build starts (on_config).
-        removed = prune(self.session.settings.cache_dir)  # entries no build has used for a month
+        removed = prune_if_due(self.session.settings.cache_dir)  # entries no build has used for a month
         if removed:
             log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
         if config.strict and self.problems and not log.isEnabledFor(logging.WARNING):

@@ -4,8 +4,9 @@ Every entry is keyed by the text it was made from, so each edit of the code,
 the tests, a formula or the specification adds entries, and the ones for the
 old text are never read again. Each read of an entry marks it as used (its
 modification time); after a full build, entries no build has used for
-``MAX_AGE_DAYS`` days are deleted. A deleted entry is only made again, should
-it be needed: nothing is lost.
+``MAX_AGE_DAYS`` days are deleted, at most once a day (``prune_if_due``: pruning
+reads every store through). A deleted entry is only made again, should it be
+needed: nothing is lost.
 
 Some entries are files of their own. The many small ones (each rendered
 formula, each recording, each source file's part of the code index, each
@@ -41,6 +42,8 @@ _STRAY_TEMP_AGE = 24 * 3600  # a half-written temporary file of a build that was
 STORE_SUFFIX = ".sqlite3"
 _JOURNALS = ("-journal", "-wal", "-shm")  # SQLite's own files beside a store: never pruned by age
 _USED_EVERY = 86400  # a row's "last read" is moved on at most once a day: reads stay reads
+PRUNED = ".pruned"  # the file in the cache folder whose modification time is that of the last prune
+_PRUNE_EVERY = 86400
 _CHUNK = 500  # keys per query (SQLite limits the parameters of one statement)
 _SEAL_BYTES = 33  # a seal: 32 hex digits and a newline
 # A row's "last read" that is not a number (the file was written by something else) counts as never read.
@@ -290,4 +293,24 @@ def prune(cache_dir: Path | None, max_age_days: float = MAX_AGE_DAYS, now: float
                     removed += 1
             except OSError:
                 continue  # another build removed or replaced it meanwhile
+    return removed
+
+
+def prune_if_due(cache_dir: Path | None, now: float | None = None) -> int:
+    """``prune``, when the cache folder was last pruned a day ago or more (or never); how many were deleted."""
+    if cache_dir is None or not Path(cache_dir).is_dir():
+        return 0
+    now = time.time() if now is None else now
+    stamp = Path(cache_dir) / PRUNED
+    try:
+        if now - stamp.stat().st_mtime < _PRUNE_EVERY:
+            return 0
+    except OSError:
+        pass  # never pruned, or the stamp went: prune now
+    removed = prune(cache_dir, now=now)
+    try:
+        stamp.touch()
+        os.utime(stamp, (now, now))
+    except OSError:
+        pass  # a folder that cannot be written is pruned again by the next build, and keeps nothing new anyway
     return removed

@@ -152,7 +152,9 @@ class Build:
         self.links = Links(project.settings, project.index)
         self.workers = workers
         self.site = SiteEntries()
-        self.results = Results(workers, self.site, project.spec) if workers is not None else None
+        self.results = (
+            Results(workers, self.site, project.spec, self._every_recording) if workers is not None else None
+        )
         self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
@@ -166,6 +168,9 @@ class Build:
         self._site_digests: tuple[int, str] | None = None  # (the site's version, its digest)
         self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
         self._site_read = False  # whether every page of the docs folder has been resolved
+        # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
+        # read for their entries; the call graph is made from the recordings of all of them.
+        self._site_pages: dict[str, None] = {}
 
     # ------------------------------------------------------------------ read and resolve
 
@@ -206,6 +211,7 @@ class Build:
         self._parse_all(pages)
         for page, text in pages.items():
             self.plan(page, text)
+        self._site_pages = dict.fromkeys(pages)
         self._site_read = False
         self.site_entries()  # the pages the front end did not hand over (none, for MkDocs): from their files
         if self.results is not None:
@@ -264,6 +270,22 @@ class Build:
 
         workers.in_background([rounds])
 
+    def _every_recording(self) -> None:
+        """Every recording the site's pages use, answered (read back, or made when missing): the call graph is
+        made from the calls all of them saw, not only those of the pages this build renders (a kept page's are
+        read back), so a page comes out the same whichever others were kept."""
+        results = self.results
+        if results is None:
+            return
+        plans = [self._plans[page][1] for page in list(self._site_pages) if page in self._plans]
+        done: dict[Request, Recording | TraceError] = {}
+        while True:  # a need may follow from a recording
+            requests = [n for plan in plans for n in page_needs(plan, done) if isinstance(n, Request)]
+            fresh = [n for n in dict.fromkeys(requests) if n not in done]
+            if not fresh:
+                return
+            done.update(results.recordings(fresh))
+
     # ------------------------------------------------------------------ render
 
     def expand(self, page: str, text: str) -> Expanded:
@@ -273,6 +295,7 @@ class Build:
         if self.workers is not None:
             self.workers.raise_errors()
         plan = self.plan(page, text)
+        self._site_pages.setdefault(page)
         if not self.static:
             self.site_entries()
         made_from = self._made_from(page, text)

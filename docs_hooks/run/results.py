@@ -54,8 +54,16 @@ Need = Request | Formula | _Coverage
 class Results:
     """The run stage's answers for one build, made at most once each (see the module's doc)."""
 
-    def __init__(self, workers: Workers, site: SiteEntries, spec: SpecIndex | None = None):
+    def __init__(
+        self,
+        workers: Workers,
+        site: SiteEntries,
+        spec: SpecIndex | None = None,
+        every_recording: Callable[[], object] | None = None,
+    ):
         self.workers = workers
+        # What answers every recording the site's pages use (the build's), before the call graph is made.
+        self.every_recording = every_recording
         self._graph: CallGraph | None = None
         self.site = site  # every page's entries (resolved), for the site-wide tables
         self.spec = spec  # the compiled specification, or None when none is configured
@@ -115,14 +123,17 @@ class Results:
 
     @property
     def graph(self) -> CallGraph:
-        """The call graph of the code merged with the calls the runs saw: the coverage run's and every recording
-        the build made (waiting for the background work, so that none is left out). What "Called by", "Tested
-        by", the status of an entry, the shapes at call sites and the matrix read."""
+        """The call graph of the code merged with the calls the runs saw: the coverage run's and those of every
+        recording the site's pages use, whichever pages this build renders (a kept page's recordings are read
+        back; waiting for the background work, so that none is left out). What "Called by", "Tested by", the
+        status of an entry, the shapes at call sites and the matrix read."""
         with self._lock:
             if self._graph is None:
                 from docs_hooks.resolve.callgraph import CallGraph
 
                 self.workers.wait()
+                if self.every_recording is not None:
+                    self.every_recording()
                 self._graph = CallGraph(self.workers.index, self.workers.evidence())
             return self._graph
 

@@ -22,7 +22,18 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from docs_hooks.base.cachedir import MAX_AGE_DAYS, Store, prune, read_entry, seal, unseal, used, write_entry
+from docs_hooks.base.cachedir import (
+    MAX_AGE_DAYS,
+    PRUNED,
+    Store,
+    prune,
+    prune_if_due,
+    read_entry,
+    seal,
+    unseal,
+    used,
+    write_entry,
+)
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
 from docs_hooks.run.math import MathRenderer
@@ -70,6 +81,25 @@ def test_nothing_is_pruned_within_the_month_and_a_missing_folder_is_fine(make_pr
     assert prune(settings.cache_dir) == 0
     assert prune(tmp_path / "no-such-cache") == 0
     assert prune(None) == 0
+
+
+def test_a_folder_is_pruned_at_most_once_a_day(make_project):
+    settings = load_settings(make_project())
+    cache = settings.cache_dir
+    stale = cache / "coverage" / "of-code-that-no-longer-exists.json"
+    stale.parent.mkdir(parents=True)
+    now = time.time()
+
+    def an_old_entry():
+        stale.write_text("{}", encoding="utf-8")
+        os.utime(stale, (now - MONTH_AND_A_DAY, now - MONTH_AND_A_DAY))
+
+    an_old_entry()
+    assert prune_if_due(cache, now=now) == 1  # never pruned: now
+    an_old_entry()
+    assert prune_if_due(cache, now=now + 3600) == 0 and stale.exists()  # pruned an hour ago
+    assert prune_if_due(cache, now=now + 86400) == 1 and not stale.exists()  # a day later
+    assert prune_if_due(None) == 0
 
 
 def test_a_mkdocs_build_prunes_what_no_build_used_for_a_month(make_project):
@@ -653,7 +683,8 @@ def fuzzed(tmp_path_factory):
     first = audited_build(root, payloads.marker, root / "audit.txt")
     assert first.returncode == 0, first.stderr
     cache = root / ".cache" / "docs_hooks"
-    assert sorted(p.name for p in cache.iterdir()) == sorted([*(f"{s}.sqlite3" for s in STORES), *FILES])
+    entries = sorted(p.name for p in cache.iterdir() if p.name != PRUNED)  # that file holds nothing: its time
+    assert entries == sorted([*(f"{s}.sqlite3" for s in STORES), *FILES])
     built = tmp_path_factory.mktemp("fuzz") / "built"
     shutil.copytree(cache, built)
     return root, built, (root / "site" / "index.html").read_text(encoding="utf-8"), payloads

@@ -1,6 +1,7 @@
 """Tests of docs_hooks.core.kept: a rendered page kept across builds, rendered again exactly when something it
 is made from changed, never when it showed a problem, and a damaged store is only a miss."""
 
+import shutil
 import sqlite3
 
 import pytest
@@ -124,3 +125,50 @@ def test_a_damaged_store_is_a_miss_and_the_pages_are_rendered_again(make_project
 
     assert sorted(renders) == sorted(PAGES)
     assert {p: e.markdown for p, e in second.pages.items()} == {p: e.markdown for p, e in first.pages.items()}
+
+
+DYNAMIC_TEST = """\
+import numpy as np
+
+import ops
+
+
+def test_dynamic():
+    backward = getattr(ops, "_".join(["layer", "norm", "backward"][i] for i in range(3)))
+    _, cache = ops.layer_norm_forward(np.eye(4), np.ones(4), np.zeros(4))
+    dX, dgamma, dbeta = backward(np.ones((4, 4)), cache, np.ones(4))
+    assert dX.shape == (4, 4)
+"""
+EXAMPLE_PAGE = """\
+# Forward
+
+```trace-entry
+title: Forward
+function: ops.layer_norm_forward
+status: implemented
+```
+
+```trace-example
+title: Through a name made at run time
+test: tests/test_dynamic.py::test_dynamic
+function: ops.layer_norm_backward
+show:
+  - {label: Gradient on the input, code: dX}
+```
+"""
+BACKWARD_PAGE = "# Backward\n\nProse.\n\n```trace-entry\ntitle: Backward\nfunction: ops.layer_norm_backward\nstatus: implemented\n```\n"
+
+
+def test_a_page_rendered_again_beside_kept_ones_shows_the_calls_their_recordings_saw(make_project, renders):
+    root = make_project({"tests/test_dynamic.py": DYNAMIC_TEST, "docs/a.md": EXAMPLE_PAGE, "docs/b.md": BACKWARD_PAGE})
+    first = build_site(root).pages["docs/b.md"].markdown
+    assert "tests.test_dynamic.test_dynamic" in first  # only the example's recording saw that call
+
+    (root / "docs/b.md").write_text(BACKWARD_PAGE.replace("Prose.", "Prose, edited."), encoding="utf-8")
+    renders.clear()
+    again = build_site(root).pages["docs/b.md"].markdown  # docs/a.md is kept: its recording is read back
+
+    assert renders == ["docs/b.md"]
+    shutil.rmtree(root / ".cache")
+    assert again == build_site(root).pages["docs/b.md"].markdown  # as a build with nothing kept shows it
+    assert "tests.test_dynamic.test_dynamic" in again

@@ -714,12 +714,15 @@ def test_shapes_at_the_call_sites_of_a_layers_forward_called_through_call(tmp_pa
         )
 
     assert re.findall(r'<p class="trace-shapes-site">(.*?)</p>', markdown) == [
+        at(6, "layers.Layer.__call__"),  # self.forward(X): seen at run time (the model run), not followed
         at(26, "layers.Model.forward"),
         at(27, "layers.Model.forward"),  # self.up(X), self.down(H)
         at(30, "layers.Model.backward"),
         at(31, "layers.Model.backward"),  # self.down.backward(dY), ...
     ]
     assert table_rows(markdown, "trace-shapes") == [
+        ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],  # the first call there: self.up
+        ["<code>self.forward(…)</code>", "output", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
         ["<code>X</code>", "input", "<code>(T, d)</code>", "<code>(3, 4)</code>"],
         ["<code>H</code>", "output", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
         ["<code>H</code>", "input", "<code>(T, h)</code>", "<code>(3, 6)</code>"],
