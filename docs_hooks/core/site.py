@@ -152,9 +152,7 @@ class Build:
         self.links = Links(project.settings, project.index)
         self.workers = workers
         self.site = SiteEntries()
-        self.results = (
-            Results(workers, self.site, project.spec, self._every_recording) if workers is not None else None
-        )
+        self.results = Results(workers, self.site, project.spec, self._every_recording) if workers is not None else None
         self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
