@@ -225,10 +225,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
         each page without its spans: its on_page_context handler, wrapped."""
         handlers = config.plugins.events.get("page_context", [])
         for i, handler in enumerate(handlers):
-            owner = type(getattr(handler, "__self__", None))
-            if (owner.__module__, owner.__name__) == ("material.plugins.search.plugin", "SearchPlugin"):
-                if installed_version("mkdocs-material").startswith("9."):
-                    handlers[i] = self._reading_light(handler)
+            search_plugin = getattr(handler, "__self__", None)
+            # A search plugin turned off (its own `enabled: false`) reads no page: nothing to hand it.
+            if search_plugin is not None and _is_material_search(search_plugin) and search_plugin.config.enabled:
+                handlers[i] = self._reading_light(handler)
 
     def _light_form(self, full: str) -> str | None:
         """The page's HTML without its spans (None: as it is), found again if the last build had the same."""
@@ -307,6 +307,14 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self.dirty and self.current is not None:
             self._problem_pages.add(self.current[0])
         log.warning(str(problem))
+
+
+def _is_material_search(plugin: object) -> bool:
+    """Whether ``plugin`` is Material's search plugin of mkdocs-material 9, whose reading of a page
+    ``render.search`` follows."""
+    kind = type(plugin)
+    named = (kind.__module__, kind.__name__) == ("material.plugins.search.plugin", "SearchPlugin")
+    return named and installed_version("mkdocs-material").startswith("9.")
 
 
 def _always() -> bool:

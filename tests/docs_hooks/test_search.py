@@ -190,17 +190,22 @@ if sys.argv[1] == "off":
     TracePlugin._index_light = lambda self, config: None
 from mkdocs.__main__ import cli
 try:
-    cli(["build", "--strict", "-q", "-d", sys.argv[2]])
+    cli(["build", "--strict", "-q", "-d", sys.argv[2], "-f", sys.argv[3]])
 finally:
     print("lightened", sum(light), "of", len(light))
 """
 
 
-def build(root: Path, how: str) -> tuple[Path, str]:
+def build(root: Path, how: str, config: str = "mkdocs.yml") -> tuple[Path, str]:
     site = root / f"site-{how}"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     result = subprocess.run(
-        [sys.executable, "-c", BUILD, how, str(site)], cwd=root, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", BUILD, how, str(site), config],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return site, result.stdout
@@ -221,3 +226,14 @@ def test_a_material_site_built_with_the_spans_taken_out_has_the_same_search_inde
     assert any("Raw HTML: a note and ." in d["text"] for d in docs), docs  # the excluded span stays out
     for page in sorted(off.rglob("*.html")):
         assert (on / page.relative_to(off)).read_bytes() == page.read_bytes(), page
+
+
+def test_a_search_plugin_turned_off_is_handed_nothing(make_project):
+    config = MKDOCS_YML.replace("  - search\n", "  - search:\n      enabled: false\n")
+    root = make_project({"mkdocs.yml": config, "docs/page.md": PAGE, "docs/prose.md": "# Prose\n"})
+    assert run_cli(root, "relock") == 0
+
+    site, said = build(root, "on")
+
+    assert "lightened 0 of 0" in said, said
+    assert not (site / "search/search_index.json").exists()
