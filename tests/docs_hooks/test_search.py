@@ -17,6 +17,7 @@ from material.plugins.search.plugin import Parser
 from docs_hooks.render.search import without_spans
 
 from .conftest import run_cli
+from .test_cli import MKDOCS_YML as CLI_MKDOCS_YML
 
 
 def sections(html: str) -> list[tuple[str, str | None, str, str, bool]] | str:
@@ -137,23 +138,10 @@ def test_a_page_it_cannot_take_spans_out_of_exactly_is_left_as_it_is(html, why):
 
 # ------------------------------------------------------------------ a real build, both ways
 
-MKDOCS_YML = """\
-site_name: Search
-docs_dir: docs
-theme:
-  name: material
-plugins:
-  - search
-  - docs_hooks
-markdown_extensions:
-  - attr_list
-  - md_in_html
-  - pymdownx.superfences
-  - pymdownx.highlight
-nav:
-  - Layer norm: page.md
-  - Prose: prose.md
-"""
+# The small site of the command line's tests, with Material's theme (and its search plugin) and a page of prose.
+MKDOCS_YML = CLI_MKDOCS_YML.replace("name: mkdocs", "name: material").replace(
+    "  - Layer norm: page.md\n", "  - Layer norm: page.md\n  - Prose: prose.md\n"
+)
 
 PAGE = """\
 # Layer norm
