@@ -22,9 +22,10 @@ byte (``tests/docs_hooks/test_search.py`` builds sites both ways), because:
   the run apart;
 - a span marked ``data-search-exclude`` (KaTeX's MathML, which the search
   plugin skips) goes with its content; a page where such a span holds another
-  span is taken as it is (the search plugin ends that exclusion at the first
-  ``</span>``), and so is a page with an attribute the search plugin rewrites
-  (``data-search-...="..."``);
+  span is taken as it is (the search plugin ends an exclusion at the first end
+  tag of the element's name), and so is one where what it holds ends an element
+  of the name of an excluded one around it, or has an attribute the search
+  plugin rewrites (``data-search-...="..."``);
 - a page whose first tag is a span is taken as it is: that tag starts the index's
   first section.
 """
@@ -68,6 +69,9 @@ def without_spans(html: str) -> str | None:
     cut = -1  # the depth at which an excluded span opened (what it holds is left out), or -1
     first = True  # before the page's first tag
     pre = 0  # open <pre> elements: in one, the search plugin keeps every run of text as it is, split or not
+    # The open elements (not spans) the search plugin leaves out with what they hold: (depth, name). It ends
+    # such an exclusion at the first end tag of that name, even one inside an excluded span's content.
+    excluding: list[tuple[int, str]] = []
     for m in _TOKEN.finditer(html):
         kind = m.lastgroup
         if kind == "span":
@@ -103,10 +107,15 @@ def without_spans(html: str) -> str | None:
                     out.append(_WBR)
             pos = end
         elif kind == "end":
-            if not names or names[-1] != m.group("endname").lower():
+            name = m.group("endname").lower()
+            if not names or names[-1] != name:
                 return None
+            if cut >= 0 and any(depth < cut and shut == name for depth, shut in excluding):
+                return None  # it would end an exclusion outside the span left out
             if names.pop() == "pre":
                 pre -= 1
+            if excluding and excluding[-1][0] == len(names):
+                excluding.pop()
         elif kind == "open":
             name = m.group("start").lower()
             if name in VOID:
@@ -116,6 +125,9 @@ def without_spans(html: str) -> str | None:
                 continue  # <path/>: opened and closed
             if spans and name in _HEADINGS:
                 return None
+            tag = m.group("open")
+            if ("data-search-exclude" in tag or "linenodiv" in tag) and _excluded(tag[1 + len(name) :]):
+                excluding.append((len(names), name))
             names.append(name)
             pre += name == "pre"
         elif kind == "raw":
