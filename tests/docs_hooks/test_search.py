@@ -65,6 +65,8 @@ def fragments(draw, depth: int = 0) -> str:
 # An excluded span holding the end of an element of the name of an excluded one around it: the search plugin
 # ends the outer exclusion there (and then stops on the outer end tag).
 @example(head="", body="<code data-search-exclude><span data-search-exclude><code></code></span></code>")
+# A run of whitespace between two spans: the search plugin makes it one space.
+@example(head="<p>intro</p>", body="<p>x<span>b</span>  \n  <span>c</span></p>")
 @example(head="<p>intro</p>", body="<p data-search-exclude><span data-search-exclude><p></p></span></p>")
 def test_any_well_formed_page_is_indexed_the_same_without_its_spans(head, body):
     light = indexed_the_same(head + body)
