@@ -233,9 +233,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def _light_form(self, full: str) -> str | None:
         """The page's HTML without its spans (None: as it is), found again if the last build had the same."""
         key = hashlib.blake2b(full.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        light = self._light_before.get(key, "")
-        if light == "":
-            light = search.without_spans(full)
+        light = self._light_before[key] if key in self._light_before else search.without_spans(full)
         self._light[key] = light
         return light
 

@@ -126,7 +126,7 @@ def without_spans(html: str) -> str | None:
             if spans and name in _HEADINGS:
                 return None
             tag = m.group("open")
-            if ("data-search-exclude" in tag or "linenodiv" in tag) and _excluded(tag[1 + len(name) :]):
+            if _excluded(tag[1 + len(name) :]):
                 excluding.append((len(names), name))
             names.append(name)
             pre += name == "pre"
@@ -155,15 +155,13 @@ def _excluded(attrs: str) -> bool:
 def _whitespace_before(html: str, start: int) -> bool:
     """Whether the text that ends at ``start`` (back to the tag before it) is whitespace only, and not empty."""
     if not html[start - 1 : start].isspace():
-        return False
-    run = html[html.rfind(">", 0, start) + 1 : start]
-    return bool(run) and run.isspace()
+        return False  # the common case, cheaply
+    return html[html.rfind(">", 0, start) + 1 : start].isspace()
 
 
 def _whitespace_after(html: str, end: int) -> bool:
     """Whether the text that starts at ``end`` (up to the next tag) is whitespace only, and not empty."""
     if not html[end : end + 1].isspace():
-        return False
+        return False  # the common case, cheaply
     stop = html.find("<", end)
-    run = html[end : stop if stop >= 0 else len(html)]
-    return bool(run) and run.isspace()
+    return html[end : stop if stop >= 0 else len(html)].isspace()
