@@ -317,7 +317,7 @@ DEVICES = {
     "prefetch": "every plan's needs started in the background as soon as the pages are resolved (Build._prefetch)",
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
     "light-search": "Material's search plugin handed each page without its spans (render.search)",
-    "light-again": "a page's light form for the search plugin found again when it did not change (TracePlugin._light_form)",
+    "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
@@ -337,8 +337,8 @@ if _off:
     from docs_hooks.run import observed
 
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
-                        (observed.CallObserver, "_hook"), (plugin.TracePlugin, "_index_light"),
-                        (plugin.TracePlugin, "_light_form"), (plugin, "prune_if_due")]:
+                        (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
+                        (search.IndexedPages, "get"), (plugin, "prune_if_due")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -352,9 +352,9 @@ if _off:
     elif _off == "observe-calls":
         observed.CallObserver._hook = lambda self: None  # no trace or profile function: nothing noted
     elif _off == "light-search":
-        plugin.TracePlugin._index_light = lambda self, config: None
-    elif _off == "light-again":
-        plugin.TracePlugin._light_form = lambda self, full: search.without_spans(full)
+        plugin.SearchReading.wrap = lambda self, config: None
+    elif _off == "search-kept":
+        search.IndexedPages.get = lambda self, key: None
     elif _off == "prune-daily":
         from docs_hooks.base import cachedir
 
@@ -363,33 +363,37 @@ if _off:
 
 
 def measure_devices(project: Path, work: Path, runs: int, names: list[str], page: str) -> None:
-    """A cold build, and the rebuild of a serve process after a prose edit of ``page``, without each device
-    against the same with all of them, alternated; prints the ratios."""
+    """A cold build, a warm build, and the rebuild of a serve process after a prose edit of ``page``, without
+    each device against the same with all of them, alternated; prints the ratios."""
     unknown = sorted(set(names) - set(DEVICES))
     if unknown:
         raise SystemExit(f"bench_docs: no speed device named {', '.join(unknown)}; the devices: {', '.join(DEVICES)}")
     (project / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     print("== what each speed device buys: without it / with everything on ==")
-    print("   cold: a build with no cache; prose edit: serve's rebuild after a prose edit, warm cache")
+    print("   cold: a build with no cache; warm: the next build; prose edit: serve's rebuild after a prose edit")
     edit = 20000
     for device in names:
-        on, off, on_edit, off_edit = [], [], [], []
+        figures: dict[str | None, dict[str, list[float]]] = {
+            w: {"cold": [], "warm": [], "prose edit": []} for w in (None, device)
+        }
         for _ in range(runs):
-            for times, edits, without in ((on, on_edit, None), (off, off_edit, device)):
+            for without, times in figures.items():
                 if without:
                     os.environ["BENCH_DOCS_WITHOUT"] = without
                 try:
                     clear_cache(project)
-                    times.append(mkdocs_build(project, work / "site"))
+                    times["cold"].append(mkdocs_build(project, work / "site"))
+                    times["warm"].append(mkdocs_build(project, work / "site"))
                     edit += 1000
-                    edits.append(serve(project, "mkdocs.yml", page, 0, first_edit=edit)["prose edit"])
+                    times["prose edit"].append(serve(project, "mkdocs.yml", page, 0, first_edit=edit)["prose edit"])
                 finally:
                     os.environ.pop("BENCH_DOCS_WITHOUT", None)
-        print(
-            f"{device:14s} cold off/on = {med(off) / med(on):5.2f}x (off {fmt(off)}; on {fmt(on)}); "
-            f"prose edit off/on = {med(off_edit) / med(on_edit):5.2f}x (off {fmt(off_edit)}; on {fmt(on_edit)})"
-            f"\n               {DEVICES[device]}"
+        on, off = figures[None], figures[device]
+        shown = "; ".join(
+            f"{what} off/on = {med(off[what]) / med(on[what]):5.2f}x (off {fmt(off[what])}; on {fmt(on[what])})"
+            for what in on
         )
+        print(f"{device:14s} {shown}\n               {DEVICES[device]}")
     (project / "sitecustomize.py").unlink()
 
 

@@ -29,7 +29,6 @@ its message, starting with the file and line, and no traceback.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from pathlib import Path
 
@@ -76,11 +75,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         # For a dirty build: each page's expansion key in the last build, and the pages that showed a problem.
         self._last_keys: dict[str, str | None] = {}
         self._problem_pages: set[str] = set()
-        # Each page's HTML as the search plugin reads it (render.search), by a digest of the HTML: this
-        # build's, and the last build's, which a rebuild of ``mkdocs serve`` finds again for every page that
-        # did not change.
-        self._light: dict[bytes, str | None] = {}
-        self._light_before: dict[bytes, str | None] = {}
+        self._search: SearchReading | None = None  # how Material's search plugin reads the pages
 
     @property
     def session(self) -> Session:
@@ -104,7 +99,6 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self._session is None or self._session.root != root:
             self._session = Session(root, self._warn)
         self.problems = []
-        self._light_before, self._light = self._light, {}
         kernels = widget_kernels(Path(config.docs_dir), config.extra_javascript)
         try:
             # While serving, a rebuild after a page edit keeps the build (its index and the pages it resolved)
@@ -118,7 +112,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
         config.markdown_extensions[:] = [e for e in config.markdown_extensions if e != EXTENSION]
         config.mdx_configs.pop(EXTENSION, None)
         config.markdown_extensions.append(TraceExtension(self.session, self._page_of))
-        self._index_light(config)
+        cache_dir = self.session.settings.cache_dir
+        if self._search is None or self._search.cache_dir != cache_dir:
+            if self._search is not None:
+                self._search.close()
+            self._search = SearchReading(cache_dir)
+        self._search.wrap(config)
         if self.config.assets:
             for sheet in stylesheets():
                 if sheet not in config.extra_css:
@@ -220,47 +219,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def _page_of(self, md: Markdown) -> tuple[str, int] | None:
         return self.current
 
-    def _index_light(self, config) -> None:
-        """Have Material's search plugin (version 9, whose reading of a page ``render.search`` follows) read
-        each page without its spans: its on_page_context handler, wrapped."""
-        handlers = config.plugins.events.get("page_context", [])
-        for i, handler in enumerate(handlers):
-            search_plugin = getattr(handler, "__self__", None)
-            # A search plugin turned off (its own `enabled: false`) reads no page: nothing to hand it.
-            if search_plugin is not None and _is_material_search(search_plugin) and search_plugin.config.enabled:
-                handlers[i] = self._reading_light(handler)
-
-    def _light_form(self, full: str) -> str | None:
-        """The page's HTML without its spans (None: as it is), found again if the last build had the same."""
-        key = hashlib.blake2b(full.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        light = self._light_before[key] if key in self._light_before else search.without_spans(full)
-        self._light[key] = light
-        return light
-
-    def _reading_light(self, handler):
-        def on_page_context(context, *, page, config, nav):
-            full = page.content
-            light = self._light_form(full) if full else None
-            if light is None:
-                return handler(context, page=page, config=config, nav=nav)
-            page.content = light
-            try:
-                result = handler(context, page=page, config=config, nav=nav)
-            finally:
-                changed, page.content = page.content != light, full
-            if changed:  # this search plugin rewrites more of a page than the one render.search knows of
-                raise PluginError(
-                    f"docs_hooks: {page.file.src_uri}: Material's search plugin (mkdocs-material "
-                    f"{installed_version('mkdocs-material')}) changed the page docs_hooks handed it without its spans, "
-                    "which docs_hooks cannot carry over to the page; install another mkdocs-material 9 release, "
-                    "and report this with the version"
-                )
-            return result
-
-        return on_page_context
-
     def on_post_build(self, *, config):
         self.session.build.await_background()  # a bug in the background work is raised here, not lost
+        if self._search is not None:
+            self._search.flush()
         # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
         # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
         # hands them back when its next build starts (on_config).
@@ -296,6 +258,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def on_shutdown(self):
         if self._session is not None:
             self._session.close()
+        if self._search is not None:
+            self._search.close()
 
     # ------------------------------------------------------------------ helpers
 
@@ -305,6 +269,81 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self.dirty and self.current is not None:
             self._problem_pages.add(self.current[0])
         log.warning(str(problem))
+
+
+class SearchReading:
+    """How Material's search plugin (version 9, whose reading of a page ``render.search`` follows) reads the
+    pages: its on_page_context handler, wrapped. A page it read in an earlier build, with the same HTML and
+    the same everything else it reads of a page, is not read again: the entries it made of it then go into
+    its index as they were (``search.IndexedPages``). Any other page is handed over without its spans
+    (``search.without_spans``), and put back once read; or as it is, when its spans cannot be taken out
+    exactly. A page the search plugin rewrote (it takes out attributes such as ``data-search-exclude``) is
+    read again by every build."""
+
+    def __init__(self, cache_dir: Path | None):
+        self.cache_dir = cache_dir
+        self.indexed = search.IndexedPages(cache_dir)
+
+    def wrap(self, config) -> None:
+        handlers = config.plugins.events.get("page_context", [])
+        for i, handler in enumerate(handlers):
+            search_plugin = getattr(handler, "__self__", None)
+            # A search plugin turned off (its own `enabled: false`) reads no page: nothing to hand it.
+            if search_plugin is not None and _is_material_search(search_plugin) and search_plugin.config.enabled:
+                handlers[i] = self._reading(handler, search_plugin)
+
+    def _reading(self, handler, search_plugin):
+        version = installed_version("mkdocs-material")
+        settings = sorted((k, repr(v)) for k, v in search_plugin.config.items())
+
+        def on_page_context(context, *, page, config, nav):
+            full = page.content
+            if not full:
+                return handler(context, page=page, config=config, nav=nav)
+            meta = page.meta
+            reads = (version, settings, page.url, repr(page.title), *map(repr, map(meta.get, _META)), _toc(page.toc))
+            key = search.entries_key(full, reads)
+            entries = search_plugin.search_index.entries
+            found = self.indexed.get(key)
+            if found is not None:  # it made these of the page below, and changed nothing else
+                entries.extend(found)
+                return None  # what its handler returns
+            light = search.without_spans(full)
+            handed = full if light is None else light
+            before = len(entries)
+            page.content = handed
+            try:
+                result = handler(context, page=page, config=config, nav=nav)
+            finally:
+                read = page.content
+                if light is not None:
+                    page.content = full
+            if light is not None and read != light:  # it rewrites more of a page than render.search knows of
+                raise PluginError(
+                    f"docs_hooks: {page.file.src_uri}: Material's search plugin (mkdocs-material {version}) changed "
+                    "the page docs_hooks handed it without its spans, which docs_hooks cannot carry over to the "
+                    "page; install another mkdocs-material 9 release, and report this with the version"
+                )
+            if result is None and read == handed:  # it only read the page
+                self.indexed.add(key, entries[before:])
+            return result
+
+        return on_page_context
+
+    def flush(self) -> None:
+        """Keep what the search plugin made of the pages of this build."""
+        self.indexed.flush()
+
+    def close(self) -> None:
+        self.indexed.close()
+
+
+_META = ("title", "search", "tags")  # what Material's search plugin reads of a page's front matter
+
+
+def _toc(toc) -> list:
+    """A page's table of contents as plain data: the search plugin takes a section's link from it."""
+    return [(item.id, item.url, item.title, item.level, _toc(item.children)) for item in toc]
 
 
 def _is_material_search(plugin: object) -> bool:

@@ -28,11 +28,21 @@ byte (``tests/docs_hooks/test_search.py`` builds sites both ways), because:
   plugin rewrites (``data-search-...="..."``);
 - a page whose first tag is a span is taken as it is: that tag starts the index's
   first section.
+
+What the search plugin made of a page is kept (``IndexedPages``, a store of the
+cache folder), by the page's HTML and everything else it reads of the page and of
+its own settings (``entries_key``): a later build, or a rebuild of ``mkdocs
+serve``, adds those entries to the index instead of having the page read again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from pathlib import Path
+
+from docs_hooks.base.cachedir import Store, store_file
 
 _ATTRS = r"""(?:[\s/](?:[^>"']++|"[^"]*+"|'[^']*+')*+)?"""  # a tag's attributes, quoted values and all
 _TOKEN = re.compile(
@@ -165,3 +175,74 @@ def _whitespace_after(html: str, end: int) -> bool:
         return False  # the common case, cheaply
     stop = html.find("<", end)
     return html[end : stop if stop >= 0 else len(html)].isspace()
+
+
+# ---------------------------------------------------------------------------- what the search plugin made
+
+FORMAT = 1  # the form of a stored page's entries; a change makes every stored one a miss
+
+
+def entries_key(html: str, reads: object) -> str:
+    """The key of the entries the search plugin made of a page: a digest of its HTML and of everything else
+    it read of the page and of itself (``reads``: plain data, by its repr)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{FORMAT}\0{reads!r}\0".encode("utf-8", "surrogatepass"))
+    h.update(html.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def _loaded(raw: bytes) -> list[dict] | None:
+    """The entries ``IndexedPages.put_many`` stored; None for anything else (then the page is read again)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, list) or not all(isinstance(e, dict) and _an_entry(e) for e in data):
+        return None
+    return data
+
+
+def _an_entry(entry: dict) -> bool:
+    """Whether ``entry`` has the form of an entry of Material's search index: a page's or a section's
+    location, title and text (then its tags and boost, when the page's front matter sets them)."""
+    return all(isinstance(k, str) for k in entry) and all(isinstance(entry.get(k), str) for k in _TEXTS)
+
+
+_TEXTS = ("location", "title", "text")
+
+
+class IndexedPages:
+    """The search plugin's entries of the pages of earlier builds, by ``entries_key`` (a store of the cache
+    folder; none without one). An entry is kept only when JSON gives it back as it was: the index is
+    written as JSON, so what is read back is what the search plugin would write."""
+
+    def __init__(self, cache_dir: Path | None):
+        path = store_file(cache_dir, "search")
+        self.store = Store(path) if path is not None else None
+        self._fresh: dict[str, bytes] = {}
+
+    def get(self, key: str) -> list[dict] | None:
+        if self.store is None:
+            return None
+        raw = self.store.get_many([key]).get(key)
+        return _loaded(raw) if raw is not None else None
+
+    def add(self, key: str, entries: list[dict]) -> None:
+        """Keep ``entries`` (written by ``flush``)."""
+        if self.store is None:
+            return
+        try:
+            raw = json.dumps(entries, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        except (TypeError, ValueError):  # a value of the page's front matter that JSON does not hold
+            return
+        if json.loads(raw) == entries:
+            self._fresh[key] = raw
+
+    def flush(self) -> None:
+        if self.store is not None and self._fresh:
+            self.store.put_many(self._fresh)
+        self._fresh = {}
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
