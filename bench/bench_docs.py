@@ -47,6 +47,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+PAUSE = 2.0  # seconds between a build of mkdocs serve and the author's next edit
 # What a copy of the project holds; docs_hooks is copied too (a snapshot of the generator as it is now),
 # and PYTHONPATH points at the copy so that the build, its child processes and the CLI all use it.
 COPY_ITEMS = ["src", "tests", "docs", "spec", "mkdocs.yml", "pyproject.toml", "package.json", "docs_hooks"]
@@ -223,12 +224,19 @@ def own_rss() -> float:
 
 
 def serve_child(
-    config_file: str, page: str, edits: int, profile: str | None, first_edit: int = 0, dirty: bool = False
+    config_file: str,
+    page: str,
+    edits: int,
+    profile: str | None,
+    first_edit: int = 0,
+    dirty: bool = False,
+    pause: float = PAUSE,
 ) -> None:
     """Runs in a fresh process, as mkdocs serve does: a first build, a prose edit, a code edit, then ``edits``
     edits in turn, each a rebuild with a fresh config and the same plugin object (``dirty``: as
-    ``mkdocs serve --dirty`` does them). Edits are numbered from ``first_edit``, so that no run repeats
-    another's (the cache the copy keeps would know it). Prints JSON."""
+    ``mkdocs serve --dirty`` does them). The prose edit and the code edit come ``pause`` seconds after the
+    build before them, as an author's would; the ``edits`` come at once. Edits are numbered from
+    ``first_edit``, so that no run repeats another's (the cache the copy keeps would know it). Prints JSON."""
     import gc
     import logging
 
@@ -259,6 +267,7 @@ def serve_child(
     out = {"first": rebuild()}
     gc.collect()
     out["rss first"], out["children first"] = tree_rss(os.getpid())
+    time.sleep(pause)
     edit_prose(page_path, first_edit)
     if profile:
         import cProfile
@@ -270,6 +279,7 @@ def serve_child(
         prof.disable()
         prof.dump_stats(profile)
     if "docs_hooks" in Path(config_file).read_text(encoding="utf-8"):
+        time.sleep(pause)
         edit_code(code, first_edit)
         out["code edit"] = rebuild()
     gc.collect()
@@ -302,8 +312,9 @@ def serve(
     profile: Path | None = None,
     first_edit: int = 0,
     dirty: bool = False,
+    pause: float = PAUSE,
 ) -> dict:
-    options = {"profile": str(profile) if profile else None, "first_edit": first_edit, "dirty": dirty}
+    options = {"profile": str(profile) if profile else None, "first_edit": first_edit, "dirty": dirty, "pause": pause}
     cmd = [PYTHON, str(Path(__file__).resolve()), "_serve", str(project / config), page, str(edits)]
     _, proc = timed_run([*cmd, json.dumps(options)], project, env_for(project))
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -417,6 +428,9 @@ def main() -> None:
     parser.add_argument("--project", type=Path, default=ROOT, help="the project to copy (default: this one)")
     parser.add_argument("--profile", type=Path, help="write cProfile files of a cold build and a prose edit here")
     parser.add_argument("--devices", help="measure these speed devices instead (comma-separated), or 'all'")
+    parser.add_argument(
+        "--pause", type=float, default=PAUSE, help=f"seconds an author takes before an edit (default {PAUSE})"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench_docs_") as tmp:
@@ -451,22 +465,26 @@ def main() -> None:
         profile = args.profile / "prose-edit.prof" if args.profile else None
         # Every run edits anew (numbered apart): a run that repeated another's edit would find it in the cache.
         served = [
-            serve(project, "mkdocs.yml", args.page, 0 if i else args.edits, profile, first_edit=1000 * (i + 1))
+            serve(project, "mkdocs.yml", args.page, 0 if i else args.edits, profile, 1000 * (i + 1), pause=args.pause)
             for i in range(args.runs)
         ]
-        floors = [serve(project, floor_config, args.page, 0, first_edit=1000 * (i + 1)) for i in range(args.runs)]
+        floors = [
+            serve(project, floor_config, args.page, 0, first_edit=1000 * (i + 1), pause=args.pause)
+            for i in range(args.runs)
+        ]
         floor_edit = med([f["prose edit"] for f in floors])
-        print(f"\n== serve: rebuilds in one process ({args.runs} runs; against the floor's prose edit) ==")
+        print(
+            f"\n== serve: rebuilds in one process ({args.runs} runs; each edit {args.pause:g} s after the build "
+            "before it; against the floor's prose edit) =="
+        )
         print(f"{'floor, prose edit':22s} {fmt([f['prose edit'] for f in floors])}")
         for name in ("first", "prose edit", "code edit"):
             values = [s[name] for s in served]
             print(f"{name:22s} {fmt(values)}  {ratio(name, med(values), floor_edit)}")
-        dirty = [
-            serve(project, "mkdocs.yml", args.page, 0, first_edit=5000 + 1000 * i, dirty=True) for i in range(args.runs)
-        ]
-        dirty_floors = [
-            serve(project, floor_config, args.page, 0, first_edit=5000 + 1000 * i, dirty=True) for i in range(args.runs)
-        ]
+        dirty, dirty_floors = (
+            [serve(project, cfg, args.page, 0, None, 5000 + 1000 * i, True, args.pause) for i in range(args.runs)]
+            for cfg in ("mkdocs.yml", floor_config)
+        )
         dirty_floor = med([f["prose edit"] for f in dirty_floors])
         print(
             f"\n== serve --dirty: only what changed rebuilt ({args.runs} runs; against the floor's dirty prose edit) =="
@@ -492,7 +510,13 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "_serve":
         options = json.loads(sys.argv[5])
         serve_child(
-            sys.argv[2], sys.argv[3], int(sys.argv[4]), options["profile"], options["first_edit"], options["dirty"]
+            sys.argv[2],
+            sys.argv[3],
+            int(sys.argv[4]),
+            options["profile"],
+            options["first_edit"],
+            options["dirty"],
+            options["pause"],
         )
     else:
         main()

@@ -72,6 +72,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.source_files: set[str] = set()  # src_uri of each source page this plugin adds
         self.problems: list[str] = []  # what this build reported, for a strict build under -q
         self.dirty = False  # ``mkdocs serve --dirty`` (or ``build --dirty``): MkDocs builds only changed pages
+        self.serving = False  # ``mkdocs serve``: the process stays for the next build
         # For a dirty build: each page's expansion key in the last build, and the pages that showed a problem.
         self._last_keys: dict[str, str | None] = {}
         self._problem_pages: set[str] = set()
@@ -93,6 +94,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def on_startup(self, *, command, dirty):
         """Defining this event makes MkDocs keep the plugin object across the rebuilds of ``mkdocs serve``."""
         self.dirty = dirty
+        self.serving = command == "serve"
 
     def on_config(self, config):
         root = Path(self.config.root or Path(config.config_file_path).parent)
@@ -229,6 +231,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
         removed = prune_if_due(self.session.settings.cache_dir)  # entries no build has used for a month
         if removed:
             log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
+        if self.serving:
+            self.session.build.warm_up()
         if config.strict and self.problems and not log.isEnabledFor(logging.WARNING):
             # MkDocs counts only the warnings it prints: under -q it counts none, so a strict build would pass.
             listed = "\n".join(self.problems)

@@ -394,6 +394,15 @@ class Build:
         if self.workers is not None:
             self.workers.wait()
 
+    def warm_up(self) -> None:
+        """Start making the call graph in the background, if this build has not made it (every page it
+        rendered was kept). A front end calls it once a build is done and its process stays (``mkdocs serve``):
+        the rebuild after a prose edit then finds the graph made while the author was writing, instead of
+        reading every recording back first."""
+        results, workers = self.results, self.workers
+        if results is not None and workers is not None and self._site_pages:
+            workers.in_background([lambda: results.graph])
+
     def close(self) -> None:
         """End every process this build started and drop their state (a replaced or finished build)."""
         if self.workers is not None:

@@ -62,7 +62,7 @@ def test_a_mkdocs_yml_without_the_plugin_is_refused(bench):
 
 
 def test_a_serve_run_rebuilds_after_a_prose_and_a_code_edit_and_reads_the_memory_of_the_process_tree(bench, site):
-    served = bench.serve(site, "mkdocs.yml", "page.md", 2)
+    served = bench.serve(site, "mkdocs.yml", "page.md", 2, pause=0)
 
     assert set(served) == {
         "first",
@@ -119,7 +119,7 @@ def test_each_speed_device_the_bench_turns_off_exists(bench):
 
 
 def test_a_dirty_serve_run_edits_from_the_number_it_is_given(bench, site):
-    served = bench.serve(site, "mkdocs.yml", "page.md", 0, first_edit=7000, dirty=True)
+    served = bench.serve(site, "mkdocs.yml", "page.md", 0, first_edit=7000, dirty=True, pause=0)
 
     assert served["prose edit"] > 0 and served["code edit"] > 0
     assert "Edited 7000." in (site / "docs" / "page.md").read_text(encoding="utf-8")

@@ -4,7 +4,8 @@ unchanged, every page resolved before any is rendered, and a site-wide table tha
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import expand_site, fingerprint, make_build
 
-from .conftest import page
+from .conftest import build_site, page
+from .test_kept import BACKWARD_PAGE, DYNAMIC_TEST, EXAMPLE_PAGE
 
 
 def test_the_fingerprint_ignores_pages_and_follows_code_and_tests(make_project):
@@ -74,3 +75,23 @@ def test_a_site_wide_table_that_fails_is_an_error_box_reported_at_its_block(make
 
     assert [str(p) for p in site.problems] == ["docs/pages.md:3: no table today"]
     assert "docs/pages.md:3: no table today" in site.pages["docs/pages.md"].markdown
+
+
+def test_a_build_that_kept_every_page_reads_every_recording_back_when_warmed_up(make_project):
+    root = make_project({"tests/test_dynamic.py": DYNAMIC_TEST, "docs/a.md": EXAMPLE_PAGE, "docs/b.md": BACKWARD_PAGE})
+    build_site(root)  # every page rendered, and kept
+    settings = load_settings(root)
+    build = make_build(settings, coverage=False)
+    try:
+        expand_site(settings, build)
+        recorder = build.workers.recorder
+        assert recorder.recordings() == []  # every page kept: nothing read, no graph made
+
+        build.warm_up()
+        build.await_background()
+
+        assert [rec.target for rec in recorder.recordings()] == ["tests.test_dynamic.test_dynamic"]
+        backward = build.project.index.functions["ops.layer_norm_backward"]
+        assert build.results.graph.tested_only_at_run_time([backward]) == ["tests.test_dynamic.test_dynamic"]
+    finally:
+        build.close()
