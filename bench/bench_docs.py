@@ -17,7 +17,8 @@ warm             ``mkdocs build`` with the cache the previous build left
 serve            one process, as ``mkdocs serve`` does it: a first build, then a rebuild after a prose edit
                  of --page, then after a code edit (a function appended to a module of the source, none of
                  the documented ones touched), each against the floor's rebuild after the same prose edit;
-                 every run edits anew (the copy's cache would know a repeated edit)
+                 each edit comes --pause seconds (default 2) after the build before it, as an author's
+                 does; every run edits anew (the copy's cache would know a repeated edit)
 serve --dirty    the same as ``mkdocs serve --dirty`` does it (only what changed is rebuilt), against the
                  floor's dirty rebuild after the same prose edit
 memory           the serve process and its children, in MB: after the first build, after the first code
@@ -25,10 +26,12 @@ memory           the serve process and its children, in MB: after the first buil
                  code in turn), and how many child processes it has
 check            ``python -m docs_hooks check``, warm
 
-Run:   .venv/bin/python bench/bench_docs.py [--runs 3] [--edits 50] [--page layer-norm.md] [--profile DIR]
+Run:   .venv/bin/python bench/bench_docs.py [--runs 3] [--edits 50] [--page layer-norm.md] [--pause 2]
+       [--profile DIR]
 With --devices NAME[,NAME] it measures instead what each speed device of the generator buys: a cold
-build with the device turned off against one with everything on, alternated, each on a cleared
-cache (see DEVICES; turned off by a sitecustomize.py in the copy).
+build, the warm build after it and a serve rebuild after a prose edit, with the device turned off
+against the same with everything on, alternated, each on a cleared cache (see DEVICES; turned off by
+a sitecustomize.py in the copy).
 """
 
 from __future__ import annotations
