@@ -333,6 +333,7 @@ DEVICES = {
     "light-search": "Material's search plugin handed each page without its spans (render.search)",
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
+    "warm-up": "the call graph made while mkdocs serve waits for the author's edit (core.site.Build.warm_up)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -352,7 +353,7 @@ if _off:
 
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
-                        (search.IndexedPages, "get"), (plugin, "prune_if_due")]:
+                        (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -373,6 +374,8 @@ if _off:
         from docs_hooks.base import cachedir
 
         plugin.prune_if_due = cachedir.prune
+    elif _off == "warm-up":
+        site.Build.warm_up = lambda self: None
 """
 
 

@@ -13,6 +13,7 @@ import sys
 
 from .conftest import run_cli
 from .test_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, mkdocs_build
+from .test_kept import BACKWARD_PAGE, DYNAMIC_TEST, EXAMPLE_PAGE
 
 # Builds the site again and again in one process, as `mkdocs serve` does after each change (MkDocs keeps the
 # plugin object, since it defines on_startup), editing a source file before each rebuild. After each build it
@@ -455,3 +456,54 @@ def test_a_dirty_serve_rebuilds_the_pages_whose_inputs_changed_and_only_those(ma
     assert prose == ["index.html"]
     assert code == ["page/index.html", "source/src/model.py/index.html"]
     assert "appended" in (root / "site/source/src/model.py/index.html").read_text(encoding="utf-8")
+
+
+# One build as `mkdocs build` makes it, then one as the first of `mkdocs serve`; for each, the recordings the
+# build had read once it was done and its background work ended.
+READ_BACK = r"""
+import json, logging, sys
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+root = Path(sys.argv[1])
+logging.getLogger("mkdocs").setLevel(logging.ERROR)
+read_back = {}
+for command in ("build", "serve"):
+    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
+    config.plugins.on_startup(command=command, dirty=False)
+    build(config, serve_url="http://127.0.0.1:8000/" if command == "serve" else None)
+    session = config.plugins["docs_hooks"].session
+    session.build.await_background()
+    read_back[command] = [rec.target for rec in session.build.workers.recorder.recordings()]
+    config.plugins.on_shutdown()
+print(json.dumps(read_back))
+"""
+
+
+def test_serve_reads_back_the_recordings_of_the_pages_it_kept_once_a_build_is_done(make_project):
+    """A rebuild after a prose edit then finds the call graph made (``Build.warm_up``); ``mkdocs build``
+    ends instead, and reads nothing it does not show."""
+    nav = "  - Forward: page.md\n  - Backward: b.md\n"
+    root = make_project(
+        {
+            "tests/test_dynamic.py": DYNAMIC_TEST,
+            "docs/page.md": EXAMPLE_PAGE,
+            "docs/b.md": BACKWARD_PAGE,
+            "mkdocs.yml": MKDOCS_YML.replace("  - Layer norm: page.md\n", nav),
+        }
+    )
+    assert run_cli(root, "relock") == 0
+    assert mkdocs_build(root).returncode == 0  # every page rendered and kept
+
+    result = subprocess.run(
+        [sys.executable, "-c", READ_BACK, str(root)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == {"build": [], "serve": ["tests.test_dynamic.test_dynamic"]}
