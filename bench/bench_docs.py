@@ -330,7 +330,8 @@ def serve(
 DEVICES = {
     "prefetch": "every plan's needs started in the background as soon as the pages are resolved (Build._prefetch)",
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
-    "light-search": "Material's search plugin handed each page without its spans (render.search)",
+    "light-search": "Material's search plugin handed each page without its spans, and what it made of a page kept "
+    "(plugin.SearchReading; search-kept is the second alone)",
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     "warm-up": "the call graph made while mkdocs serve waits for the author's edit (core.site.Build.warm_up)",
