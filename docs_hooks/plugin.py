@@ -30,6 +30,7 @@ its message, starting with the file and line, and no traceback.
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 from markdown import Markdown
@@ -299,6 +300,9 @@ class SearchReading:
     def _reading(self, handler, search_plugin):
         version = installed_version("mkdocs-material")
         settings = sorted((k, repr(v)) for k, v in search_plugin.config.items())
+        # It segments Chinese text when jieba is installed (its module's `jieba` is then not None).
+        segments = getattr(sys.modules[type(search_plugin).__module__], "jieba", None) is not None
+        settings.append(("jieba installed", repr(segments)))
 
         def on_page_context(context, *, page, config, nav):
             full = page.content
