@@ -299,7 +299,10 @@ class SearchReading:
 
     def _reading(self, handler, search_plugin):
         version = installed_version("mkdocs-material")
-        settings = sorted((k, repr(v)) for k, v in search_plugin.config.items())
+        # The entries are what the search plugin makes of the page as it is; the release of docs_hooks that
+        # took its spans out is named too, so that a later release does not keep a wrong reading.
+        settings = [("docs-hooks", installed_version("docs-hooks"))]
+        settings += sorted((k, repr(v)) for k, v in search_plugin.config.items())
         # It segments Chinese text when jieba is installed (its module's `jieba` is then not None).
         segments = getattr(sys.modules[type(search_plugin).__module__], "jieba", None) is not None
         settings.append(("jieba installed", repr(segments)))

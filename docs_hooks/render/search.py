@@ -192,7 +192,7 @@ def entries_key(html: str, reads: object) -> str:
 
 
 def _loaded(raw: bytes) -> list[dict] | None:
-    """The entries ``IndexedPages.put_many`` stored; None for anything else (then the page is read again)."""
+    """The entries ``IndexedPages.add`` kept; None for anything else (then the page is read again)."""
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
