@@ -63,17 +63,22 @@ print(json.dumps({"after_shutdown": len(tree(os.getpid()))}), flush=True)
 """
 
 
-def serve_like(root, edits: int) -> list[dict]:
+def run_script(script: str, root, *args: str, timeout: float = 600) -> list:
+    """What ``script`` printed, a JSON value a line, run in a fresh Python process in the project at ``root``."""
     result = subprocess.run(
-        [sys.executable, "-c", SERVE_LIKE, str(root), str(edits)],
+        [sys.executable, "-c", script, str(root), *args],
         cwd=root,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=timeout,
         env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith(("{", "["))]
+
+
+def serve_like(root, edits: int) -> list[dict]:
+    return run_script(SERVE_LIKE, root, str(edits), timeout=900)
 
 
 def rich_site(make_project):
@@ -440,17 +445,8 @@ def test_a_dirty_serve_rebuilds_the_pages_whose_inputs_changed_and_only_those(ma
     )
     assert run_cli(root, "relock") == 0
 
-    result = subprocess.run(
-        [sys.executable, "-c", DIRTY_SERVE, str(root)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
+    first, unchanged, prose, code = run_script(DIRTY_SERVE, root)
 
-    assert result.returncode == 0, result.stdout + result.stderr
-    first, unchanged, prose, code = [json.loads(line) for line in result.stdout.splitlines()]
     assert {"index.html", "page/index.html", "source/src/ops.py/index.html"} <= set(first)
     assert unchanged == []
     assert prose == ["index.html"]
@@ -496,14 +492,4 @@ def test_serve_reads_back_the_recordings_of_the_pages_it_kept_once_a_build_is_do
     assert run_cli(root, "relock") == 0
     assert mkdocs_build(root).returncode == 0  # every page rendered and kept
 
-    result = subprocess.run(
-        [sys.executable, "-c", READ_BACK, str(root)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert json.loads(result.stdout.splitlines()[-1]) == {"build": [], "serve": ["tests.test_dynamic.test_dynamic"]}
+    assert run_script(READ_BACK, root) == [{"build": [], "serve": ["tests.test_dynamic.test_dynamic"]}]
