@@ -68,7 +68,10 @@ class Results:
         self.site = site  # every page's entries (resolved), for the site-wide tables
         self.spec = spec  # the compiled specification, or None when none is configured
         self._derived: dict[Any, Any] = {}
-        self._lock = threading.RLock()  # a derived fact may read another one
+        self._lock = threading.RLock()  # a derived fact may read another one, or the graph
+        # The graph's own: a derived fact that does not read the graph need not wait while it is made (in the
+        # background, say: Build.warm_up). Making the graph reads no derived fact.
+        self._graph_lock = threading.Lock()
         self._math_problem: TraceError | None = None
 
     # ------------------------------------------------------------------ recordings
@@ -127,7 +130,7 @@ class Results:
         recording the site's pages use, whichever pages this build renders (a kept page's recordings are read
         back; waiting for the background work, so that none is left out). What "Called by", "Tested by", the
         status of an entry, the shapes at call sites and the matrix read."""
-        with self._lock:
+        with self._graph_lock:
             if self._graph is None:
                 from docs_hooks.resolve.callgraph import CallGraph
 

@@ -47,7 +47,8 @@ class Workers:
         self.math = math or MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
         self._recorder: Recorder | None = None
         self._coverage_run: Measurement | None = None  # started by start_coverage()
-        self._threads: list[threading.Thread] = []
+        self._threads: list[threading.Thread] = []  # every job's thread that may still run
+        self._threads_lock = threading.Lock()  # jobs start jobs, and a job may wait (Build.warm_up)
         self._errors: list[BaseException] = []
 
     @property
@@ -150,7 +151,21 @@ class Workers:
         started = [threading.Thread(target=run, args=(job,), daemon=True) for job in jobs]
         for thread in started:
             thread.start()
-        self._threads += started
+        with self._threads_lock:
+            self._threads += started
+
+    def _join(self) -> None:
+        """Join every job's thread but the caller's, until none is left (a job may start more of them: the
+        recordings that follow from a recording)."""
+        me = threading.current_thread()
+        while True:
+            with self._threads_lock:
+                self._threads = [t for t in self._threads if t.is_alive()]
+                running = [t for t in self._threads if t is not me]
+            if not running:
+                return
+            for thread in running:
+                thread.join()
 
     def raise_errors(self) -> None:
         if self._errors:
@@ -159,21 +174,17 @@ class Workers:
     def wait(self) -> None:
         """Wait until the background jobs are done; raise what went wrong in them that was not a TraceError.
 
-        What was recorded is then in the recorder's store, for the next build.
+        What was recorded is then in the recorder's store, for the next build. A job that waits (the call
+        graph, made in the background) waits for the others.
         """
-        while self._threads:  # a job may start more of them (the recordings that follow from a recording)
-            threads, self._threads = self._threads, []
-            for thread in threads:
-                thread.join()
+        self._join()
         if self._recorder is not None:
             self._recorder.flush()
         self.raise_errors()
 
     def close(self) -> None:
         """End every process this build started (the recorder, KaTeX, the coverage run) and drop their state."""
-        for thread in self._threads:
-            thread.join()
-        self._threads = []
+        self._join()
         if self._recorder is not None:
             self._recorder.close()
             self._recorder = None

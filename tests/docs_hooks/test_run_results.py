@@ -7,6 +7,8 @@ test_workers, test_record and test_math, and a whole build in test_site.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from docs_hooks.base.errors import TraceError
@@ -153,6 +155,22 @@ def test_the_call_graph_is_made_once_after_the_background_work_is_done(monkeypat
     assert found.graph == "graph"
     assert workers.events == ["waited", "evidence"]  # every run's calls are in before the graph is made
     assert made == [("the index", "the runs' evidence")]
+
+
+def test_a_derived_fact_is_not_kept_waiting_while_the_call_graph_is_made(monkeypatch):
+    monkeypatch.setattr("docs_hooks.resolve.callgraph.CallGraph", lambda index, evidence: "graph")
+    reading, go_on = threading.Event(), threading.Event()
+    found = Results(Workers(), None, None, lambda: reading.set() or go_on.wait(10))  # type: ignore[arg-type]
+    making = threading.Thread(target=lambda: found.graph)
+    making.start()
+    assert reading.wait(10)  # the graph is being made: every recording is being read
+
+    assert found.derived("dimensions", lambda: 64) == 64
+    assert making.is_alive()  # the graph is still being made: the fact did not wait for it (for 10 s)
+
+    go_on.set()
+    making.join()
+    assert found.graph == "graph"
 
 
 def test_prefetch_starts_the_coverage_run_now_and_the_recordings_and_formulas_in_the_background():

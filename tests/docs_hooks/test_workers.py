@@ -4,6 +4,8 @@ what goes wrong in a background job reaches the build unless a page reports it i
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -73,6 +75,29 @@ def test_a_bug_in_a_background_job_is_raised_in_the_build_and_a_trace_error_is_l
     finally:
         workers.close()
     assert done == ["ran"]
+
+
+def test_a_job_that_waits_waits_for_the_other_jobs_and_not_for_itself(make_project):
+    workers = workers_for(make_project())
+    other_may_end, done = threading.Event(), []
+
+    def other():
+        other_may_end.wait(10)
+        time.sleep(0.2)  # still running when the waiting job waits
+        done.append("other")
+
+    def waiting():  # as the call graph waits when Build.warm_up makes it in the background
+        time.sleep(0.2)  # long after in_background has listed this job's thread
+        other_may_end.set()
+        workers.wait()
+        done.append("waiting")
+
+    try:
+        workers.in_background([other, waiting])
+        workers.wait()
+    finally:
+        workers.close()
+    assert done == ["other", "waiting"]  # no error (a thread cannot join itself), and in that order
 
 
 def test_recorded_code_imports_from_the_source_root_and_the_project_root(make_project):
