@@ -247,32 +247,15 @@ class Build:
         if results is None or workers is None:  # a static build runs nothing
             return
         formulas = {id(plan): page_formulas(page) for plan, page in zip(plans, pages)}
-        workers.in_background([lambda: self._record_rounds(plans, formulas)])
+        workers.in_background([lambda: record_rounds(results, plans, formulas)])
 
     def _every_recording(self) -> None:
         """Every recording the site's pages use, answered (read back, or made when missing): the call graph is
         made from the calls all of them saw, not only those of the pages this build renders (a kept page's are
         read back), so a page comes out the same whichever others were kept."""
-        self._record_rounds([self._plans[page][1] for page in list(self._site_pages) if page in self._plans])
-
-    def _record_rounds(self, plans: list[PagePlan], formulas: dict[int, list[tuple[str, bool]]] | None = None) -> None:
-        """Every recording ``plans`` need, asked for in rounds until no plan asks for more (a need may follow
-        from a recording). With ``formulas`` (a plan's id -> its page's formulas), the first round's other
-        needs (formulas, line coverage) are started too (``Results.prefetch``)."""
-        results = self.results
-        if results is None:  # a static build runs nothing
-            return
-        done: dict[Request, Recording | TraceError] = {}
-        while True:
-            needs = [n for plan in plans for n in page_needs(plan, done, (formulas or {}).get(id(plan), ()))]
-            fresh = [n for n in dict.fromkeys(needs) if not (isinstance(n, Request) and n in done)]
-            if formulas is not None:
-                results.prefetch([n for n in fresh if not isinstance(n, Request)])
-            formulas = None  # the formulas are the first round's only
-            requests = [n for n in fresh if isinstance(n, Request)]
-            if not requests:
-                return
-            done.update(results.recordings(requests))
+        if self.results is not None:  # a static build runs nothing
+            plans = [self._plans[page][1] for page in list(self._site_pages) if page in self._plans]
+            record_rounds(self.results, plans)
 
     # ------------------------------------------------------------------ render
 
@@ -409,6 +392,25 @@ class Build:
             self.workers.close()
         if self.kept is not None:
             self.kept.close()
+
+
+def record_rounds(
+    results: Results, plans: list[PagePlan], formulas: dict[int, list[tuple[str, bool]]] | None = None
+) -> None:
+    """Every recording ``plans`` need, asked for in rounds until no plan asks for more (a need may follow from
+    a recording). With ``formulas`` (a plan's id -> its page's formulas), the first round's other needs
+    (formulas, line coverage) are started too (``Results.prefetch``)."""
+    done: dict[Request, Recording | TraceError] = {}
+    while True:
+        needs = [n for plan in plans for n in page_needs(plan, done, (formulas or {}).get(id(plan), ()))]
+        fresh = [n for n in dict.fromkeys(needs) if not (isinstance(n, Request) and n in done)]
+        if formulas is not None:
+            results.prefetch([n for n in fresh if not isinstance(n, Request)])
+        formulas = None  # the formulas are the first round's only
+        requests = [n for n in fresh if isinstance(n, Request)]
+        if not requests:
+            return
+        done.update(results.recordings(requests))
 
 
 def make_build(
