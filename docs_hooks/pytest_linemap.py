@@ -135,12 +135,12 @@ class LineMap:
             self.write()  # now, not at the end: what runs after (a site build, say) finds it
 
     def write(self) -> None:
-        from docs_hooks.base.cachedir import write_entry
         from docs_hooks.core.site import index_for
-        from docs_hooks.run.coverage_map import cached_map_path, index_modules, line_map
+        from docs_hooks.run.coverage_map import index_modules, line_map, write_map
 
         self.written = True
         index = index_for(self.settings)
         modules = index_modules(index)
-        path = cached_map_path(self.settings.cache_dir, index.file_digests, self.settings.coverage_tests, modules)
-        write_entry(path, line_map(self.cov, self.settings.project_root, self.calls.named(modules)).encode("utf-8"))
+        s = self.settings
+        text = line_map(self.cov, s.project_root, self.calls.named(modules))
+        write_map(s.cache_dir, text, index.file_digests, s.coverage_tests, modules, index.functions, s.project_root)

@@ -481,7 +481,14 @@ def cached_evidence(settings: Settings, index: CodeIndex):
         return None
     from docs_hooks.run.coverage_map import index_modules, read_cached_map
 
-    found = read_cached_map(settings.cache_dir, index.file_digests, settings.coverage_tests, index_modules(index))
+    found = read_cached_map(
+        settings.cache_dir,
+        index.file_digests,
+        settings.coverage_tests,
+        index_modules(index),
+        index.functions,
+        settings.project_root,
+    )
     return found.evidence() if found is not None else None
 
 

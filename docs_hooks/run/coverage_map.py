@@ -22,7 +22,9 @@ import sys
 import tempfile
 import time
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from docs_hooks.base.cachedir import read_entry, write_entry
 from docs_hooks.base.errors import TraceError
@@ -30,6 +32,9 @@ from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.resolve.callgraph import ObservedCall, RunEvidence
 from docs_hooks.run import children
 from docs_hooks.run.observed import observed_calls
+
+if TYPE_CHECKING:
+    from docs_hooks.resolve.codeindex import Function
 
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
 
@@ -81,16 +86,135 @@ def cached_map_path(
 
 
 def read_cached_map(
-    cache_dir: Path, file_digests: dict[str, str], pytest_args: list[str], modules: dict[str, str]
+    cache_dir: Path,
+    file_digests: dict[str, str],
+    pytest_args: list[str],
+    modules: dict[str, str],
+    functions: Mapping[str, Function] | None = None,
+    project_root: Path | None = None,
 ) -> CoverageMap | None:
-    """The line map of this code measured by these tests, when the cache holds it; runs nothing."""
-    stored = read_entry(cached_map_path(cache_dir, file_digests, pytest_args, modules))
+    """The line map of this code measured by these tests, when the cache holds it; runs nothing. Given the
+    index's ``functions``, a map measured on code that changed only where no test ran is carried over (see
+    ``carried``) and cached under this code."""
+    path = cached_map_path(cache_dir, file_digests, pytest_args, modules)
+    stored = read_entry(path)
     if stored is None:
-        return None
+        if functions is None or project_root is None:
+            return None
+        found = _carried_map(cache_dir, file_digests, pytest_args, modules, functions, project_root)
+        if found is not None:
+            write_entry(path, _map_text(found).encode("utf-8"))
+        return found
     try:
-        return _read_map(stored.decode("utf-8"))
+        found = _read_map(stored.decode("utf-8"))
     except ValueError:  # not a line map (UnicodeDecodeError is one too): the build measures it again
         return None
+    if functions is not None and project_root is not None and _read_last(path.parent) is None:
+        _write_last(path, found, file_digests, pytest_args, modules, functions, project_root)  # lost or damaged
+    return found
+
+
+def write_map(
+    cache_dir: Path,
+    text: str,
+    file_digests: dict[str, str],
+    pytest_args: list[str],
+    modules: dict[str, str],
+    functions: Mapping[str, Function] | None = None,
+    project_root: Path | None = None,
+) -> None:
+    """Cache a measured line map (``line_map``'s text) under the code it was measured on; given the index's
+    ``functions``, also as the last map measured, with what it depended on, for a later build to carry over."""
+    path = cached_map_path(cache_dir, file_digests, pytest_args, modules)
+    write_entry(path, text.encode("utf-8"))
+    if functions is not None and project_root is not None:
+        _write_last(path, _read_map(text), file_digests, pytest_args, modules, functions, project_root)
+
+
+def _write_last(
+    path: Path,
+    measured: CoverageMap,
+    file_digests: dict[str, str],
+    pytest_args: list[str],
+    modules: dict[str, str],
+    functions: Mapping[str, Function],
+    project_root: Path,
+) -> None:
+    from docs_hooks.run import carried  # not in the coverage run's own process, which imports this module
+
+    last = {
+        "map": path.name,
+        "args": pytest_args,
+        "modules": modules,
+        "depends": carried.depends(measured.lines, measured.calls, project_root, functions, file_digests),
+    }
+    write_entry(path.parent / LAST_MAP, json.dumps(last, sort_keys=True).encode("utf-8"))
+
+
+#: The entry of the cache's coverage folder that names the last map measured and what it depended on.
+LAST_MAP = "last.json"
+
+
+def _carried_map(
+    cache_dir: Path,
+    file_digests: dict[str, str],
+    pytest_args: list[str],
+    modules: dict[str, str],
+    functions: Mapping[str, Function],
+    project_root: Path,
+) -> CoverageMap | None:
+    from docs_hooks.run import carried
+
+    folder = Path(cache_dir) / "coverage"
+    last = _read_last(folder)
+    if last is None or last["args"] != pytest_args or last["modules"] != modules:
+        return None
+    measured = read_entry(folder / last["map"])
+    if measured is None:
+        return None
+    try:
+        old = _read_map(measured.decode("utf-8"))
+    except ValueError:
+        return None
+    moved = carried.carry(last["depends"], old.lines, old.calls, project_root, functions, file_digests)
+    return CoverageMap(*moved) if moved is not None else None
+
+
+def _read_last(folder: Path) -> dict | None:
+    """The record of the last map measured (see ``_write_last``); None when there is none or it is not one
+    (a damaged record is removed: the next build writes it again)."""
+    raw = read_entry(folder / LAST_MAP)
+    if raw is None:
+        return None
+    try:
+        last = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        last = None
+    if not _a_last_record(last):
+        (folder / LAST_MAP).unlink(missing_ok=True)
+        return None
+    return last
+
+
+def _a_last_record(last) -> bool:
+    def strings(d, values=(str,)) -> bool:
+        return type(d) is dict and all(type(k) is str and type(v) in values for k, v in d.items())
+
+    if type(last) is not dict or type(last.get("map")) is not str or "/" in last["map"]:
+        return False
+    if type(last.get("args")) is not list or not strings(last.get("modules")):
+        return False
+    deps = last.get("depends")
+    if type(deps) is not dict or not strings(deps.get("files")) or not strings(deps.get("modules"), (str, type(None))):
+        return False
+    functions = deps.get("functions")
+    return type(functions) is dict and all(
+        type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is int for v in functions.values()
+    )
+
+
+def _map_text(found: CoverageMap) -> str:
+    return json.dumps({"lines": found.lines, "calls": found.calls}, sort_keys=True)
 
 
 def index_modules(index) -> dict[str, str]:
@@ -220,16 +344,18 @@ class Measurement:
         cache_dir: Path | None,
         timeout: float = DEFAULT_TIMEOUT,
         modules: dict[str, str] | None = None,
+        functions: Mapping[str, Function] | None = None,
     ):
         self.project_root = project_root
         self.timeout = timeout
         modules = modules or {}
         self._map: CoverageMap | None = None
-        self._cached = cached_map_path(cache_dir, file_digests, pytest_args, modules) if cache_dir else None
+        # Where the map goes once measured (see write_map): the cache, the code, what it was measured by.
+        self._write = (cache_dir, file_digests, pytest_args, modules, functions, project_root) if cache_dir else None
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
         if cache_dir is not None:  # a damaged map is measured again, and written whole
-            self._map = read_cached_map(cache_dir, file_digests, pytest_args, modules)
+            self._map = read_cached_map(cache_dir, file_digests, pytest_args, modules, functions, project_root)
             if self._map is not None:
                 return
         missing = missing_packages()
@@ -321,8 +447,9 @@ class Measurement:
                 raise self._error
         finally:
             self._finalizer()
-        if self._cached is not None:
-            write_entry(self._cached, text.encode("utf-8"))
+        if self._write is not None:
+            cache_dir, file_digests, pytest_args, modules, functions, project_root = self._write
+            write_map(cache_dir, text, file_digests, pytest_args, modules, functions, project_root)
         self._map = measured
         return self._map
 

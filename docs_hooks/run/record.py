@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, cast
@@ -48,7 +48,7 @@ from typing import IO, TYPE_CHECKING, cast
 from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
-from docs_hooks.run import children
+from docs_hooks.run import children, residue
 from docs_hooks.run.record_child import REPLIES_ENV
 from docs_hooks.run.recording import Call, Made, Recording, pack, unpack
 from docs_hooks.run.turns import Turns
@@ -114,7 +114,9 @@ class Dependencies:
 
     - a function of the code index whose code ran: its text (``Function.source_lines``) and where it starts;
     - a module the run had loaded that holds functions of the index: its text outside those functions' bodies
-      (imports, constants, classes' own lines, each ``def`` line), blank lines left out;
+      (imports, constants, classes' own lines, each ``def`` line), blank lines left out, and less the top-level
+      functions that did not run and that nothing the run loaded names (``residue``): a function appended to a
+      module, or one that no recording reaches edited, re-records nothing;
     - any other file the run loaded or read (a helper module, a data file): its bytes;
     - the name of each module it loaded, as the index names it (``source_root`` decides): the functions a
       recording saw are named so.
@@ -137,7 +139,8 @@ class Dependencies:
         self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
         self._by_file: dict[str, list[Function]] | None = None
         self._function: dict[str, str] = {}
-        self._module: dict[str, str | None] = {}
+        self._module: dict[tuple, str | None] = {}
+        self._texts: dict[str, residue.ModuleText | None] = {}
         self._file: dict[str, str | None] = {}
 
     def of(self, rec: Recording) -> dict:
@@ -147,11 +150,12 @@ class Dependencies:
             fn = self.functions.get(name)
             if fn is not None:
                 functions[name] = [self.function(name), fn.start]
+        loaded = sorted(set(rec.files))
         return {
             "functions": functions,
-            "modules": {f: self.module(f) for f in sorted(set(rec.files))},
+            "modules": {f: self.module(f, functions, loaded) for f in loaded},
             "files": {f: self.file(f) for f in sorted(set(rec.opened))},
-            "names": {f: self.names.get(f) for f in sorted(set(rec.files))},
+            "names": {f: self.names.get(f) for f in loaded},
         }
 
     def moved(self, deps: dict) -> dict[str, int] | None:
@@ -163,7 +167,8 @@ class Dependencies:
                 return None
             if fn.start != start:
                 shifts[name] = fn.start - start
-        if any(self.module(f) != d for f, d in deps["modules"].items()):
+        loaded = list(deps["modules"])
+        if any(self.module(f, deps["functions"], loaded) != d for f, d in deps["modules"].items()):
             return None
         if any(self.file(f) != d for f, d in deps["files"].items()):
             return None
@@ -177,30 +182,49 @@ class Dependencies:
             self._function[name] = hashlib.sha256(text.encode()).hexdigest()[:24]
         return self._function[name]
 
-    def module(self, repo_path: str) -> str | None:
-        """A module's text outside the bodies of its functions of the index (its whole text when it has none)."""
-        if repo_path not in self._module:
-            self._module[repo_path] = self._module_digest(repo_path)
-        return self._module[repo_path]
+    def module(self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = ()) -> str | None:
+        """A module's text outside the bodies of its functions of the index, less its top-level functions that
+        did not run and that nothing in the ``loaded`` files names (see ``residue``); its whole text when it
+        has no function of the index. ``ran``: the functions of the index whose code ran."""
+        mine = self._of_file().get(repo_path)
+        if not mine:
+            return self.file(repo_path)
+        names = frozenset(fn.name.rsplit(".", 1)[-1] for fn in mine if fn.name in ran)
+        key = (repo_path, names, frozenset(loaded))
+        if key not in self._module:
+            self._module[key] = self._module_digest(repo_path, mine, names, key[2])
+        return self._module[key]
 
-    def _module_digest(self, repo_path: str) -> str | None:
+    def _of_file(self) -> dict[str, list[Function]]:
         if self._by_file is None:
             self._by_file = {}
             for fn in self.functions.values():
                 self._by_file.setdefault(fn.repo_path, []).append(fn)
-        functions = self._by_file.get(repo_path)
-        if not functions:
-            return self.file(repo_path)
-        try:
-            lines = (self.project_root / repo_path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+        return self._by_file
+
+    def _text(self, repo_path: str) -> residue.ModuleText | None:
+        if repo_path not in self._texts:
+            try:
+                text = (self.project_root / repo_path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self._texts[repo_path] = None
+            else:
+                self._texts[repo_path] = residue.ModuleText.of(text)
+        return self._texts[repo_path]
+
+    def _module_digest(
+        self, repo_path: str, functions: list[Function], ran: frozenset[str], loaded: frozenset[str]
+    ) -> str | None:
+        module = self._text(repo_path)
+        if module is None:
             return None
-        bodies: set[int] = set()
-        for fn in functions:
-            first = (fn.header.end if fn.header is not None else fn.start) + 1
-            bodies.update(range(first, fn.end + 1))
-        rest = [line for n, line in enumerate(lines, 1) if n not in bodies and line.strip()]
-        return hashlib.sha256("\n".join(rest).encode()).hexdigest()[:24]
+        others = [self._text(f) for f in loaded if f != repo_path]
+        if any(m is None for m in others):
+            dropped = []  # a loaded file that cannot be read now: nothing is left out
+        else:
+            dropped = residue.left_out(module, ran, [m for m in others if m is not None])
+        bodies = [range((fn.header.end if fn.header is not None else fn.start) + 1, fn.end + 1) for fn in functions]
+        return residue.digest(module, bodies + [range(fn.start, fn.end + 1) for fn in dropped])
 
     def file(self, repo_path: str) -> str | None:
         """Digest of a file's bytes: from the index, else read now (helpers outside the code roots, data)."""

@@ -88,6 +88,7 @@ class Workers:
                 s.cache_dir,
                 s.test_timeout,
                 index_modules(self.index),
+                self.index.functions,
             )
 
     @property

@@ -732,6 +732,53 @@ def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_mo
     assert build(["quadruple", "triple"])["quadruple"].result == 125.0
 
 
+def test_a_function_no_recording_ran_and_nothing_names_records_nothing_again_added_or_edited(
+    make_project, tmp_path, monkeypatch
+):
+    root = make_project({"src/two.py": TWO})
+    cache = tmp_path / "cache"
+    made = recordings_made(monkeypatch)
+    requests = [Request("quadruple", "two", "quadruple", (5.0,)), Request("triple", "two", "triple", (5.0,))]
+
+    def build(text: str, expected: list[str]) -> dict:
+        (root / "src/two.py").write_text(text, encoding="utf-8")
+        made.clear()
+        rec = two_recorder(root, cache)
+        try:
+            out = rec.record(requests)
+        finally:
+            rec.close()
+        assert made == expected, text
+        return {req.name: out[req].result for req in requests}
+
+    assert build(TWO, ["quadruple", "triple"]) == {"quadruple": 20.0, "triple": 15.0}
+    appended = TWO + "\n\ndef halve(x: float, by: int = 2) -> float:\n    return x / by\n"
+    assert build(appended, []) == {"quadruple": 20.0, "triple": 15.0}
+    assert build(appended.replace("by: int = 2", "by: int = 4"), []) == {"quadruple": 20.0, "triple": 15.0}
+    assert build(appended.replace("def halve", "\n\ndef halve"), []) == {"quadruple": 20.0, "triple": 15.0}
+    above = TWO.replace("def double(x):", "def halve(x):\n    return x / 2\n\n\ndef double(x):")
+    assert build(above, []) == {"quadruple": 20.0, "triple": 15.0}  # the functions below it moved: read back
+
+    # What can change a run: a function that shadows one (both ran it, or its name is written in the module),
+    shadowing = TWO + "\n\ndef double(x):\n    return x * 10\n"
+    assert build(shadowing, ["quadruple", "triple"]) == {"quadruple": 500.0, "triple": 15.0}
+    for text in (
+        TWO + "\n\ndef halve(x):\n    return x / 2\n\n\nHALF = halve\n",  # one the module names
+        TWO + "\n\ndef halve(x, rng=print('made')):\n    return x / 2\n",  # a default that calls
+        TWO + "\n\n@staticmethod\ndef halve(x):\n    return x / 2\n",  # a decorator
+        TWO.replace("SCALE = 2.0", "import sys\nSCALE = 2.0\nNAMES = sys.modules[__name__]"),  # a namespace read
+    ):
+        build(text, ["quadruple", "triple"])
+    listed = TWO.replace("SCALE = 2.0", "import sys\nSCALE = 2.0\nNAMES = sys.modules[__name__]")
+    build(listed + "\n\ndef halve(x):\n    return x / 2\n", ["quadruple", "triple"])
+    test = "from two import triple\n\n\ndef test_triple():\n    assert triple(1) == getattr(triple, 'halve', 3)\n"
+    (root / "tests/test_two.py").write_text(test, encoding="utf-8")
+    requests.append(Request("test_triple", "tests.test_two", "test_triple"))
+    build(TWO, ["quadruple", "triple", "test_triple"])
+    # a string in another file the run loaded names it: getattr(module, "halve") would find it
+    build(TWO + "\n\ndef halve(x):\n    return x / 2\n", ["test_triple"])
+
+
 def test_a_recording_made_with_other_module_names_is_made_again(make_project, tmp_path, monkeypatch):
     root = make_project({"src/two.py": TWO})
     cache = tmp_path / "cache"

@@ -1,0 +1,141 @@
+"""A line map carried over to code that changed only where no test ran: the same map the coverage run would
+measure on that code, or none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docs_hooks.base.settings import load_settings
+from docs_hooks.core.site import index_for
+from docs_hooks.run.coverage_map import CoverageMap, Measurement, index_modules, read_cached_map
+
+CALC = """\
+LIMIT = 5
+
+
+def clip(x):
+    if x > LIMIT:
+        return LIMIT
+    return x
+
+
+def double_clip(x):
+    y = clip(x)
+    return clip(y * 2)
+
+
+def untested(x):
+    return -x
+"""
+
+CALC_TESTS = """\
+from calc import clip, double_clip
+
+
+def test_clip():
+    assert clip(9) == 5
+
+
+def test_double_clip():
+    assert double_clip(2) == 4
+"""
+
+
+def calc_project(make_project) -> Path:
+    return make_project(
+        {
+            "src/calc.py": CALC,
+            "tests/test_calc.py": CALC_TESTS,
+            "pyproject.toml": '[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\nref = "abc123"\n'
+            'coverage_tests = ["tests/test_calc.py"]\n',
+        }
+    )
+
+
+def measured(root: Path, cache: Path) -> CoverageMap:
+    """The map a build's coverage run gives (it writes the map, and what it depended on, to ``cache``)."""
+    settings = load_settings(root)
+    index = index_for(settings)
+    modules = index_modules(index)
+    run = Measurement(
+        root, settings.source_root, settings.coverage_tests, index.file_digests, cache, 120, modules, index.functions
+    )
+    return run.result()
+
+
+def carried(root: Path, cache: Path) -> CoverageMap | None:
+    """The map of the code as it is now that ``cache`` gives without a run: measured on it, or carried over."""
+    settings = load_settings(root)
+    index = index_for(settings)
+    return read_cached_map(
+        cache, index.file_digests, settings.coverage_tests, index_modules(index), index.functions, root
+    )
+
+
+def same(a: CoverageMap, b: CoverageMap) -> bool:
+    return a.lines == b.lines and a.calls == b.calls
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text + "\n\ndef added(x):\n    return x + 1\n",
+        lambda text: text.replace("    return -x\n", "    return -2 * x  # nothing ran it\n"),
+        lambda text: text.replace("def clip(x):", "def first(x):\n    return x\n\n\ndef clip(x):"),  # moves
+    ],
+    ids=["appended", "untested edited", "inserted above"],
+)
+def test_a_map_carried_over_an_edit_where_no_test_ran_is_the_map_a_run_measures(make_project, tmp_path, edit):
+    root = calc_project(make_project)
+    measured(root, tmp_path / "cache")
+    (root / "src/calc.py").write_text(edit(CALC), encoding="utf-8")
+
+    found = carried(root, tmp_path / "cache")
+
+    assert found is not None
+    assert same(found, measured(root, tmp_path / "fresh"))
+    assert found.tests_running("src/calc.py", *lines_of(root, "double_clip")) == ["tests.test_calc.test_double_clip"]
+    line = edit(CALC).splitlines().index("    y = clip(x)") + 1
+    assert ["calc.double_clip", "calc.clip", line, ""] in found.calls["tests.test_calc.test_double_clip"]
+    again = carried(root, tmp_path / "cache")  # and cached under this code
+    assert again is not None and same(again, found)
+
+
+def lines_of(root: Path, name: str) -> tuple[int, int]:
+    index = index_for(load_settings(root))
+    fn = index.functions[f"calc.{name}"]
+    return fn.start, fn.end
+
+
+@pytest.mark.parametrize(
+    "path, edit",
+    [
+        ("src/calc.py", lambda text: text.replace("return clip(y * 2)", "return clip(y * 3)")),  # a tested function
+        ("src/calc.py", lambda text: text.replace("LIMIT = 5", "LIMIT = 7")),  # the module's own lines
+        ("src/calc.py", lambda text: text + "\n\ndef added(x):\n    return x\n\n\nALIAS = added\n"),
+        ("tests/test_calc.py", lambda text: text + "\n\ndef test_untested():\n    assert untested(1) == -1\n"),
+        ("tests/conftest.py", lambda text: "import calc\n\ncalc.LIMIT = 3\n"),  # a new file
+    ],
+    ids=["tested function", "module constant", "named by the module", "a test added", "a conftest added"],
+)
+def test_an_edit_that_can_change_what_the_tests_run_is_measured_again(make_project, tmp_path, path, edit):
+    root = calc_project(make_project)
+    measured(root, tmp_path / "cache")
+    file = root / path
+    file.write_text(edit(file.read_text(encoding="utf-8") if file.exists() else ""), encoding="utf-8")
+
+    assert carried(root, tmp_path / "cache") is None
+
+
+def test_a_damaged_record_of_the_last_map_is_measured_again(make_project, tmp_path):
+    root = calc_project(make_project)
+    cache = tmp_path / "cache"
+    measured(root, cache)
+    (root / "src/calc.py").write_text(CALC + "\n\ndef added(x):\n    return x\n", encoding="utf-8")
+    last = cache / "coverage" / "last.json"
+    last.write_bytes(last.read_bytes()[:-40])
+
+    assert carried(root, cache) is None
+    assert not last.exists()  # removed: the next run writes it again

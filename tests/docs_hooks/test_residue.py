@@ -1,0 +1,90 @@
+"""What of a module's text a run depends on: the top-level functions that did not run and that nothing names are
+left out, so that adding or editing one changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from docs_hooks.run.residue import ModuleText, Unreachable, digest, left_out
+
+MODULE = """\
+import numpy as np
+
+EPS = 1e-5
+
+
+def norm(x):
+    return x / (np.abs(x).max() + EPS)
+
+
+def unused(x: np.ndarray, k: int = 2) -> np.ndarray | None:
+    return x * k
+"""
+
+
+def rest(text: str, ran=frozenset({"norm"}), *loaded: str) -> str:
+    module = ModuleText.of(text)
+    return digest(
+        module, [range(f.start, f.end + 1) for f in left_out(module, ran, [ModuleText.of(t) for t in loaded])]
+    )
+
+
+def test_a_function_that_did_not_run_and_that_nothing_names_is_left_out_added_edited_or_moved():
+    module = ModuleText.of(MODULE)
+    assert left_out(module, {"norm"}, []) == [Unreachable("unused", 10, 11)]
+    assert left_out(module, {"norm", "unused"}, []) == []  # one that ran counts
+    base = rest(MODULE)
+    assert rest(MODULE.replace("k: int = 2", "k: int = 3")) == base
+    assert rest(MODULE + "\n\nasync def added(y=(1, -2), *, z: 'str' = None):\n    return y\n") == base
+    assert rest(MODULE.replace("def norm", "def first():\n    pass\n\n\ndef norm")) == base
+    assert rest(MODULE.replace("EPS = 1e-5", "EPS = 1e-6")) != base  # the rest of the module counts
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        "def norm(x):\n    return x\n",  # another binding of a name (here one that ran)
+        "def twice(x):\n    return x * 2\n\n\nTWICE = twice\n",  # the module names it
+        "def twice(x):\n    return x * 2\n\n\n__all__ = ['twice']\n",  # in a string
+        "@np.vectorize\ndef twice(x):\n    return x * 2\n",  # a decorator runs
+        "def twice(x, rng=np.random.default_rng(0)):\n    return x * 2\n",  # a default calls
+        "def twice(x) -> print('evaluated'):\n    return x * 2\n",  # an annotation calls
+        "class Twice:\n    def twice(self, x):\n        return x * 2\n",  # a class (a method is never left out)
+        "def twice(x):\n    return x * 2\n\n\nNAMES = sorted(globals())\n",  # a namespace listed
+    ],
+)
+def test_a_function_that_can_change_a_run_counts(added):
+    assert rest(MODULE + "\n\n" + added) != rest(MODULE)
+
+
+def test_postponed_annotations_are_not_evaluated_so_they_may_call():
+    module = "from __future__ import annotations\n" + MODULE
+    assert rest(module + "\n\ndef twice(x) -> f(1):\n    return x\n") == rest(module)
+
+
+@pytest.mark.parametrize(
+    "other, counts",
+    [
+        ("import mod\n\nprint(mod.twice)\n", True),  # another file the run loaded names it
+        ("import mod\n\nf = getattr(mod, 'twice', None)\n", True),
+        ("import mod\n\ndef f(name):\n    return getattr(mod, name + '_forward', None)\n", True),  # a made name
+        ("import mod\n\nNAMES = dir(mod)\n", True),  # another file lists the module's namespace
+        ("import mod\n\nfor v in vars(mod).values():\n    pass\n", True),
+        ("from inspect import getmembers\nimport mod\n\nF = getmembers(mod)\n", True),
+        ("import mod\n\nD = mod.__dict__\n", True),
+        ("import sys\n\nM = sys.modules['mod']\n", True),
+        ("def f(args):\n    return vars(args), dir(args)\n", False),  # vars of a value, not of a module
+        ("import mod\n\ndef f(obj, name):\n    return getattr(obj, name), hasattr(mod, 'norm')\n", False),
+        ("def f():\n    return dir()\n", False),  # a function's own names
+        ("import mod\n\nprint(mod.norm)\n", False),
+    ],
+)
+def test_what_other_loaded_files_name_or_list_counts(other, counts):
+    added = MODULE + "\n\ndef twice(x):\n    return x * 2\n"
+    assert (rest(added, frozenset({"norm"}), other) != rest(MODULE, frozenset({"norm"}), other)) is counts
+
+
+def test_a_file_python_cannot_read_leaves_nothing_out():
+    broken = MODULE + "\ndef (:\n"
+    assert left_out(ModuleText.of(broken), {"norm"}, []) == []
+    assert left_out(ModuleText.of(MODULE), {"norm"}, [ModuleText.of("def (:\n")]) == []
