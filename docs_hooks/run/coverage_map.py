@@ -167,7 +167,7 @@ def _carried_map(
 
     folder = Path(cache_dir) / "coverage"
     last = _read_last(folder)
-    if last is None or last["args"] != pytest_args or last["modules"] != modules:
+    if last is None or last["args"] != pytest_args or not _names_kept(last, modules, file_digests, project_root):
         return None
     measured = read_entry(folder / last["map"])
     if measured is None:
@@ -178,6 +178,18 @@ def _carried_map(
         return None
     moved = carried.carry(last["depends"], old.lines, old.calls, project_root, functions, file_digests)
     return CoverageMap(*moved) if moved is not None else None
+
+
+def _names_kept(last: dict, modules: dict[str, str], file_digests: dict[str, str], project_root: Path) -> bool:
+    """Whether every module the last map's calls could name is named as before: a module may be new to the map
+    only where its file changed (a module that gains its first function), since no call of the last map named
+    one of its functions."""
+    old = last["modules"]
+    if any(modules.get(file) != name for file, name in old.items()):
+        return False
+    changed = {f for f, digest in file_digests.items() if last["depends"]["files"].get(f) != digest}
+    root = Path(project_root)
+    return all(Path(os.path.relpath(file, root)).as_posix() in changed for file in modules.keys() - old.keys())
 
 
 def _read_last(folder: Path) -> dict | None:

@@ -103,6 +103,17 @@ def test_a_map_carried_over_an_edit_where_no_test_ran_is_the_map_a_run_measures(
     assert again is not None and same(again, found)
 
 
+def test_a_module_that_gains_its_first_function_keeps_the_map_of_the_others(make_project, tmp_path):
+    root = calc_project(make_project)
+    (root / "src/consts.py").write_text("SCALE = 1\n", encoding="utf-8")
+    measured(root, tmp_path / "cache")
+    (root / "src/consts.py").write_text("SCALE = 1\n\n\ndef scale():\n    return SCALE\n", encoding="utf-8")
+
+    found = carried(root, tmp_path / "cache")
+
+    assert found is not None and same(found, measured(root, tmp_path / "fresh"))
+
+
 def lines_of(root: Path, name: str) -> tuple[int, int]:
     index = index_for(load_settings(root))
     fn = index.functions[f"calc.{name}"]
