@@ -139,7 +139,8 @@ class Dependencies:
         self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
         self._by_file: dict[str, list[Function]] | None = None
         self._function: dict[str, str] = {}
-        self._module: dict[tuple, str | None] = {}
+        self._module: dict[tuple, str | None] = {}  # (repo path, functions left out) -> digest
+        self._dropped: dict[tuple, tuple[residue.Unreachable, ...]] = {}  # (path, ran, loaded) -> left out
         self._texts: dict[str, residue.ModuleText | None] = {}
         self._file: dict[str, str | None] = {}
 
@@ -189,10 +190,22 @@ class Dependencies:
         mine = self._of_file().get(repo_path)
         if not mine:
             return self.file(repo_path)
+        module = self._text(repo_path)
+        if module is None:
+            return None
         names = frozenset(fn.name.rsplit(".", 1)[-1] for fn in mine if fn.name in ran)
-        key = (repo_path, names, frozenset(loaded))
+        asked = (repo_path, names, frozenset(loaded))
+        if asked not in self._dropped:
+            others = [self._text(f) for f in asked[2] if f != repo_path]
+            if any(m is None for m in others):
+                self._dropped[asked] = ()  # a loaded file that cannot be read now: nothing is left out
+            else:
+                self._dropped[asked] = tuple(residue.left_out(module, names, [m for m in others if m is not None]))
+        dropped = self._dropped[asked]
+        key = (repo_path, dropped)
         if key not in self._module:
-            self._module[key] = self._module_digest(repo_path, mine, names, key[2])
+            bodies = [range((fn.header.end if fn.header is not None else fn.start) + 1, fn.end + 1) for fn in mine]
+            self._module[key] = residue.digest(module, bodies + [range(fn.start, fn.end + 1) for fn in dropped])
         return self._module[key]
 
     def _of_file(self) -> dict[str, list[Function]]:
@@ -211,20 +224,6 @@ class Dependencies:
             else:
                 self._texts[repo_path] = residue.ModuleText.of(text)
         return self._texts[repo_path]
-
-    def _module_digest(
-        self, repo_path: str, functions: list[Function], ran: frozenset[str], loaded: frozenset[str]
-    ) -> str | None:
-        module = self._text(repo_path)
-        if module is None:
-            return None
-        others = [self._text(f) for f in loaded if f != repo_path]
-        if any(m is None for m in others):
-            dropped = []  # a loaded file that cannot be read now: nothing is left out
-        else:
-            dropped = residue.left_out(module, ran, [m for m in others if m is not None])
-        bodies = [range((fn.header.end if fn.header is not None else fn.start) + 1, fn.end + 1) for fn in functions]
-        return residue.digest(module, bodies + [range(fn.start, fn.end + 1) for fn in dropped])
 
     def file(self, repo_path: str) -> str | None:
         """Digest of a file's bytes: from the index, else read now (helpers outside the code roots, data)."""
@@ -583,7 +582,7 @@ class RecordingChild:
 OUTPUT_LINES = 15
 
 #: A recording larger than this (packed) is not stored: it is recorded again when needed.
-MAX_STORED_BYTES = 8 * 1024 * 1024
+MAX_STORED_BYTES = 32 * 1024 * 1024
 
 #: The recordings store keeps at most this many bytes of recordings: the least recently read go first.
 MAX_STORE_BYTES = 256 * 1024 * 1024

@@ -27,7 +27,8 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -36,6 +37,9 @@ _LISTING = {"vars", "dir", "getmembers"}
 
 #: Calls that look a name up in a namespace: given a module and a name made at run time, they may find a new one.
 _LOOKUP = {"getattr", "hasattr"}
+
+#: The names code that lists or searches a namespace is written with (see ``_lists_namespaces``).
+_TRIGGERS = {"globals", "modules", "__dict__", *_LISTING, *_LOOKUP}
 
 
 @dataclass(frozen=True)
@@ -47,38 +51,57 @@ class Unreachable:
     end: int
 
 
-@dataclass
 class ModuleText:
-    """One file as a run's dependencies read it."""
+    """One file as a run's dependencies read it: its lines and words, and, parsed when first asked, its
+    candidates (top-level functions whose ``def`` only binds their name) and whether it lists namespaces."""
 
-    lines: list[str]
-    words: Counter = field(default_factory=Counter)  # identifier -> how often it is written (code, strings)
-    candidates: list[Unreachable] = field(default_factory=list)
-    lists_namespaces: bool = False
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = text.splitlines()
+        self.words = Counter(_WORD.findall(text))  # identifier -> how often it is written (code, strings)
 
     @classmethod
     def of(cls, text: str) -> ModuleText:
-        lines = text.splitlines()
-        module = cls(lines, Counter(_WORD.findall(text)))
+        return cls(text)
+
+    @cached_property
+    def tree(self) -> ast.Module | None:
         try:
-            tree = ast.parse(text)
+            return ast.parse(self.text)
         except (SyntaxError, ValueError):
-            module.lists_namespaces = True  # a file Python cannot read: nothing is left out
-            return module
-        module.lists_namespaces = _lists_namespaces(tree)
+            return None
+
+    @cached_property
+    def candidates(self) -> list[Unreachable]:
+        if self.tree is None:
+            return []
         postponed = any(
             isinstance(node, ast.ImportFrom)
             and node.module == "__future__"
             and any(a.name == "annotations" for a in node.names)
-            for node in tree.body
+            for node in self.tree.body
         )
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _inert(node, postponed):
-                module.candidates.append(Unreachable(node.name, node.lineno, node.end_lineno or node.lineno))
-        return module
+        return [
+            Unreachable(node.name, node.lineno, node.end_lineno or node.lineno)
+            for node in self.tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _inert(node, postponed)
+        ]
 
-    def words_in(self, start: int, end: int) -> Counter:
-        return Counter(_WORD.findall("\n".join(self.lines[start - 1 : end])))
+    @cached_property
+    def named_elsewhere(self) -> set[str]:
+        """The candidates whose name the module writes outside them."""
+        out = set()
+        for fn in self.candidates:
+            own = _WORD.findall("\n".join(self.lines[fn.start - 1 : fn.end])).count(fn.name)
+            if self.words[fn.name] > own:
+                out.add(fn.name)
+        return out
+
+    @cached_property
+    def lists_namespaces(self) -> bool:
+        if not any(self.words[w] for w in _TRIGGERS):
+            return False  # none of the names such code is written with: no need to parse it
+        return self.tree is None or _lists_namespaces(self.tree)  # one Python cannot parse: nothing left out
 
 
 def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) -> list[Unreachable]:
@@ -86,16 +109,14 @@ def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) ->
     (the short names of its functions that ran) and is written nowhere else in ``module`` or the other files
     ``loaded``."""
     others = [m for m in loaded if m is not module]
-    if module.lists_namespaces or any(m.lists_namespaces for m in others):
+    found = [
+        fn
+        for fn in module.candidates
+        if fn.name not in ran and fn.name not in module.named_elsewhere and not any(m.words[fn.name] for m in others)
+    ]
+    if found and (module.lists_namespaces or any(m.lists_namespaces for m in others)):
         return []
-    out = []
-    for fn in module.candidates:
-        if fn.name in ran:
-            continue
-        elsewhere = module.words[fn.name] - module.words_in(fn.start, fn.end)[fn.name]
-        if elsewhere == 0 and not any(m.words[fn.name] for m in others):
-            out.append(fn)
-    return out
+    return found
 
 
 def digest(module: ModuleText, skipped: Iterable[range]) -> str:
@@ -141,39 +162,28 @@ def _lists_namespaces(tree: ast.Module) -> bool:
     ``dir()`` at the top level, ``sys.modules``, or ``vars``, ``dir``, ``inspect.getmembers`` or ``__dict__`` of
     a name the file imports (a module), or ``getattr`` or ``hasattr`` of such a name and a name made at run
     time."""
-    imported = {
-        (a.asname or a.name).partition(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for a in node.names
-    }
-    in_functions = {
-        id(node)
-        for stmt in tree.body
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        for node in ast.walk(stmt)
-    }
-
-    def a_module(e: ast.expr) -> bool:
-        return isinstance(e, ast.Name) and e.id in imported
-
+    imported: set[str] = set()
+    read: list[ast.expr] = []  # what is listed, or has a made name looked up in it
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            if node.attr == "__dict__" and a_module(node.value):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imported.update((a.asname or a.name).partition(".")[0] for a in node.names)
+        elif isinstance(node, ast.Attribute):
+            if node.attr == "__dict__":
+                read.append(node.value)
+            elif node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys":
                 return True
-            if node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys":
+        elif isinstance(node, ast.Call):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if called == "globals":
                 return True
-        if not isinstance(node, ast.Call):
-            continue
-        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        if called == "globals":
-            return True
-        if called in _LOOKUP and len(node.args) >= 2 and a_module(node.args[0]):
-            if not isinstance(node.args[1], ast.Constant):  # a name made at run time
-                return True
-        if called in _LISTING:
-            if node.args and a_module(node.args[0]):
-                return True
-            if not node.args and called != "getmembers" and id(node) not in in_functions:
-                return True
+            made_name = called in _LOOKUP and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant)
+            if made_name or (called in _LISTING and node.args):
+                read.append(node.args[0])
+    if any(isinstance(e, ast.Name) and e.id in imported for e in read):
+        return True
+    for stmt in tree.body:  # vars() or dir() at the top level: the module's own names
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call) and not node.args and getattr(node.func, "id", None) in {"vars", "dir"}:
+                    return True
     return False
