@@ -27,6 +27,7 @@ from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import compare, read_lock
+from docs_hooks.run.residue import Texts
 
 # Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
 FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
@@ -75,6 +76,8 @@ class Session:
         self.fingerprint: str | None = None
         self.locked: dict = {}
         self.widget_kernels: frozenset[str] | None = None
+        # The files the runs' dependencies read, parsed once per text for all of this session's builds.
+        self.texts = Texts()
 
     @property
     def settings(self) -> Settings:
@@ -105,7 +108,7 @@ class Session:
             self.close()
             if replaced:  # the old build's objects were frozen with it: collect them now, or they stay for good
                 gc.collect()
-            self._build = make_build(settings, widget_kernels=widget_kernels)
+            self._build = make_build(settings, widget_kernels=widget_kernels, texts=self.texts)
             self.fingerprint = stamp
         self._settings = settings
         self.widget_kernels = widget_kernels

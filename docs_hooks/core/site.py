@@ -46,6 +46,7 @@ from docs_hooks.resolve.entries import EntryData, SiteEntries
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Recording
+from docs_hooks.run.residue import Texts
 from docs_hooks.run.results import Results
 from docs_hooks.run.workers import Workers
 
@@ -419,6 +420,7 @@ def make_build(
     static: bool = False,
     index: CodeIndex | None = None,
     widget_kernels: frozenset[str] | None = None,
+    texts: Texts | None = None,
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
@@ -435,7 +437,7 @@ def make_build(
     """
     code = project_digest(settings) if not static else None
     with paused():
-        build = _make_build(settings, coverage and not static, static, index, widget_kernels, code)
+        build = _make_build(settings, coverage and not static, static, index, widget_kernels, code, texts)
         # What the build holds lives through it: out of collections until expand_site ends, or the front
         # end's next build starts (see gcpause), and frozen before the collector runs again.
         freeze()
@@ -449,6 +451,7 @@ def _make_build(
     index: CodeIndex | None,
     widget_kernels: frozenset[str] | None,
     code: str | None,
+    texts: Texts | None = None,
 ) -> Build:
     index = index if index is not None else index_for(settings)
     spec = None
@@ -464,7 +467,7 @@ def _make_build(
             spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
     evidence = cached_evidence(settings, index) if static else None
     project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
-    workers = None if static else Workers(settings, index)
+    workers = None if static else Workers(settings, index, texts=texts)
     build = Build(project, workers, static, files=code)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
     # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).

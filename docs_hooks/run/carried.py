@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docs_hooks.run.record import Dependencies
+from docs_hooks.run.residue import Texts
 
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function
@@ -42,10 +43,15 @@ def ran(lines: Lines, calls: Calls, functions: Mapping[str, Function]) -> set[st
 
 
 def depends(
-    lines: Lines, calls: Calls, project_root: Path, functions: Mapping[str, Function], file_digests: dict[str, str]
+    lines: Lines,
+    calls: Calls,
+    project_root: Path,
+    functions: Mapping[str, Function],
+    file_digests: dict[str, str],
+    texts: Texts | None = None,
 ) -> dict:
     """What a line map measured on the code as it is now depended on (stored with it)."""
-    deps = Dependencies(project_root, functions, file_digests)
+    deps = Dependencies(project_root, functions, file_digests, texts=texts)
     reached = ran(lines, calls, functions)
     loaded = sorted(file_digests)
     return {
@@ -64,6 +70,7 @@ def carry(
     project_root: Path,
     functions: Mapping[str, Function],
     file_digests: dict[str, str],
+    texts: Texts | None = None,
 ) -> tuple[Lines, Calls] | None:
     """The map measured on the code ``stored`` describes, as the tests would measure it on the code as it is
     now; None when they may run other lines."""
@@ -78,7 +85,7 @@ def carry(
         by_file.setdefault(fn.repo_path, []).append(fn)
     if any(Path(f).name == "conftest.py" or any(fn.is_test for fn in by_file.get(f, ())) for f in changed):
         return None
-    deps = Dependencies(project_root, functions, file_digests)
+    deps = Dependencies(project_root, functions, file_digests, texts=texts)
     reached = stored["functions"]
     loaded = sorted(file_digests)
     shifts: dict[str, int] = {}  # function -> how far it moved

@@ -35,6 +35,7 @@ from docs_hooks.run.observed import observed_calls
 
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function
+    from docs_hooks.run.residue import Texts
 
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
 
@@ -92,6 +93,7 @@ def read_cached_map(
     modules: dict[str, str],
     functions: Mapping[str, Function] | None = None,
     project_root: Path | None = None,
+    texts: Texts | None = None,
 ) -> CoverageMap | None:
     """The line map of this code measured by these tests, when the cache holds it; runs nothing. Given the
     index's ``functions``, a map measured on code that changed only where no test ran is carried over (see
@@ -101,7 +103,7 @@ def read_cached_map(
     if stored is None:
         if functions is None or project_root is None:
             return None
-        found = _carried_map(cache_dir, file_digests, pytest_args, modules, functions, project_root)
+        found = _carried_map(cache_dir, file_digests, pytest_args, modules, functions, project_root, texts)
         if found is not None:
             write_entry(path, _map_text(found).encode("utf-8"))
         return found
@@ -110,7 +112,7 @@ def read_cached_map(
     except ValueError:  # not a line map (UnicodeDecodeError is one too): the build measures it again
         return None
     if functions is not None and project_root is not None and _read_last(path.parent) is None:
-        _write_last(path, found, file_digests, pytest_args, modules, functions, project_root)  # lost or damaged
+        _write_last(path, found, file_digests, pytest_args, modules, functions, project_root, texts)  # lost, damaged
     return found
 
 
@@ -122,13 +124,14 @@ def write_map(
     modules: dict[str, str],
     functions: Mapping[str, Function] | None = None,
     project_root: Path | None = None,
+    texts: Texts | None = None,
 ) -> None:
     """Cache a measured line map (``line_map``'s text) under the code it was measured on; given the index's
     ``functions``, also as the last map measured, with what it depended on, for a later build to carry over."""
     path = cached_map_path(cache_dir, file_digests, pytest_args, modules)
     write_entry(path, text.encode("utf-8"))
     if functions is not None and project_root is not None:
-        _write_last(path, _read_map(text), file_digests, pytest_args, modules, functions, project_root)
+        _write_last(path, _read_map(text), file_digests, pytest_args, modules, functions, project_root, texts)
 
 
 def _write_last(
@@ -139,6 +142,7 @@ def _write_last(
     modules: dict[str, str],
     functions: Mapping[str, Function],
     project_root: Path,
+    texts: Texts | None = None,
 ) -> None:
     from docs_hooks.run import carried  # not in the coverage run's own process, which imports this module
 
@@ -146,7 +150,7 @@ def _write_last(
         "map": path.name,
         "args": pytest_args,
         "modules": modules,
-        "depends": carried.depends(measured.lines, measured.calls, project_root, functions, file_digests),
+        "depends": carried.depends(measured.lines, measured.calls, project_root, functions, file_digests, texts),
     }
     write_entry(path.parent / LAST_MAP, json.dumps(last, sort_keys=True).encode("utf-8"))
 
@@ -162,6 +166,7 @@ def _carried_map(
     modules: dict[str, str],
     functions: Mapping[str, Function],
     project_root: Path,
+    texts: Texts | None = None,
 ) -> CoverageMap | None:
     from docs_hooks.run import carried
 
@@ -176,7 +181,7 @@ def _carried_map(
         old = _read_map(measured.decode("utf-8"))
     except ValueError:
         return None
-    moved = carried.carry(last["depends"], old.lines, old.calls, project_root, functions, file_digests)
+    moved = carried.carry(last["depends"], old.lines, old.calls, project_root, functions, file_digests, texts)
     return CoverageMap(*moved) if moved is not None else None
 
 
@@ -357,17 +362,20 @@ class Measurement:
         timeout: float = DEFAULT_TIMEOUT,
         modules: dict[str, str] | None = None,
         functions: Mapping[str, Function] | None = None,
+        texts: Texts | None = None,
     ):
         self.project_root = project_root
         self.timeout = timeout
         modules = modules or {}
         self._map: CoverageMap | None = None
         # Where the map goes once measured (see write_map): the cache, the code, what it was measured by.
-        self._write = (cache_dir, file_digests, pytest_args, modules, functions, project_root) if cache_dir else None
+        self._write = (
+            (cache_dir, file_digests, pytest_args, modules, functions, project_root, texts) if cache_dir else None
+        )
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
         if cache_dir is not None:  # a damaged map is measured again, and written whole
-            self._map = read_cached_map(cache_dir, file_digests, pytest_args, modules, functions, project_root)
+            self._map = read_cached_map(cache_dir, file_digests, pytest_args, modules, functions, project_root, texts)
             if self._map is not None:
                 return
         missing = missing_packages()
@@ -460,8 +468,8 @@ class Measurement:
         finally:
             self._finalizer()
         if self._write is not None:
-            cache_dir, file_digests, pytest_args, modules, functions, project_root = self._write
-            write_map(cache_dir, text, file_digests, pytest_args, modules, functions, project_root)
+            cache_dir, file_digests, pytest_args, modules, functions, project_root, texts = self._write
+            write_map(cache_dir, text, file_digests, pytest_args, modules, functions, project_root, texts)
         self._map = measured
         return self._map
 

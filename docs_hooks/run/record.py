@@ -131,9 +131,11 @@ class Dependencies:
         functions: Mapping[str, Function],
         file_digests: dict[str, str],
         modules: dict[str, str] | None = None,
+        texts: residue.Texts | None = None,
     ) -> None:
         self.project_root = project_root
         self.functions = functions
+        self.texts = texts or residue.Texts()  # the files as read and parsed, kept by a serve session
         self.file_digests = file_digests  # repo path -> digest of its text, from the index
         # repo path -> module name, from the module map (absolute file -> module name)
         self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
@@ -217,12 +219,7 @@ class Dependencies:
 
     def _text(self, repo_path: str) -> residue.ModuleText | None:
         if repo_path not in self._texts:
-            try:
-                text = (self.project_root / repo_path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                self._texts[repo_path] = None
-            else:
-                self._texts[repo_path] = residue.ModuleText.of(text)
+            self._texts[repo_path] = self.texts.get(self.project_root / repo_path)
         return self._texts[repo_path]
 
     def file(self, repo_path: str) -> str | None:
@@ -274,12 +271,13 @@ class Recorder:
         cache_dir: Path | None,
         timeout: float = DEFAULT_TIMEOUT,
         functions: Mapping[str, Function] | None = None,
+        texts: residue.Texts | None = None,
     ) -> None:
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
         # The functions of the code index: a recording depends on those whose code ran, and on the names of
         # the modules it loaded (see Dependencies).
-        self.dependencies = Dependencies(project_root, functions or {}, file_digests, modules)
+        self.dependencies = Dependencies(project_root, functions or {}, file_digests, modules, texts)
         # What shapes every recording besides its request and what it depended on: where the child imports
         # from, the form of the stored data, and what records it (this generator's recording code, Python,
         # NumPy): a recorder that records otherwise makes every recording again.

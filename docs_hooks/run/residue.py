@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -102,6 +103,26 @@ class ModuleText:
         if not any(self.words[w] for w in _TRIGGERS):
             return False  # none of the names such code is written with: no need to parse it
         return self.tree is None or _lists_namespaces(self.tree)  # one Python cannot parse: nothing left out
+
+
+class Texts:
+    """The files runs depend on, each read as a ``ModuleText`` once per text: made for one build, or kept by a
+    serve session for all of its builds (a file the author did not edit is not parsed again). One entry per
+    file: a new text replaces the old."""
+
+    def __init__(self) -> None:
+        self._known: dict[Path, ModuleText] = {}
+
+    def get(self, path: Path) -> ModuleText | None:
+        """The file as it is now; None when it cannot be read as text."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        known = self._known.get(path)
+        if known is None or known.text != text:
+            known = self._known[path] = ModuleText(text)
+        return known
 
 
 def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) -> list[Unreachable]:

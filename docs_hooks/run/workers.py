@@ -22,6 +22,7 @@ from docs_hooks.run.math import MathRenderer
 if TYPE_CHECKING:
     from docs_hooks.run.coverage_map import Measurement
     from docs_hooks.run.record import Recorder
+    from docs_hooks.run.residue import Texts
 
 
 def recorder_path(settings: Settings) -> list:
@@ -41,9 +42,12 @@ def recorder_path(settings: Settings) -> list:
 
 
 class Workers:
-    def __init__(self, settings: Settings, index: CodeIndex, math: MathRenderer | None = None):
+    def __init__(
+        self, settings: Settings, index: CodeIndex, math: MathRenderer | None = None, texts: Texts | None = None
+    ):
         self.settings = settings
         self.index = index
+        self.texts = texts  # the files the runs' dependencies read (kept across a serve session's builds)
         self.math = math or MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
         self._recorder: Recorder | None = None
         self._coverage_run: Measurement | None = None  # started by start_coverage()
@@ -72,6 +76,7 @@ class Workers:
             s.cache_dir,
             s.test_timeout,
             self.index.functions,
+            self.texts,
         )
 
     def start_coverage(self) -> None:
@@ -89,6 +94,7 @@ class Workers:
                 s.test_timeout,
                 index_modules(self.index),
                 self.index.functions,
+                self.texts,
             )
 
     @property

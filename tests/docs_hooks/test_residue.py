@@ -88,3 +88,18 @@ def test_a_module_python_cannot_parse_leaves_nothing_out_and_one_that_lists_must
     broken = MODULE + "\ndef (:\n"
     assert left_out(ModuleText.of(broken), {"norm"}, []) == []
     assert left_out(ModuleText.of(MODULE), {"norm"}, [ModuleText.of("import mod\nx = dir(mod\n")]) == []
+
+
+def test_texts_parse_a_file_once_per_text_and_keep_one_entry_per_file(tmp_path):
+    from docs_hooks.run.residue import Texts
+
+    texts, file = Texts(), tmp_path / "mod.py"
+    file.write_text(MODULE, encoding="utf-8")
+    first = texts.get(file)
+    assert first is not None and texts.get(file) is first  # read again, not parsed again
+    file.write_text(MODULE + "\n\ndef twice(x):\n    return x * 2\n", encoding="utf-8")
+    second = texts.get(file)
+    assert second is not first and [f.name for f in second.candidates] == ["norm", "unused", "twice"]
+    assert len(texts._known) == 1
+    file.unlink()
+    assert texts.get(file) is None
