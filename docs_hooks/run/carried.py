@@ -4,9 +4,8 @@ The coverage run measures every configured test again whenever any source or tes
 changes are to functions no test ran, or functions added that nothing names (see ``residue``), every test would
 run the same lines as before: the last map is carried over, its lines moved with the functions that moved.
 
-What the last map depended on (``depends``): the digest of every file, and for each module whose functions a
-test ran, the text and start of those functions and the rest of the module (``record.Dependencies``, as a
-recording depends on them). It is carried over (``carry``) only when:
+What the last map depended on (``depends``): the digest of every file, the text and start of each function a
+test ran, and the rest of every module (``record.Dependencies``, as a recording depends on them). It is carried over (``carry``) only when:
 
 - the files are the same files (none added, none removed), and the module map and pytest's arguments are the same
   (the caller checks those);
@@ -57,9 +56,7 @@ def depends(
     return {
         "files": dict(file_digests),
         "functions": {name: [deps.function(name), functions[name].start] for name in sorted(reached)},
-        "modules": {
-            f: deps.module(f, reached, loaded) for f in sorted({functions[name].repo_path for name in reached})
-        },
+        "modules": {f: deps.module(f, reached, loaded) for f in loaded},
     }
 
 
@@ -97,11 +94,8 @@ def carry(
         if now.repo_path in changed:
             shifts[name] = now.start - start
             ranges.setdefault(now.repo_path, []).append((start, start + now.end - now.start, now.start - start))
-    for f in changed:
-        if f in stored["modules"] and deps.module(f, reached, loaded) != stored["modules"][f]:
-            return None
-        if f not in stored["modules"] and lines.get(f):
-            return None  # lines a test ran outside every function of the index
+    if any(f not in stored["modules"] or deps.module(f, reached, loaded) != stored["modules"][f] for f in changed):
+        return None
     moved_lines: Lines = {}
     for f, by_line in lines.items():
         if f not in changed:

@@ -175,8 +175,9 @@ class Dependencies:
             return None
         if any(self.file(f) != d for f, d in deps["files"].items()):
             return None
-        if any(self.names.get(f) != name for f, name in deps["names"].items()):
+        if any(name is not None and self.names.get(f) != name for f, name in deps["names"].items()):
             return None  # a module now named otherwise: the recording names its functions the old way
+        # (a module named now that was not, one that gained its first function, had no function to name)
         return shifts
 
     def function(self, name: str) -> str:
@@ -186,12 +187,13 @@ class Dependencies:
         return self._function[name]
 
     def module(self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = ()) -> str | None:
-        """A module's text outside the bodies of its functions of the index, less its top-level functions that
-        did not run and that nothing in the ``loaded`` files names (see ``residue``); its whole text when it
-        has no function of the index. ``ran``: the functions of the index whose code ran."""
-        mine = self._of_file().get(repo_path)
-        if not mine:
+        """A module of the index: its text outside the bodies of its functions, less its top-level functions
+        that did not run and that nothing in the ``loaded`` files names (see ``residue``). Any other file (a
+        helper outside the code roots, whose functions the index does not know ran or not): its whole text.
+        ``ran``: the functions of the index whose code ran."""
+        if repo_path not in self.file_digests:
             return self.file(repo_path)
+        mine = self._of_file().get(repo_path, [])
         module = self._text(repo_path)
         if module is None:
             return None
@@ -202,7 +204,10 @@ class Dependencies:
             if any(m is None for m in others):
                 self._dropped[asked] = ()  # a loaded file that cannot be read now: nothing is left out
             else:
-                self._dropped[asked] = tuple(residue.left_out(module, names, [m for m in others if m is not None]))
+                # only functions the index knows: of one it does not, it cannot know whether it ran
+                starts = {fn.start for fn in mine}
+                found = residue.left_out(module, names, [m for m in others if m is not None])
+                self._dropped[asked] = tuple(fn for fn in found if fn.start in starts)
         dropped = self._dropped[asked]
         key = (repo_path, dropped)
         if key not in self._module:

@@ -107,11 +107,22 @@ def test_a_module_that_gains_its_first_function_keeps_the_map_of_the_others(make
     root = calc_project(make_project)
     (root / "src/consts.py").write_text("SCALE = 1\n", encoding="utf-8")
     measured(root, tmp_path / "cache")
-    (root / "src/consts.py").write_text("SCALE = 1\n\n\ndef scale():\n    return SCALE\n", encoding="utf-8")
+    (root / "src/consts.py").write_text("SCALE = 1\n\n\ndef consts_scale():\n    return SCALE\n", encoding="utf-8")
 
     found = carried(root, tmp_path / "cache")
 
     assert found is not None and same(found, measured(root, tmp_path / "fresh"))
+
+
+def test_a_constant_of_a_module_whose_functions_no_test_ran_is_measured_again(make_project, tmp_path):
+    root = calc_project(make_project)
+    (root / "src/consts.py").write_text("FACTOR = 2\n\n\ndef unused():\n    return 0\n", encoding="utf-8")
+    calc = CALC.replace("LIMIT = 5", "from consts import FACTOR\n\nLIMIT = 5").replace("y * 2", "y * FACTOR")
+    (root / "src/calc.py").write_text(calc, encoding="utf-8")
+    measured(root, tmp_path / "cache")
+    (root / "src/consts.py").write_text("FACTOR = 3\n\n\ndef unused():\n    return 0\n", encoding="utf-8")
+
+    assert carried(root, tmp_path / "cache") is None
 
 
 def lines_of(root: Path, name: str) -> tuple[int, int]:

@@ -91,6 +91,7 @@ def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touche
     again = recorder("one")
     assert again.record([request])[request].result == 10 and again.child.runs == 0  # read back: nothing ran
 
+    (tmp_path / "src/noisy.py").write_text("FACTOR = 2\n" + NOISY, encoding="utf-8")
     edited = recorder("two")  # the file the recording touched has changed
     try:
         assert edited.record([request])[request].result == 10 and edited.child.runs == 1
@@ -777,6 +778,30 @@ def test_a_function_no_recording_ran_and_nothing_names_records_nothing_again_add
     build(TWO, ["quadruple", "triple", "test_triple"])
     # a string in another file the run loaded names it: getattr(module, "halve") would find it
     build(TWO + "\n\ndef halve(x):\n    return x / 2\n", ["test_triple"])
+
+
+def test_a_module_of_constants_that_gains_its_first_function_records_nothing_again(make_project, tmp_path, monkeypatch):
+    root = make_project(
+        {"src/adder.py": "from consts import OFFSET\n\n\ndef add(x):\n    return x + OFFSET\n", "src/consts.py": ""}
+    )
+    cache = tmp_path / "cache"
+    made = recordings_made(monkeypatch)
+    request = Request("add", "adder", "add", (1,))
+
+    def build(consts: str, expected: list[str]):
+        (root / "src/consts.py").write_text(consts, encoding="utf-8")
+        made.clear()
+        rec = two_recorder(root, cache)
+        try:
+            result = rec.record([request])[request].result
+        finally:
+            rec.close()
+        assert made == expected, consts
+        return result
+
+    assert build("OFFSET = 1\n", ["add"]) == 2
+    assert build("OFFSET = 1\n\n\ndef helper():\n    return 0\n", []) == 2
+    assert build("OFFSET = 2\n\n\ndef helper():\n    return 0\n", ["add"]) == 3  # its own lines count
 
 
 def test_a_recording_made_with_other_module_names_is_made_again(make_project, tmp_path, monkeypatch):
