@@ -68,6 +68,10 @@ _LOCAL_FILES: dict[tuple[str, tuple], bool] = {}
 
 
 def _is_local_file(file: str) -> bool:
+    """Whether an absolute path is in the project. Code compiled from a string (``python -c``, which starts this
+    child, ``exec``) is named ``<string>``, which ``abspath`` would put in the current folder: it is no file."""
+    if os.path.basename(file).startswith("<"):
+        return False
     return not is_installed(file) and any(file.startswith(os.path.abspath(r) + os.sep) for r in _LOCAL_ROOTS)
 
 

@@ -804,6 +804,27 @@ def test_a_module_of_constants_that_gains_its_first_function_records_nothing_aga
     assert build("OFFSET = 2\n\n\ndef helper():\n    return 0\n", ["add"]) == 3  # its own lines count
 
 
+def test_a_recording_depends_on_the_functions_it_ran_not_on_those_an_earlier_request_of_its_child_ran(
+    make_project, tmp_path
+):
+    root = make_project(
+        {
+            "src/first.py": "def one():\n    return 1\n",
+            "src/second.py": "def two():\n    return 2\n",
+            "tests/test_both.py": "from first import one\nfrom second import two\n\n\n"
+            "def test_one():\n    assert one() == 1\n\n\ndef test_two():\n    assert two() == 2\n",
+        }
+    )
+    rec = two_recorder(root, tmp_path / "cache")
+    requests = [record.test_request(f"tests/test_both.py::test_{n}", root) for n in ("one", "two")]
+    try:
+        out = rec.record(requests)  # one batch, one child: the second request runs after the first
+    finally:
+        rec.close()
+    assert sorted(out[requests[0]].reached) == ["first.one", "tests.test_both.test_one"]
+    assert sorted(out[requests[1]].reached) == ["second.two", "tests.test_both.test_two"]
+
+
 def test_a_recording_made_with_other_module_names_is_made_again(make_project, tmp_path, monkeypatch):
     root = make_project({"src/two.py": TWO})
     cache = tmp_path / "cache"
