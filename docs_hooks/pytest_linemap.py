@@ -136,11 +136,13 @@ class LineMap:
 
     def write(self) -> None:
         from docs_hooks.core.site import index_for
-        from docs_hooks.run.coverage_map import index_modules, line_map, write_map
+        from docs_hooks.run.coverage_map import MapOf, index_modules, line_map, write_map
 
         self.written = True
         index = index_for(self.settings)
         modules = index_modules(index)
         s = self.settings
         text = line_map(self.cov, s.project_root, self.calls.named(modules))
-        write_map(s.cache_dir, text, index.file_digests, s.coverage_tests, modules, index.functions, s.project_root)
+        write_map(
+            MapOf(s.cache_dir, index.file_digests, s.coverage_tests, modules, index.functions, s.project_root), text
+        )

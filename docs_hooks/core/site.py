@@ -480,17 +480,13 @@ def _make_build(
 def cached_evidence(settings: Settings, index: CodeIndex):
     """The calls the last test run saw of this very code (the line map the test run or a build wrote), read from
     the cache without running anything; None when there is none."""
-    if not settings.coverage_tests or settings.cache_dir is None:
+    s, cache = settings, settings.cache_dir
+    if not s.coverage_tests or cache is None:
         return None
-    from docs_hooks.run.coverage_map import index_modules, read_cached_map
+    from docs_hooks.run.coverage_map import MapOf, index_modules, read_cached_map
 
     found = read_cached_map(
-        settings.cache_dir,
-        index.file_digests,
-        settings.coverage_tests,
-        index_modules(index),
-        index.functions,
-        settings.project_root,
+        MapOf(cache, index.file_digests, s.coverage_tests, index_modules(index), index.functions, s.project_root)
     )
     return found.evidence() if found is not None else None
 

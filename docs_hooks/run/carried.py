@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docs_hooks.run.record import Dependencies
-from docs_hooks.run.residue import Texts
 
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function
@@ -41,16 +40,10 @@ def ran(lines: Lines, calls: Calls, functions: Mapping[str, Function]) -> set[st
     return out
 
 
-def depends(
-    lines: Lines,
-    calls: Calls,
-    project_root: Path,
-    functions: Mapping[str, Function],
-    file_digests: dict[str, str],
-    texts: Texts | None = None,
-) -> dict:
-    """What a line map measured on the code as it is now depended on (stored with it)."""
-    deps = Dependencies(project_root, functions, file_digests, texts=texts)
+def depends(lines: Lines, calls: Calls, deps: Dependencies) -> dict:
+    """What a line map measured on the code as it is now (``deps``: its index's functions and files) depended on,
+    stored with it."""
+    functions, file_digests = deps.functions, deps.file_digests
     reached = ran(lines, calls, functions)
     loaded = sorted(file_digests)
     return {
@@ -60,17 +53,10 @@ def depends(
     }
 
 
-def carry(
-    stored: dict,
-    lines: Lines,
-    calls: Calls,
-    project_root: Path,
-    functions: Mapping[str, Function],
-    file_digests: dict[str, str],
-    texts: Texts | None = None,
-) -> tuple[Lines, Calls] | None:
+def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> tuple[Lines, Calls] | None:
     """The map measured on the code ``stored`` describes, as the tests would measure it on the code as it is
-    now; None when they may run other lines."""
+    now (``deps``); None when they may run other lines."""
+    functions, file_digests = deps.functions, deps.file_digests
     old_files = stored["files"]
     if set(old_files) != set(file_digests):
         return None
@@ -82,7 +68,6 @@ def carry(
         by_file.setdefault(fn.repo_path, []).append(fn)
     if any(Path(f).name == "conftest.py" or any(fn.is_test for fn in by_file.get(f, ())) for f in changed):
         return None
-    deps = Dependencies(project_root, functions, file_digests, texts=texts)
     reached = stored["functions"]
     loaded = sorted(file_digests)
     shifts: dict[str, int] = {}  # function -> how far it moved

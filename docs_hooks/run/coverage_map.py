@@ -23,6 +23,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,7 @@ from docs_hooks.run.observed import observed_calls
 
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function
+    from docs_hooks.run.record import Dependencies
     from docs_hooks.run.residue import Texts
 
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
@@ -86,24 +88,41 @@ def cached_map_path(
     return Path(cache_dir) / "coverage" / f"{_key(file_digests, pytest_args, modules)}.json"
 
 
-def read_cached_map(
-    cache_dir: Path,
-    file_digests: dict[str, str],
-    pytest_args: list[str],
-    modules: dict[str, str],
-    functions: Mapping[str, Function] | None = None,
-    project_root: Path | None = None,
-    texts: Texts | None = None,
-) -> CoverageMap | None:
+@dataclass(eq=False)
+class MapOf:
+    """What a line map is cached under (the cache folder, every source and test file's digest, pytest's
+    arguments, the module map that names the calls seen: see ``cached_map_path``) and, to carry the last map over
+    to this code (see ``carried``), the index's functions, the project's root and the files as parsed."""
+
+    cache_dir: Path
+    file_digests: dict[str, str]
+    pytest_args: list[str]
+    modules: dict[str, str]
+    functions: Mapping[str, Function] | None = None
+    project_root: Path | None = None
+    texts: Texts | None = None
+
+    @property
+    def path(self) -> Path:
+        return cached_map_path(self.cache_dir, self.file_digests, self.pytest_args, self.modules)
+
+    def dependencies(self) -> Dependencies | None:
+        """The code's dependencies as a line map reads them; None without the index's functions."""
+        if self.functions is None or self.project_root is None:
+            return None
+        from docs_hooks.run.record import Dependencies  # not in the coverage run's own process
+
+        return Dependencies(self.project_root, self.functions, self.file_digests, texts=self.texts)
+
+
+def read_cached_map(of: MapOf) -> CoverageMap | None:
     """The line map of this code measured by these tests, when the cache holds it; runs nothing. Given the
-    index's ``functions``, a map measured on code that changed only where no test ran is carried over (see
+    index's functions, a map measured on code that changed only where no test ran is carried over (see
     ``carried``) and cached under this code."""
-    path = cached_map_path(cache_dir, file_digests, pytest_args, modules)
+    path = of.path
     stored = read_entry(path)
     if stored is None:
-        if functions is None or project_root is None:
-            return None
-        found = _carried_map(cache_dir, file_digests, pytest_args, modules, functions, project_root, texts)
+        found = _carried_map(of)
         if found is not None:
             write_entry(path, _map_text(found).encode("utf-8"))
         return found
@@ -111,68 +130,48 @@ def read_cached_map(
         found = _read_map(stored.decode("utf-8"))
     except ValueError:  # not a line map (UnicodeDecodeError is one too): the build measures it again
         return None
-    if functions is not None and project_root is not None and _read_last(path.parent) is None:
-        _write_last(path, found, file_digests, pytest_args, modules, functions, project_root, texts)  # lost, damaged
+    if _read_last(path.parent) is None:  # lost or damaged: written again
+        _write_last(of, found)
     return found
 
 
-def write_map(
-    cache_dir: Path,
-    text: str,
-    file_digests: dict[str, str],
-    pytest_args: list[str],
-    modules: dict[str, str],
-    functions: Mapping[str, Function] | None = None,
-    project_root: Path | None = None,
-    texts: Texts | None = None,
-) -> None:
+def write_map(of: MapOf, text: str) -> None:
     """Cache a measured line map (``line_map``'s text) under the code it was measured on; given the index's
-    ``functions``, also as the last map measured, with what it depended on, for a later build to carry over."""
-    path = cached_map_path(cache_dir, file_digests, pytest_args, modules)
-    write_entry(path, text.encode("utf-8"))
-    if functions is not None and project_root is not None:
-        _write_last(path, _read_map(text), file_digests, pytest_args, modules, functions, project_root, texts)
+    functions, also as the last map measured, with what it depended on, for a later build to carry over."""
+    write_entry(of.path, text.encode("utf-8"))
+    _write_last(of, _read_map(text))
 
 
-def _write_last(
-    path: Path,
-    measured: CoverageMap,
-    file_digests: dict[str, str],
-    pytest_args: list[str],
-    modules: dict[str, str],
-    functions: Mapping[str, Function],
-    project_root: Path,
-    texts: Texts | None = None,
-) -> None:
+def _write_last(of: MapOf, measured: CoverageMap) -> None:
+    deps = of.dependencies()
+    if deps is None:
+        return
     from docs_hooks.run import carried  # not in the coverage run's own process, which imports this module
 
     last = {
-        "map": path.name,
-        "args": pytest_args,
-        "modules": modules,
-        "depends": carried.depends(measured.lines, measured.calls, project_root, functions, file_digests, texts),
+        "map": of.path.name,
+        "args": of.pytest_args,
+        "modules": of.modules,
+        "depends": carried.depends(measured.lines, measured.calls, deps),
     }
-    write_entry(path.parent / LAST_MAP, json.dumps(last, sort_keys=True).encode("utf-8"))
+    write_entry(of.path.parent / LAST_MAP, json.dumps(last, sort_keys=True).encode("utf-8"))
 
 
 #: The entry of the cache's coverage folder that names the last map measured and what it depended on.
 LAST_MAP = "last.json"
 
 
-def _carried_map(
-    cache_dir: Path,
-    file_digests: dict[str, str],
-    pytest_args: list[str],
-    modules: dict[str, str],
-    functions: Mapping[str, Function],
-    project_root: Path,
-    texts: Texts | None = None,
-) -> CoverageMap | None:
+def _carried_map(of: MapOf) -> CoverageMap | None:
+    deps = of.dependencies()
+    if deps is None or of.project_root is None:
+        return None
     from docs_hooks.run import carried
 
-    folder = Path(cache_dir) / "coverage"
+    folder = Path(of.cache_dir) / "coverage"
     last = _read_last(folder)
-    if last is None or last["args"] != pytest_args or not _names_kept(last, modules, file_digests, project_root):
+    if last is None or last["args"] != of.pytest_args:
+        return None
+    if not _names_kept(last, of.modules, of.file_digests, of.project_root):
         return None
     measured = read_entry(folder / last["map"])
     if measured is None:
@@ -181,7 +180,7 @@ def _carried_map(
         old = _read_map(measured.decode("utf-8"))
     except ValueError:
         return None
-    moved = carried.carry(last["depends"], old.lines, old.calls, project_root, functions, file_digests, texts)
+    moved = carried.carry(last["depends"], old.lines, old.calls, deps)
     return CoverageMap(*moved) if moved is not None else None
 
 
@@ -369,13 +368,13 @@ class Measurement:
         modules = modules or {}
         self._map: CoverageMap | None = None
         # Where the map goes once measured (see write_map): the cache, the code, what it was measured by.
-        self._write = (
-            (cache_dir, file_digests, pytest_args, modules, functions, project_root, texts) if cache_dir else None
+        self._of = (
+            MapOf(cache_dir, file_digests, pytest_args, modules, functions, project_root, texts) if cache_dir else None
         )
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
-        if cache_dir is not None:  # a damaged map is measured again, and written whole
-            self._map = read_cached_map(cache_dir, file_digests, pytest_args, modules, functions, project_root, texts)
+        if self._of is not None:  # a damaged map is measured again, and written whole
+            self._map = read_cached_map(self._of)
             if self._map is not None:
                 return
         missing = missing_packages()
@@ -467,9 +466,8 @@ class Measurement:
                 raise self._error
         finally:
             self._finalizer()
-        if self._write is not None:
-            cache_dir, file_digests, pytest_args, modules, functions, project_root, texts = self._write
-            write_map(cache_dir, text, file_digests, pytest_args, modules, functions, project_root, texts)
+        if self._of is not None:
+            write_map(self._of, text)
         self._map = measured
         return self._map
 

@@ -9,7 +9,7 @@ import pytest
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
-from docs_hooks.run.coverage_map import CoverageMap, Measurement, index_modules, read_cached_map
+from docs_hooks.run.coverage_map import CoverageMap, MapOf, Measurement, index_modules, read_cached_map
 
 CALC = """\
 LIMIT = 5
@@ -70,7 +70,7 @@ def carried(root: Path, cache: Path) -> CoverageMap | None:
     settings = load_settings(root)
     index = index_for(settings)
     return read_cached_map(
-        cache, index.file_digests, settings.coverage_tests, index_modules(index), index.functions, root
+        MapOf(cache, index.file_digests, settings.coverage_tests, index_modules(index), index.functions, root)
     )
 
 
