@@ -63,10 +63,7 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> tuple
     changed = {f for f, digest in file_digests.items() if old_files[f] != digest}
     if not changed:
         return lines, calls
-    by_file: dict[str, list[Function]] = {}
-    for fn in functions.values():
-        by_file.setdefault(fn.repo_path, []).append(fn)
-    if any(Path(f).name == "conftest.py" or any(fn.is_test for fn in by_file.get(f, ())) for f in changed):
+    if any(Path(f).name == "conftest.py" or any(fn.is_test for fn in deps.functions_in(f)) for f in changed):
         return None
     reached = stored["functions"]
     loaded = sorted(file_digests)

@@ -193,7 +193,7 @@ class Dependencies:
         ``ran``: the functions of the index whose code ran."""
         if repo_path not in self.file_digests:
             return self.file(repo_path)
-        mine = self._of_file().get(repo_path, [])
+        mine = self.functions_in(repo_path)
         module = self._text(repo_path)
         if module is None:
             return None
@@ -215,12 +215,13 @@ class Dependencies:
             self._module[key] = residue.digest(module, bodies + [range(fn.start, fn.end + 1) for fn in dropped])
         return self._module[key]
 
-    def _of_file(self) -> dict[str, list[Function]]:
+    def functions_in(self, repo_path: str) -> list[Function]:
+        """The functions of the index in one file."""
         if self._by_file is None:
             self._by_file = {}
             for fn in self.functions.values():
                 self._by_file.setdefault(fn.repo_path, []).append(fn)
-        return self._by_file
+        return self._by_file.get(repo_path, [])
 
     def _text(self, repo_path: str) -> residue.ModuleText | None:
         if repo_path not in self._texts:
