@@ -335,6 +335,8 @@ DEVICES = {
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     "warm-up": "the call graph made while mkdocs serve waits for the author's edit (core.site.Build.warm_up)",
+    "recording-children": "a large batch of recordings shared with a helper process per spare core "
+    "(run.record.Recorder._run)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -350,11 +352,12 @@ if _off:
     from docs_hooks.base import gcpause
     from docs_hooks.core import session, site
     from docs_hooks.render import search
-    from docs_hooks.run import observed
+    from docs_hooks.run import observed, record
 
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
-                        (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up")]:
+                        (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
+                        (record, "usable_cores")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -377,6 +380,8 @@ if _off:
         plugin.prune_if_due = cachedir.prune
     elif _off == "warm-up":
         site.Build.warm_up = lambda self: None
+    elif _off == "recording-children":
+        record.usable_cores = lambda: 1
 """
 
 

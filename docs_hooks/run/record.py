@@ -3,7 +3,8 @@
 A request names what to run: a test (``tests/test_ops.py::test_layer_norm_worked_example``)
 or a function of a helper module with arguments. Requests run in a child
 process (so that edited code is always the code that runs, and nothing a test
-does leaks into the build); one child serves every request of a build.
+does leaks into the build); one child serves every request of a build, and a
+large batch (a cold build's) is shared with a helper process per spare core.
 
 Each recording is cached under its request and what shapes every recording (the
 import path, the form of the stored data: ``Recorder._key``), with the list of
@@ -38,6 +39,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -278,6 +280,7 @@ class Recorder:
         timeout: float = DEFAULT_TIMEOUT,
         functions: Mapping[str, Function] | None = None,
         texts: residue.Texts | None = None,
+        cores: int | None = None,
     ) -> None:
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
@@ -307,6 +310,9 @@ class Recorder:
             timeout,
             while_running=functools.partial(_write_recordings, self.store, self._unstored),
         )
+        # A large batch is shared with more child processes, one per core (see _run).
+        self.cores = cores if cores is not None else usable_cores()
+        self.helpers = 0  # how many helper processes were started (for tests)
 
     def _key(self, req: Request) -> str:
         return hashlib.sha256(f"{self._shape}\0{req!r}".encode()).hexdigest()[:24]
@@ -367,7 +373,7 @@ class Recorder:
         self._memo.update(self._cached(missing))
         todo = [req for req in missing if req not in self._memo]
         if todo:
-            for req, value in zip(todo, self.child.run(todo)):
+            for req, value in zip(todo, self._run(todo)):
                 self._memo[req] = value
             self._turns.landed()  # a page waiting for these goes on
             if self.store is not None:
@@ -376,6 +382,46 @@ class Recorder:
                     if not isinstance(rec, TraceError):
                         self._unstored[self._key(req)] = (self.dependencies.of(rec), rec)
         return {req: self._memo[req] for req in requests}
+
+    def _run(self, todo: list[Request]) -> list[Recording | TraceError]:
+        """``todo`` through the child, or, when it is large and the machine has more cores, shared with helper
+        processes that run at the same time (bench/README.md, "recording children"): at least ``PER_CHILD``
+        requests each, so that each process pays for starting Python and importing the project for enough of
+        them. The requests are dealt out in turn, not cut in runs, since the slow tests of a project often sit
+        together (one file of them). A helper ends with its share."""
+        parts = max(1, min(self.cores, MAX_CHILDREN, len(todo) // PER_CHILD))
+        if parts == 1:
+            return self.child.run(todo)
+        chunks = [todo[i::parts] for i in range(parts)]
+        helpers = [
+            RecordingChild(self.project_root, self.child.sys_path, self.child.modules, self.child.timeout)
+            for _ in chunks[1:]
+        ]
+        self.helpers += len(helpers)
+        out: list[list[Recording | TraceError] | BaseException | None] = [None] * len(chunks)
+
+        def run(i: int, child: RecordingChild) -> None:
+            try:
+                out[i] = child.run(chunks[i])
+            except BaseException as exc:  # a bug of this module: raised again in the caller's thread
+                out[i] = exc
+            finally:
+                if child is not self.child:
+                    child.close()
+
+        threads = [threading.Thread(target=run, args=(i + 1, h), daemon=True) for i, h in enumerate(helpers)]
+        for thread in threads:
+            thread.start()
+        run(0, self.child)
+        for thread in threads:
+            thread.join()
+        values: list[Recording | TraceError | None] = [None] * len(todo)
+        for i, part in enumerate(out):
+            if isinstance(part, BaseException):
+                raise part
+            assert part is not None  # every thread was joined
+            values[i::parts] = part
+        return cast(list[Recording | TraceError], values)
 
     def close(self) -> None:
         """Store what is not stored yet, and stop the child process (it also stops when this process exits)."""
@@ -582,6 +628,12 @@ class RecordingChild:
         )
 
 
+#: A batch is shared with helper processes only in parts of at least this many requests.
+PER_CHILD = 8
+
+#: At most this many processes record one batch (the child and its helpers).
+MAX_CHILDREN = 4
+
 #: How many lines of a child's output an error shows.
 OUTPUT_LINES = 15
 
@@ -655,6 +707,14 @@ def _write_recordings(store: Store | None, pending: dict[str, tuple[dict, Record
         pending.pop(key, None)
     packed = {key: pack({"depends": deps, "recording": rec}) for key, (deps, rec) in items.items()}
     store.put_many({key: raw for key, raw in packed.items() if len(raw) <= MAX_STORED_BYTES})
+
+
+def usable_cores() -> int:
+    """How many cores this process may run on (its affinity, where the system tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def start_child(project_root: Path) -> Child:

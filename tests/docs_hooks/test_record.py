@@ -74,6 +74,61 @@ def test_closing_the_recorder_stops_its_child(tmp_path):
     assert proc.poll() is not None
 
 
+def gone(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_large_batch_is_shared_with_a_helper_process_per_spare_core_and_answered_in_its_order(tmp_path):
+    rec = make_recorder(tmp_path, "noisy", NOISY)
+    rec.cores = 2
+    n = 2 * record.PER_CHILD
+    shouts = [Request(f"shout {i}", "noisy", "shout", (i,)) for i in range(n)]
+    pids = [Request("pid a", "noisy", "pid"), Request("pid b", "noisy", "pid")]  # dealt one to each process
+    try:
+        out = rec.record(shouts + pids)
+        later = rec.record([Request("pid c", "noisy", "pid")])  # a small batch: the child alone
+    finally:
+        rec.close()
+
+    assert [out[r].result for r in shouts] == [2 * i for i in range(n)]
+    assert [c.function for r in shouts for c in out[r].calls] == ["noisy.shout"] * n
+    child, helper = out[pids[0]].result, out[pids[1]].result
+    assert child != helper and later[Request("pid c", "noisy", "pid")].result == child
+    assert rec.helpers == 1 and rec.child.runs == 1
+    assert gone(helper)  # a helper ends with its share
+
+
+def test_a_request_that_ends_a_helper_is_an_error_for_it_alone_and_one_core_records_without_helpers(tmp_path):
+    rec = make_recorder(tmp_path, "noisy", NOISY)
+    rec.cores = 2
+    n = 2 * record.PER_CHILD
+    requests = [Request(f"shout {i}", "noisy", "shout", (i,)) for i in range(n)]
+    requests[3] = Request("die", "noisy", "die")  # the helper's second request
+    try:
+        out = rec.record_each(requests)
+    finally:
+        rec.close()
+    assert isinstance(out[requests[3]], TraceError)
+    assert "die ended the recording process before it returned" in str(out[requests[3]])
+    assert [out[r].result for r in requests if r.name != "die"] == [2 * i for i in range(n) if i != 3]
+
+    (tmp_path / "one").mkdir()
+    one = make_recorder(tmp_path / "one", "noisy", NOISY)
+    one.cores = 1
+    shouts = [Request(f"shout {i}", "noisy", "shout", (i,)) for i in range(n)]
+    try:
+        assert [v.result for v in one.record(shouts).values()] == [2 * i for i in range(n)]
+    finally:
+        one.close()
+    assert one.helpers == 0 and one.child.runs == 1
+
+
 def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touched_changes(tmp_path):
     cache = tmp_path / "cache"
 
