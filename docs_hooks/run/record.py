@@ -310,7 +310,8 @@ class Recorder:
             timeout,
             while_running=functools.partial(_write_recordings, self.store, self._unstored),
         )
-        # A large batch is shared with more child processes, one per core (see _run).
+        # A large batch is shared with helper processes, one per spare core (see _run).
+        self._helper = functools.partial(RecordingChild, project_root, sys_path, modules, timeout)
         self.cores = cores if cores is not None else usable_cores()
         self.helpers = 0  # how many helper processes were started (for tests)
 
@@ -393,10 +394,7 @@ class Recorder:
         if parts == 1:
             return self.child.run(todo)
         chunks = [todo[i::parts] for i in range(parts)]
-        helpers = [
-            RecordingChild(self.project_root, self.child.sys_path, self.child.modules, self.child.timeout)
-            for _ in chunks[1:]
-        ]
+        helpers = [self._helper() for _ in chunks[1:]]
         self.helpers += len(helpers)
         out: list[list[Recording | TraceError] | BaseException | None] = [None] * len(chunks)
 
