@@ -1,23 +1,32 @@
-"""A line map carried over to code that changed only where no test ran.
+"""A line map carried over to code that changed only where no test ran, or only in functions some tests ran.
 
 The coverage run measures every configured test again whenever any source or test file changes. When the only
 changes are to functions no test ran, or functions added that nothing names (see ``residue``), every test would
-run the same lines as before: the last map is carried over, its lines moved with the functions that moved.
+run the same lines as before: the last map is carried over, its lines moved with the functions that moved. When
+functions some tests ran changed too, those tests (the *stale* ones) are measured again, alone, and their part
+of the map replaced (``merge``): every other test ran none of the changed code.
 
 What the last map depended on (``depends``): the digest of every file, the text and start of each function a
-test ran, and the rest of every module (``record.Dependencies``, as a recording depends on them). It is carried over (``carry``) only when:
+test ran, and the rest of every module (``record.Dependencies``, as a recording depends on them). It is carried
+over (``carry``) only when:
 
 - the files are the same files (none added, none removed), and the module map and pytest's arguments are the same
   (the caller checks those);
 - no file that holds a test, and no ``conftest.py``, changed: a new or edited test runs other lines;
-- in each changed module, every function a test ran has the same text, the rest of the module is the same, and
-  every line a test ran is inside one of those functions (a line a test ran at a module's top level, in an import
-  made inside a test, does not carry over).
+- in each changed module the rest of the module is the same, and every line a test that is not stale ran is
+  inside a function that kept its text (a line run at a module's top level, in an import made inside a test,
+  does not carry over).
+
+A test is stale when it was seen calling a changed (or removed) function, or being called by one: the observer
+of the calls sees every call of the project's code while a test runs. What measuring the stale tests alone
+assumes: that a test runs the same lines alone as after the tests before it, as with ``pytest -p
+randomly`` or a single test id on the command line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,41 +62,72 @@ def depends(lines: Lines, calls: Calls, deps: Dependencies) -> dict:
     }
 
 
-def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> tuple[Lines, Calls] | None:
-    """The map measured on the code ``stored`` describes, as the tests would measure it on the code as it is
-    now (``deps``); None when they may run other lines."""
+@dataclass
+class Carried:
+    """The last map as the tests would measure it on the code as it is now, but for ``stale``: the tests that ran
+    a function whose text changed, left out of ``lines`` and ``calls`` (measure them again and ``merge``)."""
+
+    lines: Lines
+    calls: Calls
+    stale: list[str]
+
+
+def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carried | None:
+    """The map measured on the code ``stored`` describes, carried over to the code as it is now (``deps``); None
+    when the tests may run other lines than the map's and those of the tests that ran a changed function."""
     functions, file_digests = deps.functions, deps.file_digests
     old_files = stored["files"]
     if set(old_files) != set(file_digests):
         return None
     changed = {f for f, digest in file_digests.items() if old_files[f] != digest}
     if not changed:
-        return lines, calls
+        return Carried(lines, calls, [])
     if any(Path(f).name == "conftest.py" or any(fn.is_test for fn in deps.functions_in(f)) for f in changed):
         return None
     reached = stored["functions"]
     loaded = sorted(file_digests)
     shifts: dict[str, int] = {}  # function -> how far it moved
     ranges: dict[str, list[tuple[int, int, int]]] = {}  # changed file -> (old start, old end, shift)
+    edited: set[str] = set()  # functions a test ran whose text changed, or that are gone
     for name, (digest, start) in reached.items():
         now = functions.get(name)
         if now is None or deps.function(name) != digest:
-            return None
-        if now.repo_path in changed:
+            edited.add(name)
+        elif now.repo_path in changed:
             shifts[name] = now.start - start
             ranges.setdefault(now.repo_path, []).append((start, start + now.end - now.start, now.start - start))
     if any(f not in stored["modules"] or deps.module(f, reached, loaded) != stored["modules"][f] for f in changed):
         return None
+    # A test ran an edited function when it was seen calling it or being called by it (the observer sees every
+    # call of the project's code while a test runs, so every test that ran one of its lines).
+    stale = {test for test, seen in calls.items() if any(c[0] in edited or c[1] in edited for c in seen)}
     moved_lines: Lines = {}
     for f, by_line in lines.items():
-        if f not in changed:
-            moved_lines[f] = by_line
-            continue
-        moved_lines[f] = {}
+        moved: dict[int, list[str]] = {}
         for n, tests in by_line.items():
-            shift = next((s for first, last, s in ranges.get(f, ()) if first <= n <= last), None)
-            if shift is None:
-                return None  # a line a test ran at the module's top level
-            moved_lines[f][n + shift] = tests
-    moved_calls = {test: [[c[0], c[1], c[2] + shifts.get(c[0], 0), c[3]] for c in seen] for test, seen in calls.items()}
-    return moved_lines, moved_calls
+            kept = [t for t in tests if t not in stale]
+            if not kept:
+                continue
+            if f in changed:
+                shift = next((s for first, last, s in ranges.get(f, ()) if first <= n <= last), None)
+                if shift is None:
+                    return None  # a line outside the functions that kept their text: at the module's top level
+                n += shift
+            moved[n] = kept
+        moved_lines[f] = moved  # a file measured with no line any test ran stays, as a run measures it
+    moved_calls = {
+        test: [[c[0], c[1], c[2] + shifts.get(c[0], 0), c[3]] for c in seen]
+        for test, seen in calls.items()
+        if test not in stale
+    }
+    return Carried(moved_lines, moved_calls, sorted(stale))
+
+
+def merge(kept: Carried, lines: Lines, calls: Calls) -> tuple[Lines, Calls]:
+    """The whole map: what was carried over and what the stale tests measured now (``lines``, ``calls``)."""
+    out: Lines = {f: {n: list(tests) for n, tests in by_line.items()} for f, by_line in kept.lines.items()}
+    for f, by_line in lines.items():
+        into = out.setdefault(f, {})
+        for n, tests in by_line.items():
+            into[n] = sorted({*into.get(n, ()), *tests})
+    return out, {**kept.calls, **calls}

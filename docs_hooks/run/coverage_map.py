@@ -36,6 +36,7 @@ from docs_hooks.run.observed import observed_calls
 
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function
+    from docs_hooks.run.carried import Carried
     from docs_hooks.run.record import Dependencies
     from docs_hooks.run.residue import Texts
 
@@ -119,20 +120,27 @@ def read_cached_map(of: MapOf) -> CoverageMap | None:
     """The line map of this code measured by these tests, when the cache holds it; runs nothing. Given the
     index's functions, a map measured on code that changed only where no test ran is carried over (see
     ``carried``) and cached under this code."""
+    return _read_or_carry(of)[0]
+
+
+def _read_or_carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
+    """The map of this code from the cache, measured on it or carried over whole; else, when the last map
+    carries over but for the tests that ran an edited function, that part of it (see ``carried.carry``)."""
     path = of.path
     stored = read_entry(path)
     if stored is None:
         found = _carried_map(of)
-        if found is not None:
-            write_entry(path, _map_text(found).encode("utf-8"))
-        return found
+        if found is None or found.stale:
+            return None, found
+        write_entry(path, _map_text(CoverageMap(found.lines, found.calls)).encode("utf-8"))
+        return CoverageMap(found.lines, found.calls), None
     try:
-        found = _read_map(stored.decode("utf-8"))
+        measured = _read_map(stored.decode("utf-8"))
     except ValueError:  # not a line map (UnicodeDecodeError is one too): the build measures it again
-        return None
+        return None, None
     if _read_last(path.parent) is None:  # lost or damaged: written again
-        _write_last(of, found)
-    return found
+        _write_last(of, measured)
+    return measured, None
 
 
 def write_map(of: MapOf, text: str) -> None:
@@ -161,7 +169,7 @@ def _write_last(of: MapOf, measured: CoverageMap) -> None:
 LAST_MAP = "last.json"
 
 
-def _carried_map(of: MapOf) -> CoverageMap | None:
+def _carried_map(of: MapOf) -> Carried | None:
     deps = of.dependencies()
     if deps is None or of.project_root is None:
         return None
@@ -180,8 +188,22 @@ def _carried_map(of: MapOf) -> CoverageMap | None:
         old = _read_map(measured.decode("utf-8"))
     except ValueError:
         return None
-    moved = carried.carry(last["depends"], old.lines, old.calls, deps)
-    return CoverageMap(*moved) if moved is not None else None
+    return carried.carry(last["depends"], old.lines, old.calls, deps)
+
+
+def _node_ids(tests: list[str], functions: Mapping[str, Function], pytest_args: list[str]) -> list[str] | None:
+    """The pytest node ids that run ``tests`` (named as the index names them), every parametrization of each;
+    None when one is not a test of the index, or when pytest's arguments select otherwise than by paths (a
+    ``-k``, a plugin's option), which a run of node ids would not keep."""
+    if any(a.startswith("-") and not a.startswith("--ignore=") for a in pytest_args):
+        return None
+    ids = []
+    for name in tests:
+        fn = functions.get(name)
+        if fn is None or not fn.is_test or not name.startswith(fn.module + "."):
+            return None
+        ids.append("::".join([fn.repo_path, *name[len(fn.module) + 1 :].split(".")]))
+    return list(dict.fromkeys(ids))
 
 
 def _names_kept(last: dict, modules: dict[str, str], file_digests: dict[str, str], project_root: Path) -> bool:
@@ -373,10 +395,20 @@ class Measurement:
         )
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None
+        # The last map but for the tests that ran an edited function: only those run, and the two are merged.
+        self._kept: Carried | None = None
         if self._of is not None:  # a damaged map is measured again, and written whole
-            self._map = read_cached_map(self._of)
+            self._map, self._kept = _read_or_carry(self._of)
             if self._map is not None:
                 return
+        run_args = pytest_args
+        if self._kept is not None:
+            ids = _node_ids(self._kept.stale, functions or {}, pytest_args)
+            if ids is None:
+                self._kept = None
+            else:
+                run_args = ids
+        self.run_args = run_args  # what pytest is given: the tests to measure
         missing = missing_packages()
         if missing:
             self._error = _missing_error(missing, project_root, pytest_args)
@@ -418,7 +450,7 @@ class Measurement:
                 "no:cacheprovider",
                 "--assert=plain",
                 "-x",
-                *pytest_args,
+                *run_args,
             ],
             cwd=project_root,
             stdout=self._output,
@@ -466,6 +498,11 @@ class Measurement:
                 raise self._error
         finally:
             self._finalizer()
+        if self._kept is not None:
+            from docs_hooks.run.carried import merge
+
+            measured = CoverageMap(*merge(self._kept, measured.lines, measured.calls))
+            text = _map_text(measured)
         if self._of is not None:
             write_map(self._of, text)
         self._map = measured

@@ -29,6 +29,7 @@ requests after it go to a new child.
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import json
@@ -281,6 +282,7 @@ class Recorder:
         functions: Mapping[str, Function] | None = None,
         texts: residue.Texts | None = None,
         cores: int | None = None,
+        busy: Callable[[], int] = lambda: 0,
     ) -> None:
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
@@ -313,6 +315,7 @@ class Recorder:
         # A large batch is shared with helper processes, one per spare core (see _run).
         self._helper = functools.partial(RecordingChild, project_root, sys_path, modules, timeout)
         self.cores = cores if cores is not None else usable_cores()
+        self.busy = busy  # how many cores the build's other runs take now (see _run)
         self.helpers = 0  # how many helper processes were started (for tests)
 
     def _key(self, req: Request) -> str:
@@ -385,40 +388,64 @@ class Recorder:
         return {req: self._memo[req] for req in requests}
 
     def _run(self, todo: list[Request]) -> list[Recording | TraceError]:
-        """``todo`` through the child, or, when it is large and the machine has more cores, shared with helper
-        processes that run at the same time (bench/README.md, "recording children"): at least ``PER_CHILD``
-        requests each, so that each process pays for starting Python and importing the project for enough of
-        them. The requests are dealt out in turn, not cut in runs, since the slow tests of a project often sit
-        together (one file of them). A helper ends with its share."""
-        parts = max(1, min(self.cores, MAX_CHILDREN, len(todo) // PER_CHILD))
-        if parts == 1:
+        """``todo`` through the child; a large batch (a cold build's) also through helper processes
+        (bench/README.md, "recording children").
+
+        A helper starts once a core is free (``busy`` tells how many the build's other runs take: the coverage
+        run, while it runs) and while at least ``PER_CHILD`` requests are left, so that it pays for starting
+        Python and importing the project for enough of them. Each process takes the next request when it is done
+        with one, so a slow test holds up its own process only. A helper ends when no request is left.
+        """
+        most = min(self.cores, MAX_CHILDREN)
+        if most < 2 or len(todo) < 2 * PER_CHILD:
             return self.child.run(todo)
-        chunks = [todo[i::parts] for i in range(parts)]
-        helpers = [self._helper() for _ in chunks[1:]]
-        self.helpers += len(helpers)
-        out: list[list[Recording | TraceError] | BaseException | None] = [None] * len(chunks)
+        left = collections.deque(range(len(todo)))
+        values: list[Recording | TraceError | None] = [None] * len(todo)
+        lock = threading.Lock()
+        over = threading.Event()
+        helpers = [0]  # started so far
+        failed: list[BaseException] = []
 
-        def run(i: int, child: RecordingChild) -> None:
+        def serve(child: RecordingChild) -> None:
+            while True:
+                with lock:
+                    if not left or failed:
+                        return
+                    i = left.popleft()
+                values[i] = child.run([todo[i]])[0]
+
+        def helper() -> None:
             try:
-                out[i] = child.run(chunks[i])
-            except BaseException as exc:  # a bug of this module: raised again in the caller's thread
-                out[i] = exc
-            finally:
-                if child is not self.child:
+                while True:
+                    with lock:
+                        if len(left) < PER_CHILD or failed:
+                            return
+                        if 1 + helpers[0] + self.busy() < self.cores:  # a core is free
+                            helpers[0] += 1
+                            self.helpers += 1
+                            break
+                    if over.wait(HELPER_WAIT):
+                        return
+                child = self._helper()
+                try:
+                    serve(child)
+                finally:
                     child.close()
+            except BaseException as exc:  # a bug of this module: raised again in the caller's thread
+                failed.append(exc)
 
-        threads = [threading.Thread(target=run, args=(i + 1, h), daemon=True) for i, h in enumerate(helpers)]
+        threads = [threading.Thread(target=helper, daemon=True) for _ in range(most - 1)]
         for thread in threads:
             thread.start()
-        run(0, self.child)
-        for thread in threads:
-            thread.join()
-        values: list[Recording | TraceError | None] = [None] * len(todo)
-        for i, part in enumerate(out):
-            if isinstance(part, BaseException):
-                raise part
-            assert part is not None  # every thread was joined
-            values[i::parts] = part
+        try:
+            serve(self.child)
+        finally:
+            over.set()
+            for thread in threads:
+                thread.join()
+        if failed:
+            raise failed[0]
+        assert all(v is not None for v in values)  # every request was taken, and each taker was joined
         return cast(list[Recording | TraceError], values)
 
     def close(self) -> None:
@@ -631,6 +658,9 @@ PER_CHILD = 8
 
 #: At most this many processes record one batch (the child and its helpers).
 MAX_CHILDREN = 4
+
+#: Seconds between two looks of a waiting helper for a free core.
+HELPER_WAIT = 0.05
 
 #: How many lines of a child's output an error shows.
 OUTPUT_LINES = 15

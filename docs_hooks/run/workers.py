@@ -77,7 +77,13 @@ class Workers:
             s.test_timeout,
             self.index.functions,
             self.texts,
+            busy=self._cores_taken,
         )
+
+    def _cores_taken(self) -> int:
+        """How many cores this build's runs other than the recorder take now: the coverage run's, while it runs."""
+        run = self._coverage_run
+        return 1 if run is not None and not run.done() else 0
 
     def start_coverage(self) -> None:
         """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""

@@ -161,3 +161,97 @@ def test_a_damaged_record_of_the_last_map_is_measured_again(make_project, tmp_pa
 
     assert carried(root, cache) is None
     assert not last.exists()  # removed: the next run writes it again
+
+
+def measurement(root: Path, cache: Path) -> Measurement:
+    settings = load_settings(root)
+    index = index_for(settings)
+    return Measurement(
+        root,
+        settings.source_root,
+        settings.coverage_tests,
+        index.file_digests,
+        cache,
+        120,
+        index_modules(index),
+        index.functions,
+    )
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace("return clip(y * 2)", "return clip(2 * y)"),
+        lambda text: text.replace("def clip(x):", "def first(x):\n    return x\n\n\ndef clip(x):").replace(
+            "return clip(y * 2)", "z = y * 2\n    return clip(z)"
+        ),  # a line more in it, and a function above clip: the lines test_clip ran move
+    ],
+    ids=["edited", "edited and moved"],
+)
+def test_an_edit_to_a_tested_function_measures_only_the_tests_that_ran_it(make_project, tmp_path, edit):
+    root = calc_project(make_project)
+    measured(root, tmp_path / "cache")
+    (root / "src/calc.py").write_text(edit(CALC), encoding="utf-8")
+
+    run = measurement(root, tmp_path / "cache")
+    found = run.result()
+
+    assert run.run_args == ["tests/test_calc.py::test_double_clip"]  # test_clip ran no line of double_clip
+    assert same(found, measured(root, tmp_path / "fresh"))
+    again = carried(root, tmp_path / "cache")  # cached under this code, and the last map for the next edit
+    assert again is not None and same(again, found)
+
+
+CLASS_TESTS = """\
+import pytest
+
+from calc import clip, double_clip
+
+
+class TestCalc:
+    @pytest.mark.parametrize("x, y", [(9, 5), (1, 1)])
+    def test_clip(self, x, y):
+        assert clip(x) == y
+
+    def test_double_clip(self):
+        assert double_clip(2) == 4
+
+
+def test_negative():
+    assert clip(-3) == -3
+"""
+
+
+def test_the_tests_measured_again_are_named_as_pytest_names_them_every_parametrization_included(make_project, tmp_path):
+    root = calc_project(make_project)
+    (root / "tests/test_calc.py").write_text(CLASS_TESTS, encoding="utf-8")
+    measured(root, tmp_path / "cache")
+    (root / "src/calc.py").write_text(
+        CALC.replace("        return LIMIT", "        return LIMIT + 0"), encoding="utf-8"
+    )
+
+    run = measurement(root, tmp_path / "cache")
+    found = run.result()
+
+    assert sorted(run.run_args) == [
+        "tests/test_calc.py::TestCalc::test_clip",
+        "tests/test_calc.py::TestCalc::test_double_clip",
+        "tests/test_calc.py::test_negative",
+    ]
+    assert same(found, measured(root, tmp_path / "fresh"))
+
+
+def test_tests_selected_otherwise_than_by_paths_are_all_measured_again(make_project, tmp_path):
+    root = calc_project(make_project)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace('["tests/test_calc.py"]', '["tests/test_calc.py", "-k", "clip"]'),
+        encoding="utf-8",
+    )
+    measured(root, tmp_path / "cache")
+    (root / "src/calc.py").write_text(CALC.replace("return clip(y * 2)", "return clip(2 * y)"), encoding="utf-8")
+
+    run = measurement(root, tmp_path / "cache")
+
+    assert run.run_args == ["tests/test_calc.py", "-k", "clip"]
+    assert same(run.result(), measured(root, tmp_path / "fresh"))

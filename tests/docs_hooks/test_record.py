@@ -31,6 +31,13 @@ def pid():
     return os.getpid()
 
 
+def nap(n):
+    import time
+
+    time.sleep(0.05)
+    return n * 2, os.getpid()
+
+
 def die():
     os._exit(3)
 """
@@ -88,45 +95,78 @@ def test_a_large_batch_is_shared_with_a_helper_process_per_spare_core_and_answer
     rec = make_recorder(tmp_path, "noisy", NOISY)
     rec.cores = 2
     n = 2 * record.PER_CHILD
-    shouts = [Request(f"shout {i}", "noisy", "shout", (i,)) for i in range(n)]
-    pids = [Request("pid a", "noisy", "pid"), Request("pid b", "noisy", "pid")]  # dealt one to each process
+    naps = [Request(f"nap {i}", "noisy", "nap", (i,)) for i in range(n)]
     try:
-        out = rec.record(shouts + pids)
-        later = rec.record([Request("pid c", "noisy", "pid")])  # a small batch: the child alone
+        out = rec.record(naps)
+        later = rec.record([Request("pid", "noisy", "pid")])  # a small batch: the child alone
     finally:
         rec.close()
 
-    assert [out[r].result for r in shouts] == [2 * i for i in range(n)]
-    assert [c.function for r in shouts for c in out[r].calls] == ["noisy.shout"] * n
-    child, helper = out[pids[0]].result, out[pids[1]].result
-    assert child != helper and later[Request("pid c", "noisy", "pid")].result == child
+    assert [out[r].result[0] for r in naps] == [2 * i for i in range(n)]
+    assert [c.function for r in naps for c in out[r].calls] == ["noisy.nap"] * n
+    pids = {out[r].result[1] for r in naps}
+    child = later[Request("pid", "noisy", "pid")].result
+    assert len(pids) == 2 and child in pids  # the child and one helper took a share each
     assert rec.helpers == 1 and rec.child.runs == 1
-    assert gone(helper)  # a helper ends with its share
+    assert all(gone(pid) for pid in pids - {child})  # a helper ends when no request is left
 
 
-def test_a_request_that_ends_a_helper_is_an_error_for_it_alone_and_one_core_records_without_helpers(tmp_path):
+def test_no_helper_starts_while_the_builds_other_runs_take_the_spare_cores(tmp_path):
+    rec = make_recorder(tmp_path, "noisy", NOISY)
+    rec.cores = 2
+    taken = [1]  # the coverage run, say, until the first few requests are recorded
+    rec.busy = lambda: taken[0]
+    n = 4 * record.PER_CHILD
+    naps = [Request(f"nap {i}", "noisy", "nap", (i,)) for i in range(n)]
+    run = record.RecordingChild.run
+
+    def counting(self, requests):
+        out = run(self, requests)
+        if sum(1 for v in values if v) >= record.PER_CHILD:
+            taken[0] = 0  # that run is over: a core is free
+        values.append(out)
+        return out
+
+    values: list = []
+    record.RecordingChild.run = counting
+    try:
+        out = rec.record(naps)
+    finally:
+        record.RecordingChild.run = run
+        rec.close()
+    order = [out[r].result[1] for r in naps]
+    assert [out[r].result[0] for r in naps] == [2 * i for i in range(n)]
+    assert len(set(order[: record.PER_CHILD])) == 1  # the first requests: the child alone
+    assert len(set(order)) == 2 and rec.helpers == 1  # then a helper too
+
+
+def test_a_request_that_ends_its_process_in_a_shared_batch_is_an_error_for_it_alone(tmp_path):
     rec = make_recorder(tmp_path, "noisy", NOISY)
     rec.cores = 2
     n = 2 * record.PER_CHILD
-    requests = [Request(f"shout {i}", "noisy", "shout", (i,)) for i in range(n)]
-    requests[3] = Request("die", "noisy", "die")  # the helper's second request
+    requests = [Request(f"nap {i}", "noisy", "nap", (i,)) for i in range(n)]
+    requests[3] = Request("die", "noisy", "die")
     try:
         out = rec.record_each(requests)
     finally:
         rec.close()
+
     assert isinstance(out[requests[3]], TraceError)
     assert "die ended the recording process before it returned" in str(out[requests[3]])
-    assert [out[r].result for r in requests if r.name != "die"] == [2 * i for i in range(n) if i != 3]
+    assert [out[r].result[0] for r in requests if r.name != "die"] == [2 * i for i in range(n) if i != 3]
+    assert rec.helpers == 1
 
-    (tmp_path / "one").mkdir()
-    one = make_recorder(tmp_path / "one", "noisy", NOISY)
-    one.cores = 1
-    shouts = [Request(f"shout {i}", "noisy", "shout", (i,)) for i in range(n)]
+
+def test_one_core_records_a_large_batch_in_the_child_alone(tmp_path):
+    rec = make_recorder(tmp_path, "noisy", NOISY)
+    rec.cores = 1
+    naps = [Request(f"nap {i}", "noisy", "nap", (i,)) for i in range(2 * record.PER_CHILD)]
     try:
-        assert [v.result for v in one.record(shouts).values()] == [2 * i for i in range(n)]
+        out = rec.record(naps)
     finally:
-        one.close()
-    assert one.helpers == 0 and one.child.runs == 1
+        rec.close()
+
+    assert len({out[r].result[1] for r in naps}) == 1 and rec.helpers == 0 and rec.child.runs == 1
 
 
 def test_recordings_are_kept_in_one_store_and_read_back_until_a_file_they_touched_changes(tmp_path):

@@ -164,3 +164,24 @@ def test_the_recordings_a_worked_example_makes_count_for_its_test(make_project):
     assert ObservedCall("tests.test_net.test_net", "net.Net.forward_pass", 5, "tests.test_net.test_net") in (
         evidence.calls
     )
+
+
+def test_the_recorder_counts_the_core_the_coverage_run_takes_while_it_runs(make_project):
+    from .test_observed import NET, NET_TESTS
+
+    root = make_project(
+        {
+            "src/net.py": NET,
+            "tests/test_net.py": NET_TESTS + "\n\ndef test_slow():\n    import time\n\n    time.sleep(1)\n",
+            "pyproject.toml": '[tool.docs_hooks]\ncoverage_tests = ["tests/test_net.py"]\n',
+        }
+    )
+    workers = workers_for(root)
+    try:
+        assert workers.recorder.busy() == 0  # no run yet
+        workers.start_coverage()
+        assert workers.recorder.busy() == 1  # the tests run, for a second at least
+        assert workers.coverage is not None
+        assert workers.recorder.busy() == 0  # that run is over
+    finally:
+        workers.close()
