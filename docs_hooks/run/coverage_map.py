@@ -191,11 +191,16 @@ def _carried_map(of: MapOf) -> Carried | None:
     return carried.carry(last["depends"], old.lines, old.calls, deps)
 
 
+#: Past this many tests to measure again, pytest is given the configured arguments (every test) rather than one
+#: node id a test: a command line's length is bounded.
+MAX_NODE_IDS = 2000
+
+
 def _node_ids(tests: list[str], functions: Mapping[str, Function], pytest_args: list[str]) -> list[str] | None:
     """The pytest node ids that run ``tests`` (named as the index names them), every parametrization of each;
     None when one is not a test of the index, or when pytest's arguments select otherwise than by paths (a
     ``-k``, a plugin's option), which a run of node ids would not keep."""
-    if any(a.startswith("-") and not a.startswith("--ignore=") for a in pytest_args):
+    if len(tests) > MAX_NODE_IDS or any(a.startswith("-") and not a.startswith("--ignore=") for a in pytest_args):
         return None
     ids = []
     for name in tests:

@@ -241,6 +241,24 @@ def test_the_tests_measured_again_are_named_as_pytest_names_them_every_parametri
     assert same(found, measured(root, tmp_path / "fresh"))
 
 
+def test_more_tests_to_measure_again_than_a_command_line_holds_are_all_measured_again(
+    make_project, tmp_path, monkeypatch
+):
+    from docs_hooks.run import coverage_map
+
+    root = calc_project(make_project)
+    measured(root, tmp_path / "cache")
+    (root / "src/calc.py").write_text(
+        CALC.replace("        return LIMIT", "        return LIMIT + 0"), encoding="utf-8"
+    )
+    monkeypatch.setattr(coverage_map, "MAX_NODE_IDS", 1)  # both tests ran clip
+
+    run = measurement(root, tmp_path / "cache")
+
+    assert run.run_args == ["tests/test_calc.py"]
+    assert same(run.result(), measured(root, tmp_path / "fresh"))
+
+
 def test_tests_selected_otherwise_than_by_paths_are_all_measured_again(make_project, tmp_path):
     root = calc_project(make_project)
     pyproject = root / "pyproject.toml"
