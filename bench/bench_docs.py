@@ -29,7 +29,7 @@ check            ``python -m docs_hooks check``, warm
 Run:   .venv/bin/python bench/bench_docs.py [--runs 3] [--edits 50] [--page layer-norm.md] [--pause 2]
        [--profile DIR]
 With --devices NAME[,NAME] it measures instead what each speed device of the generator buys: a cold
-build, the warm build after it and a serve rebuild after a prose edit, with the device turned off
+build, the warm build after it and serve's rebuilds after a prose edit and a code edit, with the device turned off
 against the same with everything on, alternated, each on a cleared cache (see DEVICES; turned off by
 a sitecustomize.py in the copy).
 """
@@ -335,6 +335,8 @@ DEVICES = {
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     "warm-up": "the call graph made while mkdocs serve waits for the author's edit (core.site.Build.warm_up)",
+    "settle-later": "a build replaced after a code edit collected while the author reads, not in the rebuild "
+    "(core.session.Session.settle)",
     "recording-children": "a large batch of recordings shared with a helper process per spare core "
     "(run.record.Recorder._run)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
@@ -357,7 +359,7 @@ if _off:
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
                         (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
-                        (record, "usable_cores")]:
+                        (record, "usable_cores"), (session.Session, "settle")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -382,6 +384,8 @@ if _off:
         site.Build.warm_up = lambda self: None
     elif _off == "recording-children":
         record.usable_cores = lambda: 1
+    elif _off == "settle-later":
+        session.Session.settles = property(lambda self: False, lambda self, value: None)
 """
 
 
@@ -393,11 +397,14 @@ def measure_devices(project: Path, work: Path, runs: int, names: list[str], page
         raise SystemExit(f"bench_docs: no speed device named {', '.join(unknown)}; the devices: {', '.join(DEVICES)}")
     (project / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     print("== what each speed device buys: without it / with everything on ==")
-    print("   cold: a build with no cache; warm: the next build; prose edit: serve's rebuild after a prose edit")
+    print(
+        "   cold: a build with no cache; warm: the next build; prose edit, code edit: serve's rebuilds after a prose "
+        "edit, then a code edit"
+    )
     edit = 20000
     for device in names:
         figures: dict[str | None, dict[str, list[float]]] = {
-            w: {"cold": [], "warm": [], "prose edit": []} for w in (None, device)
+            w: {"cold": [], "warm": [], "prose edit": [], "code edit": []} for w in (None, device)
         }
         for _ in range(runs):
             for without, times in figures.items():
@@ -408,7 +415,9 @@ def measure_devices(project: Path, work: Path, runs: int, names: list[str], page
                     times["cold"].append(mkdocs_build(project, work / "site"))
                     times["warm"].append(mkdocs_build(project, work / "site"))
                     edit += 1000
-                    times["prose edit"].append(serve(project, "mkdocs.yml", page, 0, first_edit=edit)["prose edit"])
+                    served = serve(project, "mkdocs.yml", page, 0, first_edit=edit)
+                    times["prose edit"].append(served["prose edit"])
+                    times["code edit"].append(served["code edit"])
                 finally:
                     os.environ.pop("BENCH_DOCS_WITHOUT", None)
         on, off = figures[None], figures[device]

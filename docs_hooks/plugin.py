@@ -54,6 +54,9 @@ from docs_hooks.render import search, sources
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
 EXTENSION = "docs_hooks.extension"  # the Python-Markdown extension, as mkdocs.yml names it
+# Seconds after a build of mkdocs serve before the build it replaced is collected (Session.settle): by then the
+# browser has reloaded the page, and the author reads it.
+SETTLE_AFTER = 1.0
 
 
 class PluginConfig(base.Config):
@@ -101,6 +104,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         root = Path(self.config.root or Path(config.config_file_path).parent)
         if self._session is None or self._session.root != root:
             self._session = Session(root, self._warn)
+            self._session.settles = self.serving
         self.problems = []
         kernels = widget_kernels(Path(config.docs_dir), config.extra_javascript)
         try:
@@ -234,6 +238,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
         if self.serving:
             self.session.build.warm_up()
+            self.session.settle_later(SETTLE_AFTER)
         if config.strict and self.problems and not log.isEnabledFor(logging.WARNING):
             # MkDocs counts only the warnings it prints: under -q it counts none, so a strict build would pass.
             listed = "\n".join(self.problems)

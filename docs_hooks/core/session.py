@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,6 +79,12 @@ class Session:
         self.widget_kernels: frozenset[str] | None = None
         # The files the runs' dependencies read, parsed once per text for all of this session's builds.
         self.texts = Texts()
+        # A front end whose process waits for the author after each build (``mkdocs serve``) sets this, and
+        # calls ``settle_later``: a replaced build is then collected while the author reads, not in the rebuild.
+        self.settles = False
+        self._uncollected = False  # a replaced build is left for settle() to collect
+        self._collecting = threading.Lock()  # refresh() and settle() hand the frozen objects back in turn
+        self._settler: threading.Timer | None = None
 
     @property
     def settings(self) -> Settings:
@@ -100,21 +107,46 @@ class Session:
     def refresh(self, widget_kernels: frozenset[str] | None = None) -> Build:
         """The settings read again; a new build when the code, the settings or the site's scripts changed
         (the old one's processes ended), else the one before, with the pages it expanded."""
-        gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
-        settings = load_settings(self.root)
-        stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
-        if self._build is None or self.fingerprint != stamp:
-            replaced = self._build is not None
-            self.close()
-            if replaced:  # the old build's objects were frozen with it: collect them now, or they stay for good
-                gc.collect()
-            self._build = make_build(settings, widget_kernels=widget_kernels, texts=self.texts)
-            self.fingerprint = stamp
-        self._settings = settings
-        self.widget_kernels = widget_kernels
-        self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
-        gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
+        with self._collecting:
+            gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
+            settings = load_settings(self.root)
+            stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
+            if self._build is None or self.fingerprint != stamp:
+                replaced = self._build is not None
+                self.close()
+                # The old build's objects were frozen with it: collect them, or they stay for good. With
+                # ``settles`` that waits for settle(), unless an earlier build still waits for it too.
+                if self._uncollected or (replaced and not self.settles):
+                    gc.collect()
+                    self._uncollected = False
+                elif replaced:
+                    self._uncollected = True
+                self._build = make_build(settings, widget_kernels=widget_kernels, texts=self.texts)
+                self.fingerprint = stamp
+            self._settings = settings
+            self.widget_kernels = widget_kernels
+            self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+            gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
         return self._build
+
+    def settle(self) -> None:
+        """Collect what a replaced build left (see ``settles``); nothing when no build was replaced since."""
+        with self._collecting:
+            if not self._uncollected:
+                return
+            gcpause.unfreeze()
+            gc.collect()
+            gcpause.freeze()
+            self._uncollected = False
+
+    def settle_later(self, delay: float) -> None:
+        """``settle`` in ``delay`` seconds, in a thread of its own (a front end calls it when a build is done:
+        the browser has reloaded the page by then)."""
+        if self._settler is not None:
+            self._settler.cancel()
+        self._settler = threading.Timer(delay, self.settle)
+        self._settler.daemon = True
+        self._settler.start()
 
     def plan_site(self, pages: dict[str, str] | None = None) -> None:
         """Resolve every page of the site now (``pages``: path -> text as the builder will hand it over;
@@ -149,6 +181,9 @@ class Session:
 
     def close(self) -> None:
         """End the processes of the current build (the recorder, KaTeX, the coverage run) and let it go."""
+        if self._settler is not None:
+            self._settler.cancel()
+            self._settler = None
         if self._build is not None:
             self._build.close()
             self._build = None

@@ -108,3 +108,36 @@ def test_a_page_resolved_ahead_is_the_text_python_markdown_hands_its_preprocesso
     markdown.Markdown(extensions=[Ext()]).convert(text)
 
     assert as_markdown_reads(text).rstrip("\n") == seen[0].rstrip("\n")
+
+
+def test_a_front_end_that_settles_has_a_replaced_build_collected_after_the_rebuild_not_in_it(make_project):
+    root = make_project({"docs/page.md": "# Page\n\n" + FWD_ENTRY})
+    session = open_session(root)
+    session.settles = True
+    ops = root / "src/ops.py"
+    try:
+        first = weakref.ref(session.build)
+        ops.write_text(ops.read_text() + "\n\ndef appended():\n    return 1\n")
+        session.refresh()
+        gc.collect()
+        assert first() is not None  # frozen with the new build: the rebuild did not collect it
+
+        session.settle()
+        assert first() is None  # collected now
+
+        second = weakref.ref(session.build)
+        ops.write_text(ops.read_text() + "\n\ndef appended_again():\n    return 2\n")
+        session.refresh()
+        third = weakref.ref(session.build)
+        ops.write_text(ops.read_text() + "\n\ndef appended_once_more():\n    return 3\n")
+        session.refresh()  # edited again before settle() ran: the rebuild collects, this replaced build too
+        assert second() is None and third() is None
+
+        fourth = weakref.ref(session.build)
+        ops.write_text(ops.read_text() + "\n\ndef appended_last():\n    return 4\n")
+        session.refresh()
+        session.settle_later(0.01)
+        session._settler.join()
+        assert fourth() is None
+    finally:
+        session.close()
