@@ -418,19 +418,24 @@ class Measurement:
         if missing:
             self._error = _missing_error(missing, project_root, pytest_args)
             return
+        self._source_root, self._modules, self._pytest_args = source_root, modules, pytest_args
+        self._start(run_args)
+
+    def _start(self, args: list[str]) -> None:
+        """Start pytest with ``args`` under coverage, in a child process of its own."""
         self._tmp = tempfile.TemporaryDirectory()
         self._lines_file = os.path.join(self._tmp.name, "lines.json")
         self._running_file = os.path.join(self._tmp.name, "running.txt")
         modules_file = os.path.join(self._tmp.name, "modules.json")
-        Path(modules_file).write_text(json.dumps(modules), encoding="utf-8")
+        Path(modules_file).write_text(json.dumps(self._modules), encoding="utf-8")
         env = dict(os.environ)
         # Modules import as the code index names them: from the source root, tests from the project root.
         # This package comes last, for the run's own driver (child_main).
         env[CHILD_ENV] = "1"  # a test run's own line-map plugin stays off in here: this run measures already
         env["PYTHONPATH"] = os.pathsep.join(
             [
-                str(source_root),
-                str(project_root),
+                str(self._source_root),
+                str(self.project_root),
                 env.get("PYTHONPATH", ""),
                 str(Path(__file__).resolve().parents[2]),
             ]
@@ -445,8 +450,8 @@ class Measurement:
                 sys.executable,
                 "-c",
                 "from docs_hooks.run.coverage_map import child_main; child_main()",
-                str(source_root),
-                str(project_root),
+                str(self._source_root),
+                str(self.project_root),
                 self._lines_file,
                 self._running_file,
                 modules_file,
@@ -455,9 +460,9 @@ class Measurement:
                 "no:cacheprovider",
                 "--assert=plain",
                 "-x",
-                *run_args,
+                *args,
             ],
-            cwd=project_root,
+            cwd=self.project_root,
             stdout=self._output,
             stderr=subprocess.STDOUT,
             env=env,
@@ -498,6 +503,14 @@ class Measurement:
                     measured = _read_map(text)
                 except (OSError, ValueError, UnicodeDecodeError):
                     text = None
+            if text is None and self._kept is not None:
+                # The tests that ran an edited function failed alone: measure them all, as the project runs them
+                # (a test may depend on what the tests before it left), and report what that run says.
+                self._finalizer()
+                self._kept = None
+                self.run_args = self._pytest_args
+                self._start(self._pytest_args)
+                return self.result()
             if text is None:
                 self._error = self._failure(self._how_it_ended(code), "fix the test")
                 raise self._error

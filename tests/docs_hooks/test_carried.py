@@ -273,3 +273,21 @@ def test_tests_selected_otherwise_than_by_paths_are_all_measured_again(make_proj
 
     assert run.run_args == ["tests/test_calc.py", "-k", "clip"]
     assert same(run.result(), measured(root, tmp_path / "fresh"))
+
+
+def test_tests_that_fail_when_measured_alone_are_measured_with_all_the_others(make_project, tmp_path):
+    root = calc_project(make_project)
+    (root / "tests/test_calc.py").write_text(
+        "import calc\n\n\ndef test_sets():\n    calc.STATE = calc.clip(1)\n\n\n"
+        "def test_needs_the_state_the_test_before_left():\n    assert calc.STATE == 1 and calc.double_clip(2) == 4\n",
+        encoding="utf-8",
+    )
+    measured(root, tmp_path / "cache")
+    (root / "src/calc.py").write_text(CALC.replace("return clip(y * 2)", "return clip(2 * y)"), encoding="utf-8")
+
+    run = measurement(root, tmp_path / "cache")
+    assert run.run_args == ["tests/test_calc.py::test_needs_the_state_the_test_before_left"]
+    found = run.result()
+
+    assert run.run_args == ["tests/test_calc.py"]  # alone it failed: every test was measured
+    assert same(found, measured(root, tmp_path / "fresh"))
