@@ -653,7 +653,8 @@ class RecordingChild:
         )
 
 
-#: A batch is shared with helper processes only in parts of at least this many requests.
+#: A helper process starts only while at least this many requests of a batch are left, and a batch of fewer than
+#: twice as many is not shared.
 PER_CHILD = 8
 
 #: At most this many processes record one batch (the child and its helpers).
