@@ -9,7 +9,8 @@ are expanded (bench_scale.py shows it: the time grows faster than the code).
 objects are made; ``freeze`` then moves everything alive into the permanent
 generation, which collections skip, for as long as the build runs, and
 ``unfreeze`` hands it all back: when the next build of the same process
-starts (``mkdocs serve``), or when a build fails. After ``mkdocs build`` the
+starts (``mkdocs serve``), when a build fails, and while ``mkdocs serve``
+collects a build it replaced (``core.session.Session.settle``). After ``mkdocs build`` the
 process ends with its objects still frozen, so the collector does not walk
 them all once more on the way out. Reference counting still frees what is
 dropped meanwhile.

@@ -85,6 +85,7 @@ class Session:
         self._uncollected = False  # a replaced build is left for settle() to collect
         self._collecting = threading.Lock()  # refresh() and settle() hand the frozen objects back in turn
         self._settler: threading.Timer | None = None
+        self._refreshes = 0  # a settle_later() that fires after a later refresh() leaves that one's build be
 
     @property
     def settings(self) -> Settings:
@@ -108,6 +109,7 @@ class Session:
         """The settings read again; a new build when the code, the settings or the site's scripts changed
         (the old one's processes ended), else the one before, with the pages it expanded."""
         with self._collecting:
+            self._refreshes += 1
             gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
             settings = load_settings(self.root)
             stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
@@ -129,10 +131,11 @@ class Session:
             gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
         return self._build
 
-    def settle(self) -> None:
-        """Collect what a replaced build left (see ``settles``); nothing when no build was replaced since."""
+    def settle(self, after: int | None = None) -> None:
+        """Collect what a replaced build left (see ``settles``); nothing when no build was replaced since, or,
+        with ``after``, when a refresh came after that many (its rebuild may be under way)."""
         with self._collecting:
-            if not self._uncollected:
+            if not self._uncollected or (after is not None and after != self._refreshes):
                 return
             gcpause.unfreeze()
             gc.collect()
@@ -144,7 +147,7 @@ class Session:
         the browser has reloaded the page by then)."""
         if self._settler is not None:
             self._settler.cancel()
-        self._settler = threading.Timer(delay, self.settle)
+        self._settler = threading.Timer(delay, self.settle, args=(self._refreshes,))
         self._settler.daemon = True
         self._settler.start()
 

@@ -139,5 +139,17 @@ def test_a_front_end_that_settles_has_a_replaced_build_collected_after_the_rebui
         session.settle_later(0.01)
         session._settler.join()
         assert fourth() is None
+
+        fifth = weakref.ref(session.build)
+        ops.write_text(ops.read_text() + "\n\ndef appended_at_last():\n    return 5\n")
+        session.settle_later(60)
+        stale = session._settler
+        session.refresh()  # the timer set before this refresh must not collect in its rebuild
+        stale.cancel()
+        stale.function(*stale.args)
+        gc.collect()
+        assert fifth() is not None
+        session.settle()
+        assert fifth() is None
     finally:
         session.close()
