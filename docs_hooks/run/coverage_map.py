@@ -132,8 +132,9 @@ def _read_or_carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
         found = _carried_map(of)
         if found is None or found.stale:
             return None, found
-        write_entry(path, _map_text(CoverageMap(found.lines, found.calls)).encode("utf-8"))
-        return CoverageMap(found.lines, found.calls), None
+        whole = CoverageMap(found.lines, found.calls)
+        write_entry(path, _map_text(whole).encode("utf-8"))
+        return whole, None
     try:
         measured = _read_map(stored.decode("utf-8"))
     except ValueError:  # not a line map (UnicodeDecodeError is one too): the build measures it again
@@ -413,7 +414,6 @@ class Measurement:
                 self._kept = None
             else:
                 run_args = ids
-        self.run_args = run_args  # what pytest is given: the tests to measure
         missing = missing_packages()
         if missing:
             self._error = _missing_error(missing, project_root, pytest_args)
@@ -423,6 +423,7 @@ class Measurement:
 
     def _start(self, args: list[str]) -> None:
         """Start pytest with ``args`` under coverage, in a child process of its own."""
+        self.run_args = args  # what pytest is given: the tests to measure
         self._tmp = tempfile.TemporaryDirectory()
         self._lines_file = os.path.join(self._tmp.name, "lines.json")
         self._running_file = os.path.join(self._tmp.name, "running.txt")
@@ -508,7 +509,6 @@ class Measurement:
                 # (a test may depend on what the tests before it left), and report what that run says.
                 self._finalizer()
                 self._kept = None
-                self.run_args = self._pytest_args
                 self._start(self._pytest_args)
                 return self.result()
             if text is None:
