@@ -339,6 +339,8 @@ DEVICES = {
     "(core.session.Session.settle)",
     "recording-children": "a large batch of recordings shared with a helper process per spare core "
     "(run.record.Recorder._run)",
+    "source-nav": "the site navigation of the source pages rendered once per build for all those at one depth, "
+    "under Material (plugin.SourceNav)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -359,7 +361,7 @@ if _off:
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
                         (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
-                        (record, "usable_cores"), (session.Session, "settle")]:
+                        (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -386,6 +388,8 @@ if _off:
         record.usable_cores = lambda: 1
     elif _off == "settle-later":
         session.Session.settles = property(lambda self: False, lambda self, value: None)
+    elif _off == "source-nav":
+        plugin.material_navigation = lambda env: False
 """
 
 
@@ -453,6 +457,8 @@ def main() -> None:
         "--pause", type=float, default=PAUSE, help=f"seconds an author takes before an edit (default {PAUSE})"
     )
     args = parser.parse_args()
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
 
     with tempfile.TemporaryDirectory(prefix="bench_docs_") as tmp:
         work = Path(tmp)

@@ -12,6 +12,9 @@ state on the plugin object (MkDocs keeps the object across the rebuilds of
   lock and the helpers the build runs out of the site; resolve every page, so
   the site-wide tables read them all and the run stage starts on them at once;
 - on_page_markdown: tell the extension which page MkDocs converts next;
+- on_nav / on_env / on_page_context: under Material for MkDocs, render the site
+  navigation of the source pages once per build for every source page at the same
+  depth (``SourceNav``);
 - Material's search plugin reads each page without the spans of the generated
   HTML, the same text with far fewer tags (``render.search``): the plugin wraps
   the search plugin's on_page_context and puts the page back after it;
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from markdown import Markdown
@@ -57,6 +61,19 @@ EXTENSION = "docs_hooks.extension"  # the Python-Markdown extension, as mkdocs.y
 # Seconds after a build of mkdocs serve before the build it replaced is collected (Session.settle): by then the
 # browser has reloaded the page, and the author reads it.
 SETTLE_AFTER = 1.0
+TEMPLATES = Path(__file__).parent / "templates"  # added to the theme's folders under Material for MkDocs
+SOURCE_TEMPLATE = "docs_hooks/source.html"  # a source page's template there (see SourceNav)
+# The templates Material renders a page's site navigation from (its site_nav block, in base.html); SourceNav is
+# used only when all of them are Material's own.
+NAVIGATION_TEMPLATES = (
+    "base.html",
+    "partials/nav.html",
+    "partials/nav-item.html",
+    "partials/logo.html",
+    "partials/source.html",
+    "partials/toc.html",
+    "partials/toc-item.html",
+)
 
 
 class PluginConfig(base.Config):
@@ -81,6 +98,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self._last_keys: dict[str, str | None] = {}
         self._problem_pages: set[str] = set()
         self._search: SearchReading | None = None  # how Material's search plugin reads the pages
+        self._source_nav: SourceNav | None = None  # this build's navigation of the source pages, under Material
 
     @property
     def session(self) -> Session:
@@ -125,6 +143,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
                 self._search.close()
             self._search = SearchReading(cache_dir)
         self._search.wrap(config)
+        if config.theme.name == "material" and str(TEMPLATES) not in config.theme.dirs:
+            config.theme.dirs.append(str(TEMPLATES))  # last: a template of the site's own comes first
         if self.config.assets:
             for sheet in stylesheets():
                 if sheet not in config.extra_css:
@@ -226,6 +246,26 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def _page_of(self, md: Markdown) -> tuple[str, int] | None:
         return self.current
 
+    def on_nav(self, nav, *, config, files):
+        self._source_nav = SourceNav(nav) if config.theme.name == "material" else None
+        return nav
+
+    def on_env(self, env, *, config, files):
+        """The source pages get the template that renders their navigation once (``SourceNav``), where the
+        templates it is made from are Material's own."""
+        if self._source_nav is not None and not material_navigation(env):
+            self._source_nav = None
+        if self._source_nav is not None:
+            for f in files.documentation_pages():
+                if f.src_uri in self.source_files and f.page is not None and "template" not in f.page.meta:
+                    f.page.meta["template"] = SOURCE_TEMPLATE
+        return env
+
+    def on_page_context(self, context, *, page, config, nav):
+        if self._source_nav is not None and page.meta.get("template") == SOURCE_TEMPLATE:
+            context["docs_hooks_site_nav"] = self._source_nav.for_page(page, context["base_url"])
+        return context
+
     def on_post_build(self, *, config):
         self.session.build.await_background()  # a bug in the background work is raised here, not lost
         if self._search is not None:
@@ -236,6 +276,9 @@ class TracePlugin(BasePlugin[PluginConfig]):
         removed = prune_if_due(self.session.settings.cache_dir)  # entries no build has used for a month
         if removed:
             log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
+        if self._source_nav is not None and self._source_nav.pages:
+            nav = self._source_nav
+            log.debug(f"docs_hooks: the site navigation of {nav.pages} source pages rendered {nav.renders} time(s)")
         if self.serving:
             self.session.build.warm_up()
             self.session.settle_later(SETTLE_AFTER)
@@ -279,6 +322,69 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self.dirty and self.current is not None:
             self._problem_pages.add(self.current[0])
         log.warning(str(problem))
+
+
+class SourceNav:
+    """The site navigation Material renders into every source page (in sidebars the page hides, shown in the
+    drawer of a small screen), rendered once per build for all the source pages at one depth.
+
+    A source page is in no section of the navigation, so the navigation marks none of its items as the
+    page's. Between two source pages it differs only in what depends on where the page is: the links'
+    relative paths, which are the same for two pages at the same depth (``base_url``) while no page of the
+    navigation lies in the source pages' folder; the page's ``hide`` list; and its table of contents as
+    Material's partials/toc.html shows it, which is a first heading's subheadings when that heading is the
+    page's title (level 1): none on a source page. Those make the key. The plugin uses this only where every
+    template the navigation is made from is Material's own (``material_navigation``)."""
+
+    def __init__(self, nav) -> None:
+        self._made: dict[tuple, str] = {}
+        self._shared = not any(url.startswith(f"{sources.PREFIX}/") for url in _nav_urls(nav.items))
+        self.pages = 0  # source pages that asked for their navigation in this build
+        self.renders = 0  # and how many times it was rendered for them
+
+    def for_page(self, page, base_url: str) -> Callable[[Callable[[], str]], str]:
+        """What the page's template calls with the theme's own rendering of its navigation block."""
+        toc = list(page.toc)
+        shown = toc[0].children if toc and toc[0].level == 1 else toc  # what partials/toc.html lists
+        key = (base_url if self._shared else page.url, repr(page.meta.get("hide")), repr(_toc(shown)))
+        self.pages += 1
+
+        def site_nav(render: Callable[[], str]) -> str:
+            made = self._made.get(key)
+            if made is None:
+                made = self._made[key] = render()
+                self.renders += 1
+            return made
+
+        return site_nav
+
+
+def material_navigation(env) -> bool:
+    """Whether every template Material renders the site navigation from is its own: not overridden by the
+    theme's ``custom_dir`` (a main.html there may extend Material's, but not replace its site_nav block)."""
+    import material  # type: ignore[import-untyped]
+    from jinja2 import TemplateNotFound
+
+    home = Path(material.__file__).resolve().parent / "templates"
+    try:
+        for name in NAVIGATION_TEMPLATES:
+            _, filename, _ = env.loader.get_source(env, name)
+            if filename is None or home not in Path(filename).resolve().parents:
+                return False
+        source, filename, _ = env.loader.get_source(env, "main.html")
+    except TemplateNotFound:
+        return False
+    return filename is not None and (home in Path(filename).resolve().parents or "site_nav" not in source)
+
+
+def _nav_urls(items) -> list[str]:
+    """The URL of every page and link of the navigation, in its sections too."""
+    urls = []
+    for item in items:
+        if getattr(item, "url", None) is not None:
+            urls.append(item.url)
+        urls.extend(_nav_urls(getattr(item, "children", None) or []))
+    return urls
 
 
 class SearchReading:

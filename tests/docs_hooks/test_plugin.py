@@ -10,9 +10,10 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from .conftest import run_cli
-from .test_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, mkdocs_build
+from .test_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, SITE_PAGE, mkdocs_build
 from .test_kept import BACKWARD_PAGE, DYNAMIC_TEST, EXAMPLE_PAGE
 
 # Builds the site again and again in one process, as `mkdocs serve` does after each change (MkDocs keeps the
@@ -493,3 +494,105 @@ def test_serve_reads_back_the_recordings_of_the_pages_it_kept_once_a_build_is_do
     assert mkdocs_build(root).returncode == 0  # every page rendered and kept
 
     assert run_script(READ_BACK, root) == [{"build": [], "serve": ["tests.test_dynamic.test_dynamic"]}]
+
+
+def _verbose_build(root, site: str) -> str:
+    """The log of ``mkdocs build -v`` of the project at ``root`` into ``site``, which must succeed."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-v", "-f", str(root / "mkdocs.yml"), "-d", str(root / site)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def test_under_material_the_source_pages_share_one_rendering_of_their_navigation_and_are_the_pages_material_makes(
+    make_project,
+):
+    """The same site with a custom_dir that overrides one of the templates the navigation is made from (with a
+    copy of Material's own, so the pages come out the same) renders each source page's navigation itself."""
+    import material
+
+    material_yml = MKDOCS_YML.replace("name: mkdocs", "name: material")
+    page = SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")
+    root = make_project({"mkdocs.yml": material_yml, "docs/page.md": page})
+    shared = _verbose_build(root, "site-shared")
+    logo = (Path(material.__file__).parent / "templates/partials/logo.html").read_text(encoding="utf-8")
+    (root / "overrides/partials").mkdir(parents=True)
+    (root / "overrides/partials/logo.html").write_text(logo, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(material_yml.replace("name: material", "name: material\n  custom_dir: overrides"))
+    own = _verbose_build(root, "site-own")
+
+    source_pages = sorted(
+        p.relative_to(root / "site-shared") for p in (root / "site-shared/source").rglob("index.html")
+    )
+    assert len(source_pages) == 5  # src/ops.py, src/model.py and the three files of tests/
+    assert "docs_hooks: the site navigation of 5 source pages rendered 1 time(s)" in shared
+    assert "docs_hooks: the site navigation of" not in own
+    for rel in source_pages:
+        assert (root / "site-shared" / rel).read_bytes() == (root / "site-own" / rel).read_bytes(), rel
+    assert 'class="md-nav__link"' in (root / "site-shared" / source_pages[0]).read_text(encoding="utf-8")
+
+
+class _Item:
+    def __init__(self, url: str | None, children: list | None = None, level: int = 1):
+        self.url, self.children, self.level, self.title, self.id = url, children or [], level, url, url
+
+
+class _Page:
+    def __init__(self, url: str, toc: list):
+        self.url, self.toc, self.meta = url, toc, {"hide": ["navigation", "toc"]}
+
+
+def test_source_nav_renders_once_per_depth_and_table_of_contents_and_per_page_when_a_nav_page_is_among_them():
+    from docs_hooks.plugin import SourceNav
+
+    nav = type("Nav", (), {"items": [_Item("index.html"), _Item(None, [_Item("ops/"), _Item("https://x.org/")])]})()
+    shared = SourceNav(nav)
+    made = []
+    calls = [
+        shared.for_page(_Page(url, toc), base)(lambda url=url: made.append(url) or f"nav of {url}")
+        for url, toc, base in [
+            ("source/src/a.py/", [_Item("#a")], "../../.."),  # its title: not listed by partials/toc.html
+            ("source/src/b.py/", [_Item("#b")], "../../.."),
+            ("source/src/pkg/c.py/", [_Item("#c")], "../../../.."),  # deeper
+            ("source/src/d.py/", [_Item("#d", [_Item("#d-1", level=2)])], "../../.."),  # a subheading
+        ]
+    ]
+    assert made == ["source/src/a.py/", "source/src/pkg/c.py/", "source/src/d.py/"]
+    assert calls[1] == "nav of source/src/a.py/"
+    assert (shared.pages, shared.renders) == (4, 3)
+
+    nav.items.append(_Item("source/notes/"))  # a page of the navigation in the source pages' folder
+    apart = SourceNav(nav)
+    for url in ("source/src/a.py/", "source/src/b.py/"):
+        apart.for_page(_Page(url, []), "../../..")(lambda: "nav")
+    assert apart.renders == 2
+
+
+def test_source_nav_is_used_only_where_the_templates_of_the_navigation_are_materials_own(tmp_path):
+    import jinja2
+    import material
+
+    from docs_hooks.plugin import material_navigation
+
+    material_dir = str(Path(material.__file__).parent / "templates")
+
+    def env(overrides: dict[str, str]):
+        custom = tmp_path / f"custom{len(list(tmp_path.iterdir()))}"
+        for name, text in overrides.items():
+            (custom / name).parent.mkdir(parents=True, exist_ok=True)
+            (custom / name).write_text(text)
+        custom.mkdir(exist_ok=True)
+        return jinja2.Environment(loader=jinja2.FileSystemLoader([str(custom), material_dir]))
+
+    assert material_navigation(env({}))
+    assert material_navigation(env({"main.html": '{% extends "base.html" %}{% block content %}x{% endblock %}'}))
+    assert not material_navigation(env({"main.html": '{% extends "base.html" %}{% block site_nav %}{% endblock %}'}))
+    assert not material_navigation(env({"partials/nav-item.html": "mine"}))
+    assert not material_navigation(env({"base.html": "mine"}))
+    assert not material_navigation(jinja2.Environment(loader=jinja2.FileSystemLoader([str(tmp_path)])))
