@@ -63,6 +63,9 @@ class Project:
     _assignments: dict[tuple[Path, int, int], Assignments | None] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _definitions: dict[Path, list[ast.FunctionDef | ast.AsyncFunctionDef]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def tree(self, path: Path) -> ast.Module:
         """The parsed module at ``path`` (a file of the index), parsed once per build."""
@@ -73,6 +76,20 @@ class Project:
             text = path.read_text(encoding="utf-8")
             self._trees[path] = (ast.parse(text), text.splitlines())
         return self._trees[path]
+
+    def definition(self, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The ``def`` of ``fn`` in its module as parsed once per build (every ``def`` of a module found in one
+        walk of it); None when the file no longer holds it."""
+        if fn.file not in self._definitions:
+            self._definitions[fn.file] = [
+                node
+                for node in ast.walk(self.tree(fn.file))
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+        for node in self._definitions[fn.file]:
+            if node.name == fn.short_name and fn.start <= node.lineno <= fn.end:
+                return node
+        return None
 
     def assignments(self, fn: Function) -> Assignments | None:
         """What the function assigns, statement by statement (``resolve.assignments``), found once per build;
@@ -139,3 +156,24 @@ def placed(err: TraceError, block: Block, page: str, field_name: str | None = No
 
 
 AnyKind = BlockKind[Any]
+
+
+def byte_lines(text: str) -> list[bytes]:
+    """The lines of a module's text (read with Python's newlines) as ast numbers them, each encoded as UTF-8:
+    ast's columns count bytes. (``str.splitlines`` also splits at a form feed, which ends no line for ast.)"""
+    return [line.encode() for line in text.split("\n")]
+
+
+def source_segment(lines: list[bytes], node: ast.expr) -> str:
+    """``ast.get_source_segment`` on the ``byte_lines`` of the source: it would split the whole text again for
+    every node."""
+    first, last = node.lineno - 1, last_line(node) - 1
+    if first == last:
+        return lines[first][node.col_offset : node.end_col_offset].decode()
+    chunk = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
+    return b"\n".join(chunk).decode()
+
+
+def last_line(node: ast.expr | ast.stmt) -> int:
+    """The node's last line (``end_lineno``): ast.parse sets it on every node; only one made by hand has none."""
+    return node.end_lineno if node.end_lineno is not None else node.lineno

@@ -50,7 +50,7 @@ from collections.abc import Mapping
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
-from docs_hooks.kinds.base import Project, Rendered, Scope
+from docs_hooks.kinds.base import Project, Rendered, Scope, byte_lines, source_segment
 from docs_hooks.kinds.modelrun import CONFIG, RUN, Desc, Evidence, config_made, model_requests, model_run, requests_of
 from docs_hooks.read.blocks import BLOCK_KINDS, Block
 from docs_hooks.render import html as R
@@ -120,13 +120,9 @@ NO_RULE = "the project names no rule"  # the weight decay column without the dec
 
 def _def_node(project: Project, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef:
     """The ``def`` of ``fn`` in its module, as the build parsed it once."""
-    for node in ast.walk(project.tree(fn.file)):
-        if (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.name == fn.short_name
-            and fn.start <= node.lineno <= fn.end
-        ):
-            return node
+    node = project.definition(fn)
+    if node is not None:
+        return node
     raise TraceError(f"cannot find the definition of {fn.name} in {fn.display_path}")
 
 
@@ -363,26 +359,39 @@ def _constants(node: ast.AST) -> set[str]:
     return out
 
 
+Assigned = tuple[Function, ast.Assign | ast.AnnAssign, ast.expr, set[str]]
+
+
+def _subscript_assignments(ev: Evidence, creators: list[Function]) -> list[Assigned]:
+    """Every assignment of the creators to a subscript (``params["w"] = ...``, in a tuple too): the function,
+    the statement, the value it assigns there and the strings the subscript's key holds; found once per build."""
+
+    def find() -> list[Assigned]:
+        out: list[Assigned] = []
+        for fn in creators:
+            for node in ast.walk(_def_node(ev.project, fn)):
+                if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    many = isinstance(target, (ast.Tuple, ast.List))
+                    elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                    values = node.value.elts if many and isinstance(node.value, (ast.Tuple, ast.List)) else None
+                    for i, elt in enumerate(elts):
+                        if isinstance(elt, ast.Subscript):
+                            value = values[i] if values is not None and i < len(values) else node.value
+                            out.append((fn, node, value, _constants(elt.slice)))
+        return out
+
+    return ev.once("assignments to a subscript in " + ", ".join(f.name for f in creators), find)
+
+
 def _creating_statement(ev: Evidence, creators: list[Function], pattern: str, name: str):
     """The statement of init_params (or a callee) that creates ``pattern``, and the value it assigns to it."""
     suffix = _suffix(pattern)
-    found = []
-    for fn in creators:
-        for node in ast.walk(_def_node(ev.project, fn)):
-            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-                continue
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-                values = (
-                    node.value.elts
-                    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List))
-                    else None
-                )
-                for i, elt in enumerate(elts):
-                    if isinstance(elt, ast.Subscript) and ({suffix, name} & _constants(elt.slice)):
-                        value = values[i] if values is not None and i < len(values) else node.value
-                        found.append((fn, node, value))
+    found = [
+        (fn, node, value) for fn, node, value, keys in _subscript_assignments(ev, creators) if {suffix, name} & keys
+    ]
     if not found:
         names = ", ".join(f.name for f in creators)
         raise TraceError(
@@ -846,14 +855,15 @@ def config_inventory(ev: Evidence) -> ConfigInventory:
     return ev.once("config", lambda: _config_inventory(ev))
 
 
-def _class_fields(dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str]) -> list[ConfigField]:
+def _class_fields(
+    dotted: str, node: ast.ClassDef, repo_path: str, lines: list[str], encoded: list[bytes]
+) -> list[ConfigField]:
     out = []
     for stmt in node.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if "ClassVar" in ast.unparse(stmt.annotation):
                 continue
-            src = "\n".join(lines)
-            default = ast.get_source_segment(src, stmt.value) if stmt.value is not None else None
+            default = source_segment(encoded, stmt.value) if stmt.value is not None else None
             out.append(
                 ConfigField(dotted, stmt.target.id, default, _comment(lines[stmt.lineno - 1]), repo_path, stmt.lineno)
             )
@@ -901,7 +911,8 @@ def _config_inventory(ev: Evidence) -> ConfigInventory:
     elif s.model_config:
         repo_path, start, end = index.classes[s.model_config]
         path = s.project_root / repo_path
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
+        lines, encoded = text.splitlines(), byte_lines(text)
         short = s.model_config.rsplit(".", 1)[-1]
         node = next(
             (
@@ -914,7 +925,7 @@ def _config_inventory(ev: Evidence) -> ConfigInventory:
         if node is None:  # pragma: no cover - the index found it there
             raise TraceError(f"cannot find class {short} in {repo_path}")
         start = node.lineno
-        fields = _class_fields(s.model_config, node, repo_path, lines)
+        fields = _class_fields(s.model_config, node, repo_path, lines, encoded)
         in_effect = ev.recording(CONFIG).result
         values = in_effect.fields if hasattr(in_effect, "fields") else dict(in_effect)
         for f in fields:
@@ -926,12 +937,13 @@ def _config_inventory(ev: Evidence) -> ConfigInventory:
     if s.config_module:
         path = _module_path(ev, s.config_module)
         repo_path = s.rel(path)
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
+        lines, encoded = text.splitlines(), byte_lines(text)
         loose = []
         for node in ev.tree(path).body:
             if isinstance(node, ast.ClassDef):
                 dotted = f"{s.config_module}.{node.name}"
-                fields = _class_fields(dotted, node, repo_path, lines)
+                fields = _class_fields(dotted, node, repo_path, lines, encoded)
                 if fields:
                     values = _instance_fields(ev, dotted)
                     for f in fields:
@@ -941,14 +953,13 @@ def _config_inventory(ev: Evidence) -> ConfigInventory:
                     classes.append((dotted, _line_link(ev, repo_path, node.lineno, node.lineno, dotted), fields))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                src = "\n".join(lines)
                 for t in targets:
                     if isinstance(t, ast.Name) and not t.id.startswith("_") and node.value is not None:
                         loose.append(
                             ConfigField(
                                 s.config_module,
                                 t.id,
-                                ast.get_source_segment(src, node.value),
+                                source_segment(encoded, node.value),
                                 _comment(lines[node.lineno - 1]),
                                 repo_path,
                                 node.lineno,
@@ -1029,8 +1040,8 @@ def _dict_config(ev: Evidence, dotted: str) -> tuple[str, str, list[ConfigField]
             "fix model_config in [tool.docs_hooks]"
         )
     repo_path = s.rel(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    src = "\n".join(lines)
+    text = path.read_text(encoding="utf-8")
+    lines, encoded = text.splitlines(), byte_lines(text)
     fields = []
     for key, value in zip(node.value.keys, node.value.values):
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
@@ -1038,7 +1049,7 @@ def _dict_config(ev: Evidence, dotted: str) -> tuple[str, str, list[ConfigField]
                 ConfigField(
                     dotted,
                     key.value,
-                    ast.get_source_segment(src, value),
+                    source_segment(encoded, value),
                     _comment(lines[key.lineno - 1]),
                     repo_path,
                     key.lineno,
@@ -1184,68 +1195,79 @@ def _classify_bases(ev, attrs_of: dict[str, set[str]], config_module: str | None
     return out
 
 
+def _calls_of_the_code(ev: Evidence) -> list[tuple[Function, ast.Call]]:
+    """Every call in the functions of the code (not the tests'), file by file, found once per build."""
+
+    def find() -> list[tuple[Function, ast.Call]]:
+        functions = sorted(ev.index.functions.values(), key=lambda f: (f.repo_path, f.start))
+        return [
+            (fn, node)
+            for fn in functions
+            if not fn.is_test
+            for node in ast.walk(_def_node(ev.project, fn))
+            if isinstance(node, ast.Call)
+        ]
+
+    return ev.once("calls of the code", find)
+
+
 def _setters(ev: Evidence, dotted: str, fields: list[ConfigField]) -> None:
     """Who sets each field: every call that constructs the class (``ModelConfig(...)``, ``ModelConfig.from_dict(...)``)."""
     index = ev.index
     short = dotted.rsplit(".", 1)[-1]
     own = {n.rsplit(".", 1)[-1] for n in index.functions if n.startswith(dotted + ".")}
     by_name = {f.name: f for f in fields}
-    for fn in sorted(index.functions.values(), key=lambda f: (f.repo_path, f.start)):
-        if fn.is_test or fn.name.startswith(dotted + "."):
+    for fn, node in _calls_of_the_code(ev):
+        if fn.name.startswith(dotted + "."):
             continue
-        for node in ast.walk(_def_node(ev.project, fn)):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            direct = (isinstance(func, ast.Name) and func.id == short) or (
-                isinstance(func, ast.Attribute) and func.attr == short
+        func = node.func
+        direct = (isinstance(func, ast.Name) and func.id == short) or (
+            isinstance(func, ast.Attribute) and func.attr == short
+        )
+        via = (
+            isinstance(func, ast.Attribute)
+            and func.attr in own
+            and func.attr not in by_name
+            and (
+                (isinstance(func.value, ast.Name) and func.value.id == short)
+                or (isinstance(func.value, ast.Attribute) and func.value.attr == short)
             )
-            via = (
-                isinstance(func, ast.Attribute)
-                and func.attr in own
-                and func.attr not in by_name
-                and (
-                    (isinstance(func.value, ast.Name) and func.value.id == short)
-                    or (isinstance(func.value, ast.Attribute) and func.value.attr == short)
-                )
-            )
-            if not (direct or via):
-                continue
-            stmt = next(
-                (s for s in sorted(fn.statements, key=lambda s: s.end - s.start) if s.start <= node.lineno <= s.end),
-                None,
-            )
-            link = (
-                ev.links.line_link(fn, stmt.start, stmt.end)
-                if stmt
-                else ev.links.line_link(fn, node.lineno, node.lineno)
-            )
-            who = f"{R.code(fn.name)} {link}"
-            if via:
-                what = R.code(ast.unparse(node))
-                for f in fields:
-                    f.set_by.append(f"{who}: every key present in {what}")
-                continue
-            passed: set[str] = set()
-            spread = False  # a ``**kwargs``: which fields it passes is not known here
-            for kw in node.keywords:
-                if kw.arg is None:
-                    spread = True
-                    for f in fields:
-                        f.set_by.append(f"{who}: from {R.code('**' + ast.unparse(kw.value))} when it holds the key")
-                    break
-                if kw.arg in by_name:
-                    passed.add(kw.arg)
-                    by_name[kw.arg].set_by.append(f"{who} passes {R.code(f'{kw.arg}={ast.unparse(kw.value)}')}")
-            if spread:
-                continue
-            for i, arg in enumerate(node.args):
-                if i < len(fields):
-                    passed.add(fields[i].name)
-                    fields[i].set_by.append(f"{who} passes {R.code(ast.unparse(arg))} (argument {i + 1})")
+        )
+        if not (direct or via):
+            continue
+        stmt = next(
+            (s for s in sorted(fn.statements, key=lambda s: s.end - s.start) if s.start <= node.lineno <= s.end),
+            None,
+        )
+        link = (
+            ev.links.line_link(fn, stmt.start, stmt.end) if stmt else ev.links.line_link(fn, node.lineno, node.lineno)
+        )
+        who = f"{R.code(fn.name)} {link}"
+        if via:
+            what = R.code(ast.unparse(node))
             for f in fields:
-                if f.name not in passed:
-                    f.set_by.append(f"{who} does not pass it: the default applies")
+                f.set_by.append(f"{who}: every key present in {what}")
+            continue
+        passed: set[str] = set()
+        spread = False  # a ``**kwargs``: which fields it passes is not known here
+        for kw in node.keywords:
+            if kw.arg is None:
+                spread = True
+                for f in fields:
+                    f.set_by.append(f"{who}: from {R.code('**' + ast.unparse(kw.value))} when it holds the key")
+                break
+            if kw.arg in by_name:
+                passed.add(kw.arg)
+                by_name[kw.arg].set_by.append(f"{who} passes {R.code(f'{kw.arg}={ast.unparse(kw.value)}')}")
+        if spread:
+            continue
+        for i, arg in enumerate(node.args):
+            if i < len(fields):
+                passed.add(fields[i].name)
+                fields[i].set_by.append(f"{who} passes {R.code(ast.unparse(arg))} (argument {i + 1})")
+        for f in fields:
+            if f.name not in passed:
+                f.set_by.append(f"{who} does not pass it: the default applies")
 
 
 def _field_rows(ev: Evidence, fields: list[ConfigField], show_owner: bool) -> list[list[str]]:
@@ -1332,8 +1354,8 @@ def _constructor_config(ev: Evidence, cls: str) -> ConfigInventory:
     if init is None:
         raise TraceError(f"{cls} defines no __init__, so its objects take no arguments for trace-config to show")
     node = _def_node(ev.project, init)
-    lines = init.file.read_text(encoding="utf-8").splitlines()
-    src = "\n".join(lines)
+    text = init.file.read_text(encoding="utf-8")
+    lines, encoded = text.splitlines(), byte_lines(text)
     args = node.args
     positional = [*args.posonlyargs, *args.args][1:]  # not self
     defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
@@ -1341,7 +1363,7 @@ def _constructor_config(ev: Evidence, cls: str) -> ConfigInventory:
     fields = []
     for a in [*positional, *args.kwonlyargs]:
         own_line = a.lineno != node.lineno  # a signature over several lines: a comment on the argument's line
-        default = ast.get_source_segment(src, defaults[a]) if a in defaults else None
+        default = source_segment(encoded, defaults[a]) if a in defaults else None
         meaning = _comment(lines[a.lineno - 1]) if own_line else ""
         fields.append(ConfigField(cls, a.arg, default, meaning, init.repo_path, a.lineno))
     _setters(ev, cls, fields)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from docs_hooks.base.errors import TraceError
-from docs_hooks.kinds.base import Project, Rendered, Scope
+from docs_hooks.kinds.base import Project, Rendered, Scope, byte_lines, last_line, source_segment
 from docs_hooks.kinds.modelrun import Desc, Evidence, ModelRun, model_requests, model_run, requests_of
 from docs_hooks.read.blocks import BLOCK_KINDS, Block
 from docs_hooks.render import html as R
@@ -265,11 +265,11 @@ def _expression_in(
         except SyntaxError:
             continue
         found = []
-        src_lines = [line.encode() for line in src.split("\n")]  # ast columns count UTF-8 bytes
+        src_lines = byte_lines(src)
         for node in ast.walk(tree):
             if not isinstance(node, ast.expr):
                 continue
-            seg = _source_of(src_lines, node)
+            seg = source_segment(src_lines, node)
             if not seg:
                 continue
             have = normalise_tokens(seg)
@@ -305,20 +305,6 @@ def _reads(
         )
         raise TraceError(f"symbol '{symbol}': {why}")
     return tuple(which.items())
-
-
-def _source_of(lines: list[bytes], node: ast.expr) -> str:
-    """``ast.get_source_segment`` on source already split into lines (it would split it per node)."""
-    first, last = node.lineno - 1, _last_line(node) - 1
-    if first == last:
-        return lines[first][node.col_offset : node.end_col_offset].decode()
-    chunk = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
-    return b"\n".join(chunk).decode()
-
-
-def _last_line(node: ast.expr | ast.stmt) -> int:
-    """The node's last line (``end_lineno``): ast.parse sets it on every node; only one made by hand has none."""
-    return node.end_lineno if node.end_lineno is not None else node.lineno
 
 
 def _evaluate(run: ModelRun, fn: Function, expr: str, symbol: str, reads=()) -> Desc | None:
@@ -481,7 +467,7 @@ def site_shapes(
     call, stmt = None, None
     for node, sub in calls.get(site.line, ()):  # the innermost statement wins
         if _func_name(sub.func) == short:
-            if stmt is None or (_last_line(node) - node.lineno) <= (_last_line(stmt) - stmt.lineno):
+            if stmt is None or (last_line(node) - node.lineno) <= (last_line(stmt) - stmt.lineno):
                 call, stmt = sub, node
     recorded = _recorded_call(run, callee, caller, site)
     data = SiteShapes(caller, site.statement.start, site.statement.end, site.line, recorded is not None, [])
@@ -514,7 +500,7 @@ class _Written:
         self.lines = [line.encode() for line in caller.source_lines]  # ast columns count UTF-8 bytes
 
     def __call__(self, node: ast.expr) -> str:
-        first, last = node.lineno - self.start, _last_line(node) - self.start
+        first, last = node.lineno - self.start, last_line(node) - self.start
         if not (0 <= first <= last < len(self.lines)):
             return ast.unparse(node)
         if first == last:
