@@ -78,6 +78,7 @@ def test_the_mkdocs_plugin_keeps_a_build_frozen_until_the_next_build_of_the_proc
         mdx_configs={},
         strict=False,
         plugins=PluginCollection(),
+        theme=SimpleNamespace(name="mkdocs", dirs=[]),
     )
     plugin.on_config(config)
     plugin.on_post_build(config=config)
