@@ -168,6 +168,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             if f.src_uri in made or (f.abs_src_path and self._kept_out(Path(f.abs_src_path))):
                 files.remove(f)
         self.source_files = set()
+        source_pages, page_urls = {}, {}
         for repo_path in sorted(build.project.index.file_digests):  # every indexed file, with functions or not
             page = File.generated(
                 config,
@@ -177,7 +178,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             )  # reached by links, not listed in the nav
             files.append(page)
             self.source_files.add(page.src_uri)
-            build.links.source_pages[repo_path] = page.url
+            source_pages[repo_path] = page.url
         if build.results.spec is not None and settings.spec_pdf:
             files.append(File.generated(config, settings.spec_pdf, content=build.results.spec.pdf))
         if self.config.assets:
@@ -186,12 +187,13 @@ class TracePlugin(BasePlugin[PluginConfig]):
         pages = {}
         for f in files.documentation_pages():
             rel = self._rel(f)
-            build.links.page_urls[rel] = f.url
+            page_urls[rel] = f.url
             if f.src_uri in self.source_files:
                 text = f.content_string
             else:
                 text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
             pages[rel] = as_markdown_reads(text, config.mdx_configs.get("tab_length", 4))
+        build.links.place(page_urls, source_pages)
         try:
             session.plan_site(pages)
         except TraceError as err:

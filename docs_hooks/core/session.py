@@ -27,7 +27,7 @@ from docs_hooks.base.settings import Settings, load_settings
 from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
-from docs_hooks.resolve.lock import compare, read_lock
+from docs_hooks.resolve.lock import by_page, compare, read_lock
 from docs_hooks.run.residue import Texts
 
 # Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
@@ -75,7 +75,7 @@ class Session:
         self._settings: Settings | None = None
         self._build: Build | None = None
         self.fingerprint: str | None = None
-        self.locked: dict = {}
+        self.locked: dict[str, dict] = {}  # the review lock's entries, page by page (``lock.by_page``)
         self.widget_kernels: frozenset[str] | None = None
         # The files the runs' dependencies read, parsed once per text for all of this session's builds.
         self.texts = Texts()
@@ -127,7 +127,7 @@ class Session:
                 self.fingerprint = stamp
             self._settings = settings
             self.widget_kernels = widget_kernels
-            self.locked = read_lock(settings.lock_path, settings.rel(settings.lock_path))
+            self.locked = by_page(read_lock(settings.lock_path, settings.rel(settings.lock_path)))
             gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
         return self._build
 
@@ -170,7 +170,8 @@ class Session:
         expanded = self.build.expand(page, text)
         s = self.settings
         lock_name = s.rel(s.lock_path)
-        problems = expanded.problems + compare(self.locked, expanded.uses, lock_name, expanded.unresolved, {page})
+        locked = self.locked.get(page, {})
+        problems = expanded.problems + compare(locked, expanded.uses, lock_name, expanded.unresolved, {page})
         for problem in problems:
             self.report(problem)
         boxed = expanded.markdown

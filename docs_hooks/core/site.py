@@ -360,10 +360,9 @@ class Build:
         plan = self._plans[page][1]
         return (text, self.site.version if plan.reads_site else None, self._links_state())
 
-    def _links_state(self) -> tuple:
+    def _links_state(self) -> str:
         """Where the front end put the site's pages: every page's links are made from it."""
-        links = self.links
-        return (links.between_files, tuple(sorted(links.page_urls.items())), tuple(sorted(links.source_pages.items())))
+        return self.links.state()
 
     def _shown_here(self, problem: TraceError, page: str) -> bool:
         """A problem of the page's own is the page's; one placed elsewhere (the coverage run's failure, at its

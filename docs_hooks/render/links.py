@@ -1,7 +1,7 @@
 """Where the rendered pages point: a span of code, a page of the site, a test, the specification.
 
 Part of the render stage. The URLs of the site's pages are known only to the
-front end (MkDocs decides them); it fills ``page_urls`` and ``source_pages``.
+front end (MkDocs decides them); it hands them over with ``place``.
 Without them, MkDocs' directory URLs are assumed (the command line). A builder
 that makes the URLs itself from links between files (Zensical) gets links from
 the page's file to the files they point at (``between_files``).
@@ -9,7 +9,10 @@ the page's file to the files they point at (``between_files``).
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from docs_hooks.base.settings import Settings
 from docs_hooks.render import html as R
@@ -21,12 +24,43 @@ class Links:
     def __init__(self, settings: Settings, index: CodeIndex):
         self.settings = settings
         self.index = index
-        self.page_urls: dict[str, str] = {}  # page path -> its URL inside the site (set by the front end)
-        self.source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page (set by the front end)
-        # Whether links are written from the page's file to the files they point at (``layer-norm.md``,
-        # ``source/src/ops.py.md``), for a builder that makes the URLs itself from links relative to the page's
-        # file (Zensical does, in generated HTML too); else to the URLs MkDocs gives the pages (``layer-norm/``).
-        self.between_files = False
+        self._page_urls: dict[str, str] = {}  # page path -> its URL inside the site
+        self._source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page
+        self._between_files = False
+        self._state: str | None = None  # the digest of the three, made when first asked for after a change
+
+    def place(self, page_urls: Mapping[str, str], source_pages: Mapping[str, str]) -> None:
+        """Where the front end put the site's pages (path -> URL inside the site) and the source pages (repo
+        path -> URL), as a whole: what it put before is forgotten."""
+        self._page_urls, self._source_pages, self._state = dict(page_urls), dict(source_pages), None
+
+    @property
+    def page_urls(self) -> Mapping[str, str]:
+        return MappingProxyType(self._page_urls)
+
+    @property
+    def source_pages(self) -> Mapping[str, str]:
+        return MappingProxyType(self._source_pages)
+
+    @property
+    def between_files(self) -> bool:
+        """Whether links are written from the page's file to the files they point at (``layer-norm.md``,
+        ``source/src/ops.py.md``), for a builder that makes the URLs itself from links relative to the page's
+        file (Zensical does, in generated HTML too); else to the URLs MkDocs gives the pages (``layer-norm/``)."""
+        return self._between_files
+
+    @between_files.setter
+    def between_files(self, value: bool) -> None:
+        if value != self._between_files:
+            self._between_files, self._state = value, None
+
+    def state(self) -> str:
+        """Where the front end put the pages, digested: every page's links are made from it (a kept page is
+        kept for the same state only). Made once per change, not once per page that asks."""
+        if self._state is None:
+            placed = (self._between_files, sorted(self._page_urls.items()), sorted(self._source_pages.items()))
+            self._state = hashlib.sha256(repr(placed).encode()).hexdigest()
+        return self._state
 
     def url(self, fn: Function, start: int | None = None, end: int | None = None) -> str:
         """The permanent link to a span of code on the repository host; without ``repo_url``, the span on
@@ -65,7 +99,7 @@ class Links:
         file, when links go between files)."""
         if self.between_files:
             return sources.page_uri(repo_path)
-        return self.source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"
+        return self._source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"
 
     def source_links(self, page: str, html: str) -> str:
         """``html`` of ``page`` with its links to source pages made relative to the page (see sources)."""
@@ -81,8 +115,8 @@ class Links:
         rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
         if self.between_files:
             return rel
-        if page in self.page_urls:
-            return self.page_urls[page]
+        if page in self._page_urls:
+            return self._page_urls[page]
         if rel == "index.md" or rel.endswith("/index.md"):
             return rel[: -len("index.md")]
         return rel[: -len(".md")] + "/"

@@ -74,6 +74,15 @@ def read_lock(path: Path, name: str | None = None) -> dict[tuple[str, str], Lock
     return out
 
 
+def by_page(locked: dict[tuple[str, str], LockEntry]) -> dict[str, dict[tuple[str, str], LockEntry]]:
+    """The lock's entries, page by page: ``compare`` of one page's references needs that page's entries only
+    (and a site of many pages would otherwise go through the whole lock for each)."""
+    out: dict[str, dict[tuple[str, str], LockEntry]] = {}
+    for k, entry in locked.items():
+        out.setdefault(k[0], {})[k] = entry
+    return out
+
+
 def conflict_line(text: str) -> int | None:
     """The line of the first conflict marker git left in ``text`` (its first '<<<<<<<' when it has one)."""
     marked = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.startswith(_CONFLICT_MARKERS)]

@@ -55,7 +55,7 @@ def test_without_the_adapter_pages_have_directory_urls_and_links_are_relative_to
 
 def test_the_urls_the_adapter_sets_win_over_directory_urls(make_project):
     links, _ = links_for(make_project())
-    links.page_urls.update({"docs/guide/layer-norm.md": "guide/layer-norm.html", "docs/index.md": "index.html"})
+    links.place({"docs/guide/layer-norm.md": "guide/layer-norm.html", "docs/index.md": "index.html"}, {})
 
     assert links.page_url("docs/guide/layer-norm.md") == "guide/layer-norm.html"
     assert links.relative_url("docs/guide/layer-norm.md", "index.html") == "../index.html"
@@ -67,7 +67,7 @@ def test_a_source_link_is_made_relative_to_the_page_that_shows_it(make_project):
     html = '<a href="docs-hooks-source:src/ops.py#L9-L12">x</a>'
 
     assert links.source_links("docs/guide/layer-norm.md", html) == '<a href="../../source/src/ops.py/#L9">x</a>'
-    links.source_pages["src/ops.py"] = "code/ops.html"
+    links.place({}, {"src/ops.py": "code/ops.html"})
     assert links.source_links("docs/page.md", html) == '<a href="../code/ops.html#L9">x</a>'
     assert links.source_links_at("guide/layer-norm/", html) == '<a href="../../code/ops.html#L9">x</a>'
 
@@ -120,3 +120,19 @@ def test_without_repo_url_a_test_file_is_named_without_a_link(make_project):
     assert links.test_names(["tests.test_ops.test_rows_have_zero_mean"]) == (
         "<code>tests/test_ops.py</code>: <code>test_rows_have_zero_mean</code>"
     )
+
+
+def test_the_state_of_the_links_changes_with_where_the_pages_are_and_only_then(make_project):
+    links, _ = links_for(make_project())
+    first = links.state()
+    links.place({"docs/page.md": "page/"}, {"src/ops.py": "source/src/ops.py/"})
+    placed = links.state()
+    links.place({"docs/page.md": "page/"}, {"src/ops.py": "source/src/ops.py/"})
+    assert links.state() == placed != first
+    links.place({"docs/page.md": "page.html"}, {"src/ops.py": "source/src/ops.py/"})
+    assert links.state() not in (placed, first)
+    moved = links.state()
+    links.between_files = True
+    assert links.state() != moved
+    links.between_files = False
+    assert links.state() == moved

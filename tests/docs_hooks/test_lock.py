@@ -15,7 +15,7 @@ import stat
 import pytest
 
 from docs_hooks.base.errors import TraceError
-from docs_hooks.resolve.lock import LockEntry, compare, conflict_line, read_lock
+from docs_hooks.resolve.lock import LockEntry, by_page, compare, conflict_line, read_lock
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, LOCK, MEAN_PAGE, OPS, expand_page
 from .test_cli import MKDOCS_YML, SITE_PAGE, mkdocs_build
@@ -154,6 +154,29 @@ def test_every_lock_message_names_the_command_not_a_make_target():
         "docs/page.md: inline | dropped: docs/trace.lock records this reference but the page no longer makes it; "
         "run 'python -m docs_hooks relock' to drop it",
     ]
+
+
+def test_one_page_compared_against_its_own_entries_meets_the_problems_it_meets_against_the_whole_lock():
+    def entry(page, key, code, line=None):
+        return LockEntry(page, key, code, str(hash(code)), line)
+
+    locked = {
+        (e.page, e.key): e
+        for e in [
+            entry("docs/a.md", "inline | kept", "x = 1"),
+            entry("docs/a.md", "inline | dropped", "y = 2"),
+            entry("docs/a.md", "inline | changed", "z = 3"),
+            entry("docs/b.md", "inline | kept", "x = 1"),
+            entry("docs/b.md", "inline | dropped", "w = 4"),
+        ]
+    }
+    current = [entry("docs/a.md", "inline | kept", "x = 1", 3), entry("docs/a.md", "inline | changed", "z = 4", 4)]
+    grouped = by_page(locked)
+
+    assert sorted(grouped) == ["docs/a.md", "docs/b.md"]
+    whole = [str(p) for p in compare(locked, current, LOCK, {}, {"docs/a.md"})]
+    own = [str(p) for p in compare(grouped["docs/a.md"], current, LOCK, {}, {"docs/a.md"})]
+    assert own == whole and len(whole) == 2  # the change and the dropped reference of docs/a.md only
 
 
 def test_relock_then_check_passes(make_project, relock, check):
