@@ -188,8 +188,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
         for f in files.documentation_pages():
             rel = self._rel(f)
             page_urls[rel] = f.url
+            # as the extension is handed it: the front matter left out, so that a page resolved here is not
+            # resolved again when it is converted
             if f.src_uri in self.source_files:
-                text = f.content_string
+                text = without_front_matter(f.content_string)
             else:
                 text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
             pages[rel] = as_markdown_reads(text, config.mdx_configs.get("tab_length", 4))

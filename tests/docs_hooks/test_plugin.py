@@ -596,3 +596,49 @@ def test_source_nav_is_used_only_where_the_templates_of_the_navigation_are_mater
     assert not material_navigation(env({"partials/nav-item.html": "mine"}))
     assert not material_navigation(env({"base.html": "mine"}))
     assert not material_navigation(jinja2.Environment(loader=jinja2.FileSystemLoader([str(tmp_path)])))
+
+
+# Builds the site twice in one process, as mkdocs serve does, with a sentence of docs/page.md edited before the
+# second build; prints how many times each build resolved a page (core.site.plan_page), and which pages.
+PLANS = r"""
+import json, logging, sys
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+from docs_hooks.core import site
+
+root = Path(sys.argv[1])
+logging.getLogger("mkdocs").setLevel(logging.ERROR)
+planned = []
+resolve = site.plan_page
+site.plan_page = lambda page, *args: planned.append(page.path) or resolve(page, *args)
+first = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
+first.plugins.on_startup(command="serve", dirty=False)
+for edit in range(2):
+    if edit:
+        page = root / "docs" / "page.md"
+        page.write_text(page.read_text() + "\nOne more sentence.\n")
+    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
+    config.plugins = first.plugins
+    build(config, serve_url="http://127.0.0.1:8000/")
+    print(json.dumps(sorted(planned)), flush=True)
+    planned.clear()
+first.plugins.on_shutdown()
+"""
+
+
+def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(make_project):
+    """A page resolved when MkDocs hands over the files is the text the extension is handed when MkDocs
+    converts it (the front matter left out, a source page's too), so it is not resolved a second time."""
+    root = make_project(
+        {"mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")}
+    )
+
+    first, after_edit = run_script(PLANS, root)
+
+    sources = [
+        f"docs/source/{p}.md"
+        for p in ("src/model.py", "src/ops.py", "tests/__init__.py", "tests/test_model.py", "tests/test_ops.py")
+    ]
+    assert first == sorted(["docs/page.md", *sources])
+    assert after_edit == ["docs/page.md"]
