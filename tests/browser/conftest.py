@@ -172,13 +172,15 @@ class Watch:
         if response.status >= 400:
             self.problems.append(f"HTTP {response.status}: {response.url}")
 
+    def elsewhere(self) -> re.Pattern:
+        """The URLs ``route`` is for: any but the site's own and data:, blob:, about:. Matched by the
+        browser's driver, so that the site's own requests do not wait for this process."""
+        return re.compile(r"^(?!" + re.escape(self.base) + r"|data:|blob:|about:)")
+
     def route(self, route) -> None:
-        url = route.request.url
-        if url.startswith(self.base) or url.startswith(("data:", "blob:", "about:")):
-            route.continue_()
-        else:
-            self.problems.append(f"request to another host: {url}")
-            route.abort("blockedbyclient")
+        """A request to another host (``elsewhere``): noted, and not made."""
+        self.problems.append(f"request to another host: {route.request.url}")
+        route.abort("blockedbyclient")
 
 
 @pytest.fixture
@@ -189,17 +191,41 @@ def open_page(browser, site):
     def _open(path: str, viewport: dict | None = None, color_scheme: str = "light"):
         context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme, service_workers="block")
         contexts.append(context)
-        watch = Watch(site.base)
-        context.route("**/*", watch.route)
-        page = context.new_page()
-        watch.attach(page)
-        page.goto(site.base + path, wait_until="load")
-        page.wait_for_load_state("networkidle")
-        return page, watch
+        return _load(context, site, path)
 
     yield _open
     for context in contexts:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def desktop_page(browser, site):
+    """desktop_page(path) -> (page, watch): the page at desktop width in the light scheme, loaded once for the
+    tests of a module that only read it (each page of the site takes a second or two to load)."""
+    opened: dict[str, tuple] = {}
+    contexts = []
+
+    def _open(path: str):
+        if path not in opened:
+            context = browser.new_context(viewport=DESKTOP, color_scheme="light", service_workers="block")
+            contexts.append(context)
+            opened[path] = _load(context, site, path)
+        return opened[path]
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+def _load(context, site, path: str):
+    """The page at ``path`` of the site in ``context``, loaded and quiet, and what it did meanwhile."""
+    watch = Watch(site.base)
+    context.route(watch.elsewhere(), watch.route)
+    page = context.new_page()
+    watch.attach(page)
+    page.goto(site.base + path, wait_until="load")
+    page.wait_for_load_state("networkidle")
+    return page, watch
 
 
 def numbers_and_skeleton(text: str) -> tuple[list[float], str]:

@@ -39,10 +39,10 @@ def test_the_site_has_pages(chromium):
 
 
 @pytest.mark.parametrize("md", PAGES)
-def test_page_loads_cleanly_and_shows_rendered_math(open_page, site, md):
+def test_page_loads_cleanly_and_shows_rendered_math(desktop_page, site, md):
     path = page_url(md)
     assert site.file_for(site.base + path), f"docs/{md} was not built to {path}"
-    page, watch = open_page(path)
+    page, watch = desktop_page(path)
     found = page.evaluate(
         """() => {
           const article = document.querySelector("article") || document.body;
@@ -96,6 +96,18 @@ def test_page_does_not_scroll_sideways_on_a_phone(open_page, md):
     assert not watch.problems, "\n".join(watch.problems)
 
 
+def test_a_request_to_another_host_is_noted_and_not_made_and_one_to_the_site_is_made(open_page, site):
+    page, watch = open_page(page_url(LAYER_NORM))
+    statuses = page.evaluate(
+        """async ([site]) => Promise.all([site, "http://example.invalid/x.png"].map(
+             url => fetch(url).then(r => r.status, () => "refused")))""",
+        [site.base + "index.html"],
+    )
+    assert statuses == [200, "refused"]
+    assert watch.problems[0] == "request to another host: http://example.invalid/x.png", watch.problems
+    assert not [p for p in watch.problems if site.base in p], watch.problems  # the site's own request is made
+
+
 # ---------------------------------------------------------------------------- links
 
 
@@ -117,11 +129,11 @@ def ids_in(file: Path) -> frozenset[str]:
     return frozenset(parser.ids)
 
 
-def test_every_link_inside_the_site_reaches_a_page_and_an_id(open_page, site):
+def test_every_link_inside_the_site_reaches_a_page_and_an_id(desktop_page, site):
     problems, checked = [], 0
     for md in PAGES:
         path = page_url(md)
-        page, watch = open_page(path)
+        page, watch = desktop_page(path)
         hrefs = page.evaluate(
             "() => Array.from(document.querySelectorAll('a[href]'), a => [a.getAttribute('href'), a.href])"
         )
