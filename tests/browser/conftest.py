@@ -183,49 +183,47 @@ class Watch:
         route.abort("blockedbyclient")
 
 
+class _Pages:
+    """Pages of the site, each opened in a browser context of its own, all closed together."""
+
+    def __init__(self, browser, site):
+        self.browser, self.site = browser, site
+        self.contexts: list = []
+
+    def open(self, path: str, viewport: dict | None = None, color_scheme: str = "light"):
+        """The page at ``path``, loaded and quiet, and what it did meanwhile (a ``Watch``)."""
+        context = self.browser.new_context(
+            viewport=viewport or DESKTOP, color_scheme=color_scheme, service_workers="block"
+        )
+        self.contexts.append(context)
+        watch = Watch(self.site.base)
+        context.route(watch.elsewhere(), watch.route)
+        page = context.new_page()
+        watch.attach(page)
+        page.goto(self.site.base + path, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        return page, watch
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+
 @pytest.fixture
 def open_page(browser, site):
     """open_page(path, viewport=DESKTOP, color_scheme='light') -> (page, watch), loaded and quiet."""
-    contexts = []
-
-    def _open(path: str, viewport: dict | None = None, color_scheme: str = "light"):
-        context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme, service_workers="block")
-        contexts.append(context)
-        return _load(context, site, path)
-
-    yield _open
-    for context in contexts:
-        context.close()
+    pages = _Pages(browser, site)
+    yield pages.open
+    pages.close()
 
 
 @pytest.fixture(scope="module")
 def desktop_page(browser, site):
     """desktop_page(path) -> (page, watch): the page at desktop width in the light scheme, loaded once for the
     tests of a module that only read it (each page of the site takes a second or two to load)."""
-    opened: dict[str, tuple] = {}
-    contexts = []
-
-    def _open(path: str):
-        if path not in opened:
-            context = browser.new_context(viewport=DESKTOP, color_scheme="light", service_workers="block")
-            contexts.append(context)
-            opened[path] = _load(context, site, path)
-        return opened[path]
-
-    yield _open
-    for context in contexts:
-        context.close()
-
-
-def _load(context, site, path: str):
-    """The page at ``path`` of the site in ``context``, loaded and quiet, and what it did meanwhile."""
-    watch = Watch(site.base)
-    context.route(watch.elsewhere(), watch.route)
-    page = context.new_page()
-    watch.attach(page)
-    page.goto(site.base + path, wait_until="load")
-    page.wait_for_load_state("networkidle")
-    return page, watch
+    pages = _Pages(browser, site)
+    yield functools.cache(lambda path: pages.open(path))
+    pages.close()
 
 
 def numbers_and_skeleton(text: str) -> tuple[list[float], str]:
