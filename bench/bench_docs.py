@@ -11,8 +11,9 @@ Figures (seconds, median of --runs runs; each build in a fresh process unless it
 
 floor            ``mkdocs build`` of the same pages, mkdocs.yml without the plugin
 cold             ``mkdocs build`` with no .cache/docs_hooks
-cold, line map   ``mkdocs build`` with only the line map ``make test`` writes in the cache (what a
-                 first build after ``make test`` finds)
+cold, line map   ``mkdocs build`` with only the line map ``make test`` writes in the cache
+cold, after tests  ``mkdocs build`` with what the test run wrote in the cache: the line map and the
+                 recordings the pages need (what a first build after ``make test`` finds)
 warm             ``mkdocs build`` with the cache the previous build left
 serve            one process, as ``mkdocs serve`` does it: a first build, then a rebuild after a prose edit
                  of --page, then after a code edit (a function appended to a module of the source, none of
@@ -55,7 +56,7 @@ PAUSE = 2.0  # seconds between a build of mkdocs serve and the author's next edi
 # and PYTHONPATH points at the copy so that the build, its child processes and the CLI all use it.
 COPY_ITEMS = ["src", "tests", "docs", "spec", "mkdocs.yml", "pyproject.toml", "package.json", "docs_hooks"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "site")
-TARGETS = {"prose edit": 1.2, "code edit": 2.5, "warm": 1.3, "cold, line map": 2.0}
+TARGETS = {"prose edit": 1.2, "code edit": 2.5, "warm": 1.3, "cold, after tests": 2.0}
 MEMORY_TARGET_MB = 60  # growth of the serve process tree over the edits
 
 
@@ -107,6 +108,17 @@ def mkdocs_build(project: Path, site: Path, config: str = "mkdocs.yml", profile:
 
 def clear_cache(project: Path) -> None:
     shutil.rmtree(project / ".cache", ignore_errors=True)
+
+
+def snapshot_cache(project: Path, to: Path) -> None:
+    """What the cache holds now, copied to ``to`` (what the test run wrote, to start each build from)."""
+    shutil.rmtree(to, ignore_errors=True)
+    shutil.copytree(project / ".cache", to)
+
+
+def restore_cache(project: Path, snapshot: Path) -> None:
+    clear_cache(project)
+    shutil.copytree(snapshot, project / ".cache")
 
 
 def keep_only_line_map(project: Path) -> None:
@@ -469,7 +481,8 @@ def main() -> None:
             print(load_line())
             return
         floor_config = make_floor(project)
-        figures: dict[str, list[float]] = {k: [] for k in ("floor", "cold", "cold, line map", "warm", "check")}
+        names = ("floor", "cold", "cold, line map", "cold, after tests", "warm", "check")
+        figures: dict[str, list[float]] = {k: [] for k in names}
         for n in range(args.runs):
             figures["floor"].append(mkdocs_build(project, work / "site-floor", floor_config))
             clear_cache(project)
@@ -478,17 +491,23 @@ def main() -> None:
             figures["warm"].append(mkdocs_build(project, work / "site"))
             check, _ = timed_run([PYTHON, "-m", "docs_hooks", "check"], project, env_for(project), check=False)
             figures["check"].append(check)
-        # The line map, as `make test` writes it (its pytest plugin), once: the tests coverage_tests names.
+        # What `make test` writes (its pytest plugin), once: the line map of the tests coverage_tests names, and
+        # the recordings the pages need.
         tests = coverage_tests(project)
+        clear_cache(project)
         timed_run([PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], project, env_for(project))
+        snapshot_cache(project, work / "after-tests")
         for _ in range(args.runs):
+            restore_cache(project, work / "after-tests")
+            figures["cold, after tests"].append(mkdocs_build(project, work / "site"))
+            restore_cache(project, work / "after-tests")
             keep_only_line_map(project)
             figures["cold, line map"].append(mkdocs_build(project, work / "site"))
         floor = med(figures["floor"])
         print(f"== the site ({args.runs} runs each; ratios to the floor, MkDocs alone on the same pages) ==")
         for name, values in figures.items():
             extra = "" if name in ("floor", "check") else ratio(name, med(values), floor)
-            print(f"{name:15s} {fmt(values)}  {extra}")
+            print(f"{name:17s} {fmt(values)}  {extra}")
         profile = args.profile / "prose-edit.prof" if args.profile else None
         # Every run edits anew (numbered apart): a run that repeated another's edit would find it in the cache.
         served = [

@@ -1,9 +1,10 @@
-"""Command line: ``python -m docs_hooks init | check | relock | impact REV | results | pages``.
+"""Command line: ``python -m docs_hooks init | check | relock | impact REV | record | results | pages``.
 
 init    set a project up: mkdocs.yml, [tool.docs_hooks], a starter page and the first lock
 check   exit 1 on any unresolved, ambiguous, changed or literal reference (what CI runs)
 relock  record what every reference points at now, after a person reviewed the pages
 impact  list the pages and equations whose referenced code changed since REV (--fail-on-change: exit 1 then)
+record  make every recording the pages need (the tests and helpers they show) and store it for the next build
 results record a training run's history (with the source it ran) for the site
 pages   write the source pages, stylesheets and scripts into the docs folder, for a builder
         without plugins (Zensical): the MkDocs plugin makes them itself
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument(
         "--fail-on-change", action="store_true", help="exit 1 when some page's referenced code changed (default: 0)"
     )
+    sub.add_parser("record", help="make the recordings the pages need, for the next build")
     res = sub.add_parser("results", help="record a training run's history for the site")
     res.add_argument("history", help="the history JSON the training wrote")
     res.add_argument("out", help="where the site reads it, e.g. docs/data/training-run.json")
@@ -54,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             return review.check(settings)
         if args.command == "relock":
             return review.relock(settings)
+        if args.command == "record":
+            return _record(settings)
         if args.command == "results":
             return _results(settings, Path(args.history), Path(args.out), args.command_line)
         if args.command == "pages":
@@ -64,6 +68,21 @@ def main(argv: list[str] | None = None) -> int:
     except TraceError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+
+
+def _record(settings) -> int:
+    from docs_hooks.core.recordings import record_site
+    from docs_hooks.run.children import watch_parent
+
+    watch_parent()  # started by a test run (pytest_linemap): end with it
+    done = record_site(settings)
+    for err in done.failed:
+        print(f"error: {err}", file=sys.stderr)
+    print(
+        f"docs_hooks record: {done.needed} recording(s) the pages need, {done.made} made, "
+        f"{done.needed - done.made} stored already, {len(done.failed)} failed"
+    )
+    return 1 if done.failed else 0
 
 
 def _results(settings, history: Path, out: Path, command: str) -> int:

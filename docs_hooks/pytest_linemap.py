@@ -14,11 +14,19 @@ nothing, and the build measures for itself.
 Coverage is on only while a selected test's own call runs, as in the build's
 run, so the rest of the suite runs at full speed; so is the observer of the calls
 each test makes (``coverage_map.CallsPerTest``), which the map holds too.
+
+A run that selects all of them also makes the recordings the pages need (the
+worked examples' tests, the shapes' and the model's runs), in a process of its
+own at low priority beside the tests (``python -m docs_hooks record``), and
+says at its end what it made: the build after it reads them back.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -102,10 +110,22 @@ class LineMap:
         self.done: set[str] = set()
         self.failed = False
         self.written = False
+        self.record: RecordRun | None = None
 
     def pytest_collection_finish(self, session) -> None:
         if self.selection.covered_by(session.config):
             self.selected = {item.nodeid for item in session.items if self.selection.holds(Path(str(item.path)))}
+            if self.selected and any(True for _ in self.settings.pages()):
+                self.record = RecordRun(self.settings.project_root)
+
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        if self.record is not None:
+            self.record.finish(stop=exitstatus == pytest.ExitCode.INTERRUPTED)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.record is not None:
+            for line in self.record.report():
+                terminalreporter.write_line(line)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
@@ -146,3 +166,45 @@ class LineMap:
         write_map(
             MapOf(s.cache_dir, index.file_digests, s.coverage_tests, modules, index.functions, s.project_root), text
         )
+
+
+class RecordRun:
+    """``python -m docs_hooks record`` in a child process at low priority, beside the tests: the recordings the
+    pages need, made for the next build. It ends with the test run however that ends (``run.children``)."""
+
+    def __init__(self, root: Path):
+        from docs_hooks.run import children
+
+        self.output = tempfile.TemporaryFile()  # noqa: SIM115 - read and closed by report(), after the run
+        self.proc = children.start(
+            [sys.executable, "-m", "docs_hooks", "--root", str(root), "record"],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            preexec_fn=lambda: os.nice(10),  # the tests first
+        )
+        self.stopped = False
+
+    def finish(self, stop: bool = False) -> None:
+        """Wait for it (it may still be running in a short test run), or end it (an interrupted run)."""
+        from docs_hooks.run import children
+
+        self.stopped = stop and self.proc.poll() is None
+        if self.stopped:
+            children.kill_group(self.proc)
+        self.proc.wait()
+        children.release(self.proc)
+
+    def report(self) -> list[str]:
+        """What to say at the end of the test run: what it made, and each recording that failed."""
+        if self.stopped:
+            return ["docs_hooks record: stopped with the test run; the next build makes the recordings"]
+        self.output.seek(0)
+        lines = self.output.read().decode("utf-8", "replace").splitlines()
+        self.output.close()
+        if self.proc.returncode in (0, 1):
+            return lines
+        return [f"docs_hooks record: ended with exit {self.proc.returncode}; the next build makes the recordings:"] + [
+            f"  {line}" for line in lines[-20:]
+        ]

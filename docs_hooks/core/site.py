@@ -396,10 +396,11 @@ class Build:
 
 def record_rounds(
     results: Results, plans: list[PagePlan], formulas: dict[int, list[tuple[str, bool]]] | None = None
-) -> None:
+) -> dict[Request, Recording | TraceError]:
     """Every recording ``plans`` need, asked for in rounds until no plan asks for more (a need may follow from
-    a recording). With ``formulas`` (a plan's id -> its page's formulas), the first round's other needs
-    (formulas, line coverage) are started too (``Results.prefetch``)."""
+    a recording); each one's recording, or the error making it met. With ``formulas`` (a plan's id -> its
+    page's formulas), the first round's other needs (formulas, line coverage) are started too
+    (``Results.prefetch``)."""
     done: dict[Request, Recording | TraceError] = {}
     while True:
         needs = [n for plan in plans for n in page_needs(plan, done, (formulas or {}).get(id(plan), ()))]
@@ -409,7 +410,7 @@ def record_rounds(
         formulas = None  # the formulas are the first round's only
         requests = [n for n in fresh if isinstance(n, Request)]
         if not requests:
-            return
+            return done
         done.update(results.recordings(requests))
 
 

@@ -317,6 +317,7 @@ class Recorder:
         self.cores = cores if cores is not None else usable_cores()
         self.busy = busy  # how many cores the build's other runs take now (see _run)
         self.helpers = 0  # how many helper processes were started (for tests)
+        self.made = 0  # how many requests were run (not read back from the store)
 
     def _key(self, req: Request) -> str:
         return hashlib.sha256(f"{self._shape}\0{req!r}".encode()).hexdigest()[:24]
@@ -377,6 +378,7 @@ class Recorder:
         self._memo.update(self._cached(missing))
         todo = [req for req in missing if req not in self._memo]
         if todo:
+            self.made += len(todo)
             for req, value in zip(todo, self._run(todo)):
                 self._memo[req] = value
             self._turns.landed()  # a page waiting for these goes on

@@ -99,3 +99,45 @@ def test_a_run_that_fails_or_runs_only_some_of_the_tests_writes_nothing(make_pro
     everything = run_pytest(root, "tests/test_branchy.py")
     assert everything.returncode == 0
     assert map_path(root)[1].exists()
+
+
+CLIP_PAGE = """\
+# Clipping
+
+```trace-entry
+title: Clip
+function: branchy.clip
+status: illustrative
+```
+
+```trace-example
+test: tests/test_branchy.py::test_large_values_are_clipped
+title: A large value
+show:
+  - {label: Limit, code: limit}
+```
+"""
+
+
+def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_and_says_so(make_project):
+    from docs_hooks.core.recordings import record_site
+
+    root = make_project(
+        {
+            "src/branchy.py": BRANCHY,
+            "tests/test_branchy.py": TESTS,
+            "pyproject.toml": PYPROJECT,
+            "docs/clip.md": CLIP_PAGE,
+        }
+    )
+
+    some = run_pytest(root, "tests/test_branchy.py", "-k", "small")
+    assert "docs_hooks record" not in some.stdout  # a run of some of the tests leaves the recordings to the build
+    assert record_site(load_settings(root)).made == 1
+    (root / "src/branchy.py").write_text(BRANCHY.replace("return x", "return x  # as it came"), encoding="utf-8")
+
+    everything = run_pytest(root, "tests/test_branchy.py")
+
+    assert everything.returncode == 0, everything.stdout + everything.stderr
+    assert "docs_hooks record: 1 recording(s) the pages need, 1 made, 0 stored already, 0 failed\n" in everything.stdout
+    assert record_site(load_settings(root)).made == 0  # what a build then finds stored: it records nothing

@@ -1,0 +1,98 @@
+"""docs_hooks.core.recordings (``python -m docs_hooks record``): every recording the pages need, made ahead of a
+build and stored under the keys the build reads; a build after it runs none of them."""
+
+from __future__ import annotations
+
+from docs_hooks.base.settings import load_settings
+from docs_hooks.core.recordings import record_site
+from docs_hooks.core.site import expand_site, make_build
+
+from .conftest import page, run_cli
+
+EXAMPLE_PAGE = page(
+    """
+    # Layer norm
+
+    ```trace-entry
+    title: Layer norm forward
+    function: ops.layer_norm_forward
+    status: illustrative
+    ```
+
+    ```trace-example
+    test: tests/test_ops.py::test_rows_have_zero_mean
+    title: One matrix
+    show:
+      - {label: Mean, code: mu}
+    ```
+    """
+)
+
+FAILING_TEST = """\
+from ops import layer_norm_forward
+
+
+def test_breaks():
+    raise ValueError("the input is not a matrix")
+"""
+
+FAILING_PAGE = page(
+    """
+    # Broken
+
+    ```trace-entry
+    title: Layer norm, broken
+    function: ops.layer_norm_forward
+    status: illustrative
+    ```
+
+    ```trace-example
+    test: tests/test_broken.py::test_breaks
+    title: It raises
+    show:
+      - {label: Mean, code: mu}
+    ```
+    """
+)
+
+
+def test_the_recordings_made_ahead_are_the_ones_a_build_then_reads_back_without_running(make_project):
+    root = make_project({"docs/page.md": EXAMPLE_PAGE})
+    settings = load_settings(root)
+
+    first = record_site(settings)
+    again = record_site(settings)
+
+    assert (first.needed, first.made, first.failed) == (1, 1, [])
+    assert (again.needed, again.made, again.failed) == (1, 0, [])  # stored: read back
+    build = make_build(settings, coverage=False)
+    try:
+        result = expand_site(settings, build)
+        assert build.workers is not None and build.workers.recorder.made == 0  # the build ran nothing
+    finally:
+        build.close()
+    assert result.problems == []
+    assert "Mean" in result.pages["docs/page.md"].markdown
+
+
+def test_an_edit_to_the_recorded_function_makes_that_recording_again(make_project):
+    root = make_project({"docs/page.md": EXAMPLE_PAGE})
+    settings = load_settings(root)
+    record_site(settings)
+    ops = root / "src" / "ops.py"
+    ops.write_text(ops.read_text().replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(-1, keepdims=True)"))
+
+    assert record_site(settings).made == 1
+
+
+def test_the_command_names_a_recording_that_failed_and_exits_1(make_project, capsys):
+    root = make_project(
+        {"docs/page.md": EXAMPLE_PAGE, "docs/broken.md": FAILING_PAGE, "tests/test_broken.py": FAILING_TEST}
+    )
+
+    code = run_cli(root, "record")
+
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert out == "docs_hooks record: 2 recording(s) the pages need, 2 made, 0 stored already, 1 failed\n"
+    assert "tests/test_broken.py::test_breaks" in err and "ValueError: the input is not a matrix" in err
