@@ -120,6 +120,7 @@ class Sessions:
         build = session.refresh(_kernels(config))
         if self._planned.get(project) != session.fingerprint:  # a new build: every page resolved first
             session.plan_site()
+            build.links.only_sources(build.source_files())  # the files 'python -m docs_hooks pages' wrote a page of
             self._planned[project] = session.fingerprint
         docs = Path(str(config.get("docs_dir") or "docs"))
         docs = docs if docs.is_absolute() else project / docs

@@ -4,7 +4,8 @@ Zensical runs Python-Markdown extensions but no plugin, so nothing adds pages
 or files to its site. This command writes into the docs folder (or a folder
 inside it, ``--out``) what the plugin would have added:
 
-- a source page for every file of the code index (``source/src/ops.py.md``, a
+- a source page for every file of the code the pages cite, or every file of the
+  code index with ``source_pages = "all"`` (``source/src/ops.py.md``, a
   ``trace-source`` block the extension expands when the builder converts it);
 - the generator's stylesheets and scripts, and KaTeX's stylesheet and fonts
   (``assets/docs_hooks/``), which the site's ``extra_css`` and ``extra_javascript``
@@ -13,7 +14,7 @@ inside it, ``--out``) what the plugin would have added:
 
 A file is rewritten only when its bytes change (a builder that caches pages
 by their text then converts nothing again), and a source page of a file that
-left the code is removed: the folder it wrote keeps a list of what it wrote
+left the code (or that the pages no longer cite) is removed: the folder it wrote keeps a list of what it wrote
 (``.docs_hooks-pages``). Under MkDocs the plugin makes the same files itself and
 leaves these copies out.
 """
@@ -27,7 +28,7 @@ from docs_hooks.base.atomic import atomic_write
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
-from docs_hooks.core.site import index_for
+from docs_hooks.core.site import make_build
 from docs_hooks.render import sources
 
 MANIFEST = ".docs_hooks-pages"
@@ -44,7 +45,7 @@ def write_pages(settings: Settings, out: Path | None = None) -> int:
     prefix = folder.relative_to(docs).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     wanted: dict[str, bytes] = {}
-    for repo_path in sorted(index_for(settings).file_digests):
+    for repo_path in make_build(settings, static=True).source_files():  # as the extension reads them
         wanted[sources.page_uri(repo_path)] = sources.page_markdown(repo_path).encode("utf-8")
     from docs_hooks.run.math import MathRenderer
 

@@ -167,9 +167,22 @@ class TracePlugin(BasePlugin[PluginConfig]):
             # and the helpers the build runs are not pages of the site
             if f.src_uri in made or (f.abs_src_path and self._kept_out(Path(f.abs_src_path))):
                 files.remove(f)
+        tab = config.mdx_configs.get("tab_length", 4)
+        pages, page_urls = {}, {}
+        for f in files.documentation_pages():
+            rel = self._rel(f)
+            page_urls[rel] = f.url
+            # as the extension is handed it: the front matter left out, so that a page resolved here is not
+            # resolved again when it is converted
+            text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
+            pages[rel] = as_markdown_reads(text, tab)
         self.source_files = set()
-        source_pages, page_urls = {}, {}
-        for repo_path in sorted(build.project.index.file_digests):  # every indexed file, with functions or not
+        source_pages = {}
+        try:
+            cited = self._cited(build, pages)
+        except TraceError as err:
+            raise PluginError(str(err)) from None
+        for repo_path in cited:
             page = File.generated(
                 config,
                 sources.page_uri(repo_path),
@@ -179,22 +192,14 @@ class TracePlugin(BasePlugin[PluginConfig]):
             files.append(page)
             self.source_files.add(page.src_uri)
             source_pages[repo_path] = page.url
+            rel = self._rel(page)
+            page_urls[rel] = page.url
+            pages[rel] = as_markdown_reads(without_front_matter(page.content_string), tab)
         if build.results.spec is not None and settings.spec_pdf:
             files.append(File.generated(config, settings.spec_pdf, content=build.results.spec.pdf))
         if self.config.assets:
             for src_uri, path in asset_paths(build.workers.math.assets(f"{SITE_ASSETS}/katex")):
                 files.append(File.generated(config, src_uri, abs_src_path=str(path)))
-        pages = {}
-        for f in files.documentation_pages():
-            rel = self._rel(f)
-            page_urls[rel] = f.url
-            # as the extension is handed it: the front matter left out, so that a page resolved here is not
-            # resolved again when it is converted
-            if f.src_uri in self.source_files:
-                text = without_front_matter(f.content_string)
-            else:
-                text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
-            pages[rel] = as_markdown_reads(text, config.mdx_configs.get("tab_length", 4))
         build.links.place(page_urls, source_pages)
         try:
             session.plan_site(pages)
@@ -203,6 +208,13 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self.dirty:
             self._mark_changed(files, build)
         return files
+
+    @staticmethod
+    def _cited(build: Build, pages: dict[str, str]) -> list[str]:
+        """The files of the code that get a source page, from the pages resolved now (``Build.source_files``)."""
+        for page, text in pages.items():
+            build.plan(page, text)
+        return build.source_files(list(pages))
 
     def _mark_changed(self, files: Files, build: Build) -> None:
         """For a dirty build, which MkDocs makes of the pages whose file is newer than their HTML: also every

@@ -38,10 +38,13 @@ KNOWN_KEYS = {
     "coverage_tests": "pytest arguments of the tests whose line coverage shows which test runs which line; "
     "default: the tests root, when it holds tests; [] for none",
     "symbols": "table: config field (or product 'a*b', quotient 'a/b') -> symbol shown in shapes",
+    "source_pages": "which files of the code get a source page: 'cited' (those the pages cite; a link to any other "
+    "goes to repo_url) or 'all'; default: cited",
     "test_timeout": "seconds each recorded test, the model run, the coverage run and the spec compile may take",
 }
 
 DEFAULT_TEST_TIMEOUT = 120.0
+SOURCE_PAGES = ("cited", "all")  # the values of the source_pages setting
 
 
 @dataclass
@@ -65,6 +68,7 @@ class Settings:
     symbols: dict = field(default_factory=dict)
     coverage_tests: list = field(default_factory=list)
     test_timeout: float = DEFAULT_TEST_TIMEOUT
+    source_pages: str = "cited"  # or "all" (see SOURCE_PAGES)
     extra: dict = field(default_factory=dict)
     exclude: list = field(default_factory=list)  # glob patterns, the defaults included (see exclude_patterns)
     # What ``rel`` worked out so far (resolving a path asks the file system): not a setting, left out of repr
@@ -398,6 +402,7 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         symbols=dict(raw.get("symbols", {})),
         coverage_tests=list(raw["coverage_tests"]) if "coverage_tests" in raw else default_coverage(tests_root),
         test_timeout=_timeout(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),
+        source_pages=raw.get("source_pages", "cited"),
         exclude=exclude,
     )
 
@@ -425,6 +430,8 @@ def _validate(raw: dict) -> None:
     for key, what in (("exclude", "a list of glob patterns"), ("coverage_tests", "a list of pytest arguments")):
         if key in raw and (not isinstance(raw[key], list) or not all(isinstance(v, str) for v in raw[key])):
             raise fail(key, what)
+    if "source_pages" in raw and raw["source_pages"] not in SOURCE_PAGES:
+        raise fail("source_pages", " or ".join(repr(v) for v in SOURCE_PAGES))
     if "symbols" in raw:
         symbols = raw["symbols"]
         if not isinstance(symbols, dict) or not all(isinstance(v, str) for v in symbols.values()):

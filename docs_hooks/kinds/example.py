@@ -391,7 +391,7 @@ def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope
             f"'{code}' occurs in {fn.display_path}:{statement.start} as text, but the code does not compute it "
             "as one value there (operator precedence groups it differently); copy a whole sub-expression"
         )
-    scope.refs.lock(_lock_entry(scope.page, plan.block, fn, code, statement))
+    scope.refs.lock(_lock_entry(scope.page, plan.block, fn, code, statement), fn.repo_path)
     if isinstance(parsed, str):  # ``target = expr``: the value the statement leaves in its target
         return ShowPlan(label, code, name, _reads_after([parsed], statement.start, fn, seen, row_fail), None, statement)
     # a module's name (np) is no local: it is read as recorded, and the render stage says if it is not

@@ -26,6 +26,7 @@ class Links:
         self.index = index
         self._page_urls: dict[str, str] = {}  # page path -> its URL inside the site
         self._source_pages: dict[str, str] = {}  # source file (repo path) -> the URL of its page
+        self._placed = False  # whether the front end said which files have a source page (else: every file)
         self._between_files = False
         self._state: str | None = None  # the digest of the three, made when first asked for after a change
 
@@ -33,6 +34,7 @@ class Links:
         """Where the front end put the site's pages (path -> URL inside the site) and the source pages (repo
         path -> URL), as a whole: what it put before is forgotten."""
         self._page_urls, self._source_pages, self._state = dict(page_urls), dict(source_pages), None
+        self._placed = True
 
     @property
     def page_urls(self) -> Mapping[str, str]:
@@ -94,9 +96,17 @@ class Links:
             groups.append(f"{label}: " + ", ".join(R.code(f.name[len(f.module) + 1 :]) for f in fns))
         return "<br>".join(groups)
 
-    def source_url(self, repo_path: str) -> str:
+    def only_sources(self, files: list[str]) -> None:
+        """The files that have a source page, for a front end that places none (``between_files``): a link to
+        any other goes to the repository (see ``source_url``)."""
+        self._source_pages, self._state, self._placed = {f: sources.page_uri(f) for f in files}, None, True
+
+    def source_url(self, repo_path: str) -> str | None:
         """Where a file's source page is: its URL as the front end made it, else MkDocs' directory URL (or its
-        file, when links go between files)."""
+        file, when links go between files). A file the front end made no page for (``source_pages = "cited"``):
+        its permanent link on the repository host, or None without ``repo_url`` (the link then goes)."""
+        if self._placed and repo_path not in self._source_pages:
+            return self.settings.github_url(repo_path) or None
         if self.between_files:
             return sources.page_uri(repo_path)
         return self._source_pages.get(repo_path) or f"{sources.PREFIX}/{repo_path}/"

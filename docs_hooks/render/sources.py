@@ -25,7 +25,7 @@ from docs_hooks.render import html as R
 
 PREFIX = "source"  # the site folder of the source pages
 SCHEME = "docs-hooks-source:"
-_LINK = re.compile(r'href="docs-hooks-source:(?P<path>[^"#]+)(?P<anchor>#[^"]*)?"')
+_LINK = re.compile(r'(?P<space> ?)href="docs-hooks-source:(?P<path>[^"#]+)(?P<anchor>#[^"]*)?"')
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,9 @@ def page_uri(repo_path: str) -> str:
 
 def relative_links(html: str, here_url: str, url_of: Callable[[str], str | None]) -> str:
     """``html`` with every source link made relative to the page at ``here_url`` (a site URL such as
-    ``layer-norm/``). ``url_of(repo_path)`` is the URL of the file's source page, or None when it has
-    none (the link then goes)."""
+    ``layer-norm/``). ``url_of(repo_path)`` is the URL of the file's source page; an address on another host
+    (``https://...``: the file on the repository host), kept whole with its lines; or None when there is
+    nowhere to link (the link's ``href`` then goes, its text stays)."""
     if SCHEME not in html:
         return html
     base = here_url if here_url.endswith("/") or not here_url else posixpath.dirname(here_url)
@@ -62,11 +63,13 @@ def relative_links(html: str, here_url: str, url_of: Callable[[str], str | None]
     def swap(m: re.Match) -> str:
         url = url_of(m.group("path"))
         if url is None:
-            return 'href=""'
+            return ""
+        if "://" in url:
+            return f'{m.group("space")}href="{R.esc(url)}{m.group("anchor") or ""}"'
         anchor = (m.group("anchor") or "").split("-L")[0]  # a span links to its first line
         rel = posixpath.relpath(url, base or ".")
         rel = rel + "/" if url.endswith("/") and not rel.endswith("/") else rel
-        return f'href="{R.esc(rel)}{anchor}"'
+        return f'{m.group("space")}href="{R.esc(rel)}{anchor}"'
 
     return _LINK.sub(swap, html)
 

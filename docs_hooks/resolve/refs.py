@@ -23,6 +23,7 @@ class References:
     problems: list[TraceError] = field(default_factory=list)
     uses: list[LockEntry] = field(default_factory=list)  # every reference that resolved, for the lock
     unresolved: dict[tuple[str, str], int] = field(default_factory=dict)  # (page, key) -> line
+    files: set[str] = field(default_factory=set)  # the files of the code the references point into (repo paths)
 
     def resolve(self, text: str, line: int, where: str, scope: list[str] | None = None) -> Resolved | None:
         """Resolve one reference (``scope``: the functions of the entry it sits in, tried first); record it
@@ -36,8 +37,12 @@ class References:
             return None
         locked = resolved.locked
         self.uses.append(LockEntry(self.page, key, locked.text, locked.digest, line))
+        self.files.add(resolved.function.repo_path)
         return resolved
 
-    def lock(self, entry: LockEntry) -> None:
-        """Record a reference a block resolved itself (an entry's function, an example's shown expression)."""
+    def lock(self, entry: LockEntry, repo_path: str | None = None) -> None:
+        """Record a reference a block resolved itself (an entry's function, an example's shown expression), and
+        the file it points into."""
         self.uses.append(entry)
+        if repo_path is not None:
+            self.files.add(repo_path)

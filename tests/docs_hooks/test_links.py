@@ -72,6 +72,22 @@ def test_a_source_link_is_made_relative_to_the_page_that_shows_it(make_project):
     assert links.source_links_at("guide/layer-norm/", html) == '<a href="../../code/ops.html#L9">x</a>'
 
 
+def test_a_link_to_a_file_without_a_source_page_goes_to_the_repository_or_has_no_target(make_project):
+    html = '<a href="docs-hooks-source:src/model.py#L3-L4">x</a> <a href="docs-hooks-source:src/ops.py#L9">y</a>'
+    links, _ = links_for(make_project())
+    links.place({}, {"src/ops.py": "source/src/ops.py/"})  # the pages cite ops.py only
+
+    assert links.source_links("docs/page.md", html) == (
+        '<a href="https://example.com/repo/blob/abc123/src/model.py#L3-L4">x</a> '
+        '<a href="../source/src/ops.py/#L9">y</a>'
+    )
+
+    bare, _ = links_for(make_project({"pyproject.toml": NO_REPO}, root=links.settings.project_root.parent / "bare"))
+    bare.between_files = True  # Zensical: the files 'python -m docs_hooks pages' wrote
+    bare.only_sources(["src/ops.py"])
+    assert bare.source_links("docs/page.md", html) == '<a>x</a> <a href="source/src/ops.py.md#L9">y</a>'
+
+
 def test_with_repo_url_code_links_to_its_source_page_and_to_the_repository_at_the_ref(make_project):
     links, index = links_for(make_project())
     fn = index.functions["ops.layer_norm_forward"]

@@ -1,7 +1,7 @@
 """Tests of docs_hooks.pages: ``python -m docs_hooks pages``, what the MkDocs plugin adds to a site, as files.
 
 What users rely on, building with a builder that runs no plugin (Zensical): the command writes into the docs
-folder, or a folder inside it (``--out``), a source page for every file of the code index, the generator's
+folder, or a folder inside it (``--out``), a source page for every file of the code the pages cite, the generator's
 stylesheets and scripts and KaTeX's stylesheet and fonts, and the compiled specification; it prints what
 changed and the ``extra_css`` / ``extra_javascript`` lines mkdocs.yml needs; a file is rewritten only when its
 bytes change, and what an earlier run wrote that is no longer wanted (the source page of a file that left the
@@ -19,7 +19,7 @@ import pytest
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
-from docs_hooks.core.site import index_for
+from docs_hooks.core.site import make_build
 from docs_hooks.pages import MANIFEST, write_pages, written_by_pages
 from docs_hooks.render import sources
 from docs_hooks.run.math import MathRenderer
@@ -27,8 +27,8 @@ from docs_hooks.run.math import MathRenderer
 from .conftest import PYPROJECT
 
 SPEC = "= Normalisation\n\n$ mu_t = 1/d sum_i X_(t i) $ <eq:ln-mean>\n"
-WITH_SPEC = PYPROJECT + 'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\n'
-USER_PAGE = "# Layer norm\n\nProse.\n"
+WITH_SPEC = PYPROJECT + 'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\nsource_pages = "all"\n'
+USER_PAGE = "# Layer norm\n\nProse about [[ops.layer_norm_forward: mu = X.mean(axis=-1, keepdims=True)]].\n"
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def project(make_project):
 def expected_files(settings) -> dict[str, bytes | None]:
     """What a run should write, path in the folder -> bytes (None for the PDF, checked apart)."""
     files: dict[str, bytes | None] = {
-        sources.page_uri(p): sources.page_markdown(p).encode() for p in index_for(settings).file_digests
+        sources.page_uri(p): sources.page_markdown(p).encode() for p in make_build(settings, static=True).source_files()
     }
     math = MathRenderer(settings.project_root).assets(f"{SITE_ASSETS}/katex")
     files.update({uri: path.read_bytes() for uri, path in asset_paths(math)})
@@ -215,3 +215,18 @@ def test_written_by_pages_reads_a_list_that_is_not_a_list_as_empty(tmp_path):
     (tmp_path / "sub" / MANIFEST).write_text("3")
 
     assert written_by_pages(tmp_path) == {MANIFEST}
+
+
+def test_by_default_only_the_files_the_pages_cite_get_a_source_page_and_one_no_longer_cited_goes(make_project, capsys):
+    root = make_project({"docs/page.md": USER_PAGE})
+    settings = load_settings(root)
+    docs = root / "docs"
+
+    run_pages(settings, capsys)
+    assert {p for p in written_files(docs) if p.startswith("source/")} == {"source/src/ops.py.md"}
+
+    (docs / "page.md").write_text("# Layer norm\n\nSee [[model.build: return Block(]].\n")
+    lines = run_pages(settings, capsys)
+
+    assert {p for p in written_files(docs) if p.startswith("source/")} == {"source/src/model.py.md"}
+    assert lines[0].endswith(" unchanged, 1 removed)") and "(1 written, " in lines[0]  # model.py.md in, ops.py.md out

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import run_cli
+from .conftest import PYPROJECT, run_cli
 from .test_cli import MKDOCS_YML, RICH_PAGE, RICH_PYPROJECT, RICH_SPEC, SITE_PAGE, mkdocs_build
 from .test_kept import BACKWARD_PAGE, DYNAMIC_TEST, EXAMPLE_PAGE
 
@@ -436,13 +436,40 @@ plugins.on_shutdown()
 """
 
 
+ALL_SOURCE_PAGES = PYPROJECT + 'source_pages = "all"\n'  # a source page for every file of the index
+
+
+def test_by_default_the_site_has_a_source_page_for_each_file_its_pages_cite_and_links_others_to_the_repository(
+    make_project,
+):
+    from .conftest import FWD_ENTRY
+
+    root = make_project({"mkdocs.yml": MKDOCS_YML, "docs/page.md": FWD_ENTRY})
+    assert run_cli(root, "relock") == 0
+
+    result = mkdocs_build(root)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    made = sorted(p.relative_to(root / "site").as_posix() for p in (root / "site/source").rglob("index.html"))
+    assert made == ["source/src/ops.py/index.html"]  # the entry's file; not model.py, nor the tests
+    html = (root / "site/page/index.html").read_text(encoding="utf-8")
+    assert 'href="../source/src/ops.py/#L' in html
+    assert "docs-hooks-source:" not in html and 'href="../source/src/model.py' not in html
+    assert 'href="https://example.com/repo/blob/abc123/src/model.py#L' in html  # a caller's line, on the repository
+
+
 def test_a_dirty_serve_rebuilds_the_pages_whose_inputs_changed_and_only_those(make_project):
     """MkDocs' dirty build rebuilds a page whose file is newer than its HTML; a page that shows code changes
     when the code does, and a source page, given as text, would be rebuilt every time."""
     from .conftest import FWD_ENTRY
 
     root = make_project(
-        {"mkdocs.yml": MKDOCS_YML, "docs/index.md": "# Home\n\nProse only.\n", "docs/page.md": FWD_ENTRY}
+        {
+            "mkdocs.yml": MKDOCS_YML,
+            "pyproject.toml": ALL_SOURCE_PAGES,
+            "docs/index.md": "# Home\n\nProse only.\n",
+            "docs/page.md": FWD_ENTRY,
+        }
     )
     assert run_cli(root, "relock") == 0
 
@@ -519,7 +546,7 @@ def test_under_material_the_source_pages_share_one_rendering_of_their_navigation
 
     material_yml = MKDOCS_YML.replace("name: mkdocs", "name: material")
     page = SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")
-    root = make_project({"mkdocs.yml": material_yml, "docs/page.md": page})
+    root = make_project({"mkdocs.yml": material_yml, "pyproject.toml": ALL_SOURCE_PAGES, "docs/page.md": page})
     shared = _verbose_build(root, "site-shared")
     logo = (Path(material.__file__).parent / "templates/partials/logo.html").read_text(encoding="utf-8")
     (root / "overrides/partials").mkdir(parents=True)
@@ -631,7 +658,11 @@ def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(m
     """A page resolved when MkDocs hands over the files is the text the extension is handed when MkDocs
     converts it (the front matter left out, a source page's too), so it is not resolved a second time."""
     root = make_project(
-        {"mkdocs.yml": MKDOCS_YML, "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)")}
+        {
+            "mkdocs.yml": MKDOCS_YML,
+            "pyproject.toml": ALL_SOURCE_PAGES,
+            "docs/page.md": SITE_PAGE.format(mean="mu = X.mean(axis=-1, keepdims=True)"),
+        }
     )
 
     first, after_edit = run_script(PLANS, root)

@@ -25,18 +25,18 @@ def test_a_link_to_a_span_names_the_file_and_its_lines():
     assert sources.page_uri("src/ops.py") == "source/src/ops.py.md"
 
 
-def test_links_are_made_relative_to_the_page_and_a_file_without_a_page_loses_its_link():
+def test_links_are_made_relative_to_the_page_and_a_file_without_a_page_links_elsewhere_or_loses_its_link():
     html = (
         '<a href="docs-hooks-source:src/ops.py#L9-L12">a</a> <a href="docs-hooks-source:src/gone.py#L3">b</a> '
-        '<a href="docs-hooks-source:src/ops.py">c</a>'
+        '<a href="docs-hooks-source:src/ops.py">c</a> <a href="docs-hooks-source:tests/t.py#L4-L6" title="t">d</a>'
     )
+    where = {"src/gone.py": None, "tests/t.py": "https://example.com/blob/abc/tests/t.py"}
 
-    out = sources.relative_links(
-        html, "guide/layer-norm/", lambda path: None if path == "src/gone.py" else f"source/{path}/"
-    )
+    out = sources.relative_links(html, "guide/layer-norm/", lambda path: where.get(path, f"source/{path}/"))
 
     assert out == (
-        '<a href="../../source/src/ops.py/#L9">a</a> <a href="">b</a> <a href="../../source/src/ops.py/">c</a>'
+        '<a href="../../source/src/ops.py/#L9">a</a> <a>b</a> <a href="../../source/src/ops.py/">c</a> '
+        '<a href="https://example.com/blob/abc/tests/t.py#L4-L6" title="t">d</a>'
     )
     assert sources.relative_links("no source links", "guide/", lambda path: 1 / 0) == "no source links"  # not asked
 
