@@ -115,7 +115,8 @@ class LineMap:
     def pytest_collection_finish(self, session) -> None:
         if self.selection.covered_by(session.config):
             self.selected = {item.nodeid for item in session.items if self.selection.holds(Path(str(item.path)))}
-            if self.selected and any(True for _ in self.settings.pages()):
+            collect_only = getattr(session.config.option, "collectonly", False)
+            if self.selected and not collect_only and any(True for _ in self.settings.pages()):
                 self.record = RecordRun(self.settings.project_root)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
@@ -182,7 +183,7 @@ class RecordRun:
             stdin=subprocess.DEVNULL,
             stdout=self.output,
             stderr=subprocess.STDOUT,
-            preexec_fn=lambda: os.nice(10),  # the tests first
+            preexec_fn=(lambda: os.nice(10)) if hasattr(os, "nice") else None,  # the tests first
         )
         self.stopped = False
 

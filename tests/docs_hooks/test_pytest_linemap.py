@@ -133,6 +133,8 @@ def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_a
 
     some = run_pytest(root, "tests/test_branchy.py", "-k", "small")
     assert "docs_hooks record" not in some.stdout  # a run of some of the tests leaves the recordings to the build
+    listed = run_pytest(root, "tests/test_branchy.py", "--collect-only")
+    assert listed.returncode == 0 and "docs_hooks record" not in listed.stdout  # so does a run that runs none
     assert record_site(load_settings(root)).made == 1
     (root / "src/branchy.py").write_text(BRANCHY.replace("return x", "return x  # as it came"), encoding="utf-8")
 
