@@ -15,10 +15,11 @@ Coverage is on only while a selected test's own call runs, as in the build's
 run, so the rest of the suite runs at full speed; so is the observer of the calls
 each test makes (``coverage_map.CallsPerTest``), which the map holds too.
 
-A run that selects all of them also makes the recordings the pages need (the
-worked examples' tests, the shapes' and the model's runs), in a process of its
-own at low priority beside the tests (``python -m docs_hooks record``), and
-says at its end what it made: the build after it reads them back.
+A run that selects all of them also makes what the pages need of the run stage
+(the recordings of the worked examples' tests and of the shapes' and the model's
+runs, the formulas, the specification), in a process of its own at low priority
+beside the tests (``python -m docs_hooks record``), and says at its end what it
+made: the build after it reads them back.
 """
 
 from __future__ import annotations
@@ -170,8 +171,8 @@ class LineMap:
 
 
 class RecordRun:
-    """``python -m docs_hooks record`` in a child process at low priority, beside the tests: the recordings the
-    pages need, made for the next build. It ends with the test run however that ends (``run.children``)."""
+    """``python -m docs_hooks record`` in a child process at low priority, beside the tests: what the pages need
+    of the run stage, made for the next build. It ends with the test run however that ends (``run.children``)."""
 
     def __init__(self, root: Path):
         from docs_hooks.run import children

@@ -1,15 +1,16 @@
-"""Every recording a site's pages need, made ahead of a build and stored where the build looks for them.
+"""What the run stage makes for a site's pages, made ahead of a build and stored where the build looks for it.
 
 ``python -m docs_hooks record`` runs it, and so does the project's own test run
 beside its tests when its line map plugin is on (``docs_hooks.pytest_linemap``):
 the first build after ``make test`` then finds the worked examples, the shapes and
-the model run recorded, as it finds the line map, and runs none of them.
+the model run recorded, the formulas rendered and the specification compiled, as
+it finds the line map, and runs none of them.
 
-It resolves the pages (nothing renders: no formula, no specification compile, no
-coverage run) and asks the recorder for what the plans need, in rounds, as a
-build does (``site.record_rounds``). The recordings are stored under the same
-keys as a build's, by what each depended on, so a build uses one only while that
-code is as it was.
+It resolves the pages (nothing renders: no page, no coverage run) and asks the
+run stage for what the plans need, in rounds, as a build does
+(``site.record_rounds``). Everything is stored under the keys a build reads (a
+recording by what it depended on, a formula by its TeX, the specification by its
+sources), so a build uses it only while that is as it was.
 """
 
 from __future__ import annotations
@@ -18,40 +19,65 @@ from dataclasses import dataclass, field
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
+from docs_hooks.core.page import page_needs
 from docs_hooks.core.site import Build, index_for, record_rounds, site_pages
 from docs_hooks.kinds.base import Project
+from docs_hooks.read.formulas import page_formulas
 from docs_hooks.resolve.callgraph import CallGraph
+from docs_hooks.run.results import Formula
 from docs_hooks.run.workers import Workers
 
 
 @dataclass
 class Recorded:
     """What ``record_site`` did: how many recordings the pages need, how many it made (the rest were stored
-    already), and each one that failed (its message names the test or helper)."""
+    already), how many formulas they show, and each problem it met (a recording that failed names its test or
+    helper; KaTeX or Typst that could not run)."""
 
     needed: int = 0
     made: int = 0
+    formulas: int = 0
+    spec: bool = False  # whether a specification was compiled (or read back)
     failed: list[TraceError] = field(default_factory=list)
 
 
 def record_site(settings: Settings) -> Recorded:
-    """Every recording the site's pages need, read back or made, and stored for the next build."""
+    """Every recording the site's pages need, their formulas and the specification, read back or made, and
+    stored for the next build."""
     index = index_for(settings)
+    out = Recorded()
     spec = None
-    if settings.spec_source is not None:  # the labels only (a plan names them): no Typst run
-        from docs_hooks.read.spec import labels_without_compiling
+    if settings.spec_source is not None:
+        from docs_hooks.run.spec import compile_spec
 
-        spec = labels_without_compiling(
-            settings.spec_source, settings.cache_dir / "spec" if settings.cache_dir else None
-        )
+        try:
+            cache = settings.cache_dir / "spec" if settings.cache_dir else None
+            spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
+            out.spec = True
+        except TraceError as err:
+            out.failed.append(err)
     workers = Workers(settings, index)
     build = Build(Project(settings, index, CallGraph(index, None), spec), workers, static=False)
     try:
-        plans = [build.plan(page, text) for page, text in site_pages(settings).items()]
+        pages = site_pages(settings)
+        plans = {page: build.plan(page, text) for page, text in pages.items()}
         assert build.results is not None  # a build with workers has results
-        done = record_rounds(build.results, plans)
+        done = record_rounds(build.results, list(plans.values()))
+        out.needed, out.made = len(done), workers.recorder.made
+        out.failed += [e for e in done.values() if isinstance(e, TraceError)]
+        formulas = [
+            need
+            for page, plan in plans.items()
+            for need in page_needs(plan, done, page_formulas(build.parse(page, pages[page])))
+            if isinstance(need, Formula)
+        ]
+        if formulas and workers.math.available():
+            build.results.formulas(list(dict.fromkeys(formulas)))
+            out.formulas = len(set(formulas))
+        problem = build.results.math_problem()
+        if problem is not None:
+            out.failed.append(problem)
         workers.wait()  # the recordings are in the store now
-        recorder = workers.recorder
-        return Recorded(len(done), recorder.made, [e for e in done.values() if isinstance(e, TraceError)])
+        return out
     finally:
         build.close()

@@ -7,11 +7,13 @@ from docs_hooks.base.settings import load_settings
 from docs_hooks.core.recordings import record_site
 from docs_hooks.core.site import expand_site, make_build
 
-from .conftest import page, run_cli
+from .conftest import PYPROJECT, page, run_cli
 
 EXAMPLE_PAGE = page(
     """
     # Layer norm
+
+    Each row has its mean $\\mu$ taken out.
 
     ```trace-entry
     title: Layer norm forward
@@ -63,7 +65,7 @@ def test_the_recordings_made_ahead_are_the_ones_a_build_then_reads_back_without_
     first = record_site(settings)
     again = record_site(settings)
 
-    assert (first.needed, first.made, first.failed) == (1, 1, [])
+    assert (first.needed, first.made, first.formulas, first.spec, first.failed) == (1, 1, 1, False, [])
     assert (again.needed, again.made, again.failed) == (1, 0, [])  # stored: read back
     build = make_build(settings, coverage=False)
     try:
@@ -94,5 +96,32 @@ def test_the_command_names_a_recording_that_failed_and_exits_1(make_project, cap
 
     out, err = capsys.readouterr()
     assert code == 1
-    assert out == "docs_hooks record: 2 recording(s) the pages need, 2 made, 0 stored already, 1 failed\n"
+    assert out == (
+        "docs_hooks record: 2 recording(s) the pages need, 2 made, 0 stored already; 1 formula(s) rendered; "
+        "1 problem(s)\n"
+    )
     assert "tests/test_broken.py::test_breaks" in err and "ValueError: the input is not a matrix" in err
+
+
+def test_the_specification_is_compiled_ahead_too_and_a_typst_error_is_named(make_project):
+    from docs_hooks.read.spec import read_cache, source_key
+
+    root = make_project(
+        {
+            "pyproject.toml": PYPROJECT + 'spec_source = "spec/model.typ"\nspec_pdf = "spec/model.pdf"\n',
+            "spec/model.typ": "= Normalisation\n\n$ mu_t = 1/d sum_i X_(t i) $ <eq:ln-mean>\n",
+            "docs/page.md": EXAMPLE_PAGE,
+        }
+    )
+    settings = load_settings(root)
+
+    done = record_site(settings)
+
+    assert done.spec and done.failed == []
+    source = (root / "spec/model.typ").resolve()
+    cache = settings.cache_dir / "spec"
+    assert read_cache(cache, source, source_key(source, source.parent, [cache])) is not None  # what a build reads
+    (root / "spec/model.typ").write_text("#let broken = (\n", encoding="utf-8")
+    broken = record_site(settings)
+    assert not broken.spec and len(broken.failed) == 1
+    assert str(broken.failed[0].path).endswith("spec/model.typ") and broken.failed[0].line == 1
