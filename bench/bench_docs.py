@@ -12,8 +12,9 @@ Figures (seconds, median of --runs runs; each build in a fresh process unless it
 floor            ``mkdocs build`` of the same pages, mkdocs.yml without the plugin
 cold             ``mkdocs build`` with no .cache/docs_hooks
 cold, line map   ``mkdocs build`` with only the line map ``make test`` writes in the cache
-cold, after tests  ``mkdocs build`` with what the test run wrote in the cache: the line map and the
-                 recordings the pages need (what a first build after ``make test`` finds)
+cold, after tests  ``mkdocs build`` with what the test run wrote in the cache: the line map, and the
+                 recordings, formulas and specification the pages need (what a first build after
+                 ``make test`` finds)
 warm             ``mkdocs build`` with the cache the previous build left
 serve            one process, as ``mkdocs serve`` does it: a first build, then a rebuild after a prose edit
                  of --page, then after a code edit (a function appended to a module of the source, none of
@@ -492,7 +493,7 @@ def main() -> None:
             check, _ = timed_run([PYTHON, "-m", "docs_hooks", "check"], project, env_for(project), check=False)
             figures["check"].append(check)
         # What `make test` writes (its pytest plugin), once: the line map of the tests coverage_tests names, and
-        # the recordings the pages need.
+        # what the pages need of the run stage (python -m docs_hooks record).
         tests = coverage_tests(project)
         clear_cache(project)
         timed_run([PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], project, env_for(project))

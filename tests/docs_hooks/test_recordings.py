@@ -7,27 +7,25 @@ from docs_hooks.base.settings import load_settings
 from docs_hooks.core.recordings import record_site
 from docs_hooks.core.site import expand_site, make_build
 
-from .conftest import PYPROJECT, page, run_cli
+from .conftest import PYPROJECT, run_cli
 
-EXAMPLE_PAGE = page(
-    """
-    # Layer norm
+EXAMPLE = """\
+```trace-entry
+title: Layer norm forward
+function: ops.layer_norm_forward
+status: illustrative
+```
 
-    Each row has its mean $\\mu$ taken out.
+```trace-example
+test: {test}
+title: One matrix
+show:
+  - {{label: Mean, code: mu}}
+```
+"""
 
-    ```trace-entry
-    title: Layer norm forward
-    function: ops.layer_norm_forward
-    status: illustrative
-    ```
-
-    ```trace-example
-    test: tests/test_ops.py::test_rows_have_zero_mean
-    title: One matrix
-    show:
-      - {label: Mean, code: mu}
-    ```
-    """
+EXAMPLE_PAGE = "# Layer norm\n\nEach row has its mean $\\mu$ taken out.\n\n" + EXAMPLE.format(
+    test="tests/test_ops.py::test_rows_have_zero_mean"
 )
 
 FAILING_TEST = """\
@@ -38,24 +36,7 @@ def test_breaks():
     raise ValueError("the input is not a matrix")
 """
 
-FAILING_PAGE = page(
-    """
-    # Broken
-
-    ```trace-entry
-    title: Layer norm, broken
-    function: ops.layer_norm_forward
-    status: illustrative
-    ```
-
-    ```trace-example
-    test: tests/test_broken.py::test_breaks
-    title: It raises
-    show:
-      - {label: Mean, code: mu}
-    ```
-    """
-)
+FAILING_PAGE = "# Broken\n\n" + EXAMPLE.format(test="tests/test_broken.py::test_breaks")
 
 
 def test_the_recordings_made_ahead_are_the_ones_a_build_then_reads_back_without_running(make_project):
