@@ -242,8 +242,9 @@ class Build:
     def source_files(self, pages: list[str] | None = None) -> list[str]:
         """The files of the code that get a source page: with ``source_pages = "all"`` every file of the index;
         else (``"cited"``) those the site's pages cite: an entry's functions, a reference, an example's shown
-        code. ``pages``: the site's pages, resolved already (default: every page of the docs folder). A link to
-        any other file goes to the repository (see ``Links.source_url``)."""
+        code, and what the settings name for the site-wide tables. ``pages``: the site's pages, resolved already
+        (default: every page of the docs folder). A link to any other file goes to the repository (see
+        ``Links.source_url``)."""
         index = self.project.index
         if self.settings.source_pages == "all":
             return sorted(index.file_digests)
