@@ -73,9 +73,21 @@ def copy_project(dest: Path, source: Path = ROOT) -> Path:
             shutil.copytree(src, dest / name, ignore=IGNORE)
         elif src.exists():
             shutil.copy2(src, dest / name)
-    if (source / "node_modules").exists():
-        os.symlink(source / "node_modules", dest / "node_modules")
+    os.symlink(node_modules(source), dest / "node_modules")
     return dest
+
+
+def node_modules(source: Path) -> Path:
+    """The KaTeX the copy renders with: the project's own node_modules, else this checkout's when both pin the same
+    packages (a worktree of another commit has none). Without KaTeX no page is kept, so every figure would be wrong:
+    the bench stops instead."""
+    if (source / "node_modules").is_dir():
+        return source / "node_modules"
+    lock = "package-lock.json"
+    same = (source / lock).is_file() and (source / lock).read_bytes() == (ROOT / lock).read_bytes()
+    if same and (ROOT / "node_modules").is_dir():
+        return ROOT / "node_modules"
+    raise SystemExit(f"bench_docs: {source} has no node_modules (KaTeX): run 'npm ci' there first")
 
 
 def env_for(project: Path | None) -> dict:

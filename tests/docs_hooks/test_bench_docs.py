@@ -124,3 +124,15 @@ def test_a_dirty_serve_run_edits_from_the_number_it_is_given(bench, site):
     assert served["prose edit"] > 0 and served["code edit"] > 0
     assert "Edited 7000." in (site / "docs" / "page.md").read_text(encoding="utf-8")
     assert "_bench_edit_7000" in (site / "src" / "model.py").read_text(encoding="utf-8")
+
+
+def test_a_copy_without_katex_takes_this_checkouts_when_the_lock_is_the_same_and_else_the_bench_stops(bench, tmp_path):
+    worktree = tmp_path / "worktree"  # another commit's checkout: no node_modules of its own
+    worktree.mkdir()
+    (worktree / "package-lock.json").write_bytes((REPO / "package-lock.json").read_bytes())
+
+    assert bench.node_modules(worktree) == REPO / "node_modules"
+
+    (worktree / "package-lock.json").write_text("{}")
+    with pytest.raises(SystemExit, match="has no node_modules \\(KaTeX\\): run 'npm ci' there first"):
+        bench.node_modules(worktree)
