@@ -39,7 +39,7 @@ KNOWN_KEYS = {
     "default: the tests root, when it holds tests; [] for none",
     "symbols": "table: config field (or product 'a*b', quotient 'a/b') -> symbol shown in shapes",
     "source_pages": "which files of the code get a source page: 'cited' (those the pages cite; a link to any other "
-    "goes to repo_url) or 'all'; default: cited",
+    "goes to repo_url) or 'all'; default: cited with repo_url, else all",
     "test_timeout": "seconds each recorded test, the model run, the coverage run and the spec compile may take",
 }
 
@@ -68,7 +68,7 @@ class Settings:
     symbols: dict = field(default_factory=dict)
     coverage_tests: list = field(default_factory=list)
     test_timeout: float = DEFAULT_TEST_TIMEOUT
-    source_pages: str = "cited"  # or "all" (see SOURCE_PAGES)
+    source_pages: str = "all"  # or "cited" (see SOURCE_PAGES); load_settings: "cited" with a repo_url
     extra: dict = field(default_factory=dict)
     exclude: list = field(default_factory=list)  # glob patterns, the defaults included (see exclude_patterns)
     # What ``rel`` worked out so far (resolving a path asks the file system): not a setting, left out of repr
@@ -402,7 +402,7 @@ def load_settings(project_root: Path, overrides: dict | None = None) -> Settings
         symbols=dict(raw.get("symbols", {})),
         coverage_tests=list(raw["coverage_tests"]) if "coverage_tests" in raw else default_coverage(tests_root),
         test_timeout=_timeout(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),
-        source_pages=raw.get("source_pages", "cited"),
+        source_pages=raw.get("source_pages", "cited" if raw.get("repo_url") else "all"),
         exclude=exclude,
     )
 

@@ -179,6 +179,7 @@ class ExampleKind:
         except TraceError as err:
             raise fail(err.message, "test") from None
         test_fn = _test_function(index, req, fail)
+        scope.refs.cite(test_fn.repo_path)  # the example links its test
         seen = scope.project.assignments(fn)
         rows = tuple(_show_plan(i, item, fn, seen, scope, plan) for i, item in enumerate(d["show"]))
         forward = ng = returned = None

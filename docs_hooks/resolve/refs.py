@@ -45,4 +45,8 @@ class References:
         the file it points into."""
         self.uses.append(entry)
         if repo_path is not None:
-            self.files.add(repo_path)
+            self.cite(repo_path)
+
+    def cite(self, repo_path: str) -> None:
+        """Record that the page shows a file of the code (a block's test, say): it gets a source page."""
+        self.files.add(repo_path)

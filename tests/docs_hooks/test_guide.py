@@ -420,9 +420,12 @@ def cases(name: str, cell: str) -> list[tuple[str, str]]:
         return [(f"a folder {m.group(1)}", m.group(1)), ("bare", m.group(2))]
     if m := re.fullmatch(r"the current commit, else `([^`]+)`", cell):
         return [("a git commit", "the current commit"), ("bare", m.group(1))]
+    if m := re.fullmatch(r"`([^`]+)` with `repo_url`, else `([^`]+)`", cell):
+        return [("a repo_url", m.group(1)), ("bare", m.group(2))]
     pytest.fail(
         f"docs/own-code.md: cannot read the default of {name}, {cell!r}; write it as `value`, none (or none: why), "
-        "`folder` when the project has that folder, else `other`, or the current commit, else `branch`"
+        "`folder` when the project has that folder, else `other`, the current commit, else `branch`, or "
+        "`value` with `repo_url`, else `other`"
     )
 
 
@@ -431,6 +434,8 @@ def project(tmp_path: Path, kind: str) -> Path:
     root.mkdir(exist_ok=True)
     if kind.startswith("a folder "):
         (root / kind.split(" ", 2)[2]).mkdir(exist_ok=True)
+    elif kind == "a repo_url":
+        (root / "pyproject.toml").write_text('[tool.docs_hooks]\nrepo_url = "https://example.com/repo"\n')
     elif kind == "a git commit":
         (root / "a.py").write_text("x = 1\n")
         git(root, "init", "-q")
