@@ -95,3 +95,26 @@ def test_a_build_that_kept_every_page_reads_every_recording_back_when_warmed_up(
         assert build.results.graph.tested_only_at_run_time([backward]) == ["tests.test_dynamic.test_dynamic"]
     finally:
         build.close()
+
+
+def test_the_source_files_are_those_the_pages_cite_with_a_repo_url_and_every_file_without_one(make_project):
+    from .conftest import PYPROJECT
+    from .test_recordings import EXAMPLE_PAGE  # an entry of ops.layer_norm_forward, an example of tests/test_ops.py
+
+    cited = make_project({"docs/page.md": EXAMPLE_PAGE}, root=None)
+    settings = load_settings(cited)
+    assert settings.source_pages == "cited"
+    assert make_build(settings, static=True).source_files() == ["src/ops.py", "tests/test_ops.py"]
+
+    bare = make_project(
+        {
+            "docs/page.md": EXAMPLE_PAGE,
+            "pyproject.toml": PYPROJECT.replace('repo_url = "https://example.com/repo"\n', ""),
+        },
+        root=cited.parent / "bare",
+    )
+    every = ["src/model.py", "src/ops.py", "tests/__init__.py", "tests/test_model.py", "tests/test_ops.py"]
+    assert make_build(load_settings(bare), static=True).source_files() == every
+
+    (cited / "pyproject.toml").write_text(PYPROJECT + 'source_pages = "all"\n', encoding="utf-8")
+    assert make_build(load_settings(cited), static=True).source_files() == every
