@@ -240,36 +240,11 @@ class Build:
         return self.site
 
     def source_files(self, pages: list[str] | None = None) -> list[str]:
-        """The files of the code that get a source page: with ``source_pages = "all"`` every file of the index;
-        else (``"cited"``) those the site's pages cite: an entry's functions, a reference, an example's shown
-        code, and what the settings name for the site-wide tables. ``pages``: the site's pages, resolved already
-        (default: every page of the docs folder). A link to any other file goes to the repository (see
-        ``Links.source_url``)."""
-        index = self.project.index
-        if self.settings.source_pages == "all":
-            return sorted(index.file_digests)
+        """The files of the code that get a source page (see ``source_files``). ``pages``: the site's pages,
+        resolved already (default: every page of the docs folder)."""
         if pages is None:
             pages = list(self.site_entries().pages)
-        cited = set(self._named_by_settings())
-        for page in pages:
-            plan = self._plans[page][1]
-            cited |= plan.refs.files
-            cited.update(fn.repo_path for entry in plan.entries for fn in entry.functions)
-        return sorted(cited & index.file_digests.keys())
-
-    def _named_by_settings(self) -> list[str]:
-        """The files of what the settings name for the site-wide tables to show (the config, its module, the
-        parameters' creator, the decay rule, the central differences): the inventories cite their lines."""
-        s, index = self.settings, self.project.index
-        where: dict[str, str] = {}  # a module, function or class -> its file
-        for fn in index.functions.values():
-            where.setdefault(fn.module, fn.repo_path)
-            where[fn.name] = fn.repo_path
-        for name, (repo_path, _, _) in index.classes.items():
-            where.setdefault(name.rsplit(".", 1)[0], repo_path)
-            where[name] = repo_path
-        named = (s.model_config, s.config_module, s.init_params, s.decay_rule, s.numerical_grad)
-        return [where[n] for n in named if n is not None and n in where]
+        return source_files(self.settings, self.project.index, [self._plans[page][1] for page in pages])
 
     # ------------------------------------------------------------------ run
 
@@ -424,6 +399,34 @@ class Build:
             self.workers.close()
         if self.kept is not None:
             self.kept.close()
+
+
+def source_files(settings: Settings, index: CodeIndex, plans: list[PagePlan]) -> list[str]:
+    """The files of the code that get a source page: with ``source_pages = "all"`` every file of the index;
+    else (``"cited"``) those the pages' ``plans`` cite: an entry's functions, a reference, an example's test and
+    shown code, and what the settings name for the site-wide tables. A link to any other file goes to the
+    repository (see ``Links.source_url``)."""
+    if settings.source_pages == "all":
+        return sorted(index.file_digests)
+    cited = set(_named_by_settings(settings, index))
+    for plan in plans:
+        cited |= plan.refs.files
+        cited.update(fn.repo_path for entry in plan.entries for fn in entry.functions)
+    return sorted(cited & index.file_digests.keys())
+
+
+def _named_by_settings(s: Settings, index: CodeIndex) -> list[str]:
+    """The files of what the settings name for the site-wide tables to show (the config, its module, the
+    parameters' creator, the decay rule, the central differences): the inventories cite their lines."""
+    where: dict[str, str] = {}  # a module, function or class -> its file
+    for fn in index.functions.values():
+        where.setdefault(fn.module, fn.repo_path)
+        where[fn.name] = fn.repo_path
+    for name, (repo_path, _, _) in index.classes.items():
+        where.setdefault(name.rsplit(".", 1)[0], repo_path)
+        where[name] = repo_path
+    named = (s.model_config, s.config_module, s.init_params, s.decay_rule, s.numerical_grad)
+    return [where[n] for n in named if n is not None and n in where]
 
 
 def record_rounds(
