@@ -28,11 +28,21 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from docs_hooks.run.coverage_map import CHILD_ENV
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--no-docs-record",
+        action="store_true",
+        help="docs_hooks: do not make the recordings, formulas and specification the pages need beside the tests "
+        "(the next build makes them)",
+    )
 
 
 def pytest_configure(config) -> None:
@@ -116,8 +126,9 @@ class LineMap:
     def pytest_collection_finish(self, session) -> None:
         if self.selection.covered_by(session.config):
             self.selected = {item.nodeid for item in session.items if self.selection.holds(Path(str(item.path)))}
-            collect_only = getattr(session.config.option, "collectonly", False)
-            if self.selected and not collect_only and any(True for _ in self.settings.pages()):
+            opt = session.config.option
+            asked = not getattr(opt, "collectonly", False) and not getattr(opt, "no_docs_record", False)
+            if self.selected and asked and any(True for _ in self.settings.pages()):
                 self.record = RecordRun(self.settings.project_root)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
@@ -187,6 +198,7 @@ class RecordRun:
             preexec_fn=(lambda: os.nice(10)) if hasattr(os, "nice") else None,  # the tests first
         )
         self.stopped = False
+        self.waited = 0.0  # seconds the test run waited for it after its last test
 
     def finish(self, stop: bool = False) -> None:
         """Wait for it (it may still be running in a short test run), or end it (an interrupted run)."""
@@ -195,7 +207,9 @@ class RecordRun:
         self.stopped = stop and self.proc.poll() is None
         if self.stopped:
             children.kill_group(self.proc)
+        start = time.monotonic()
         self.proc.wait()
+        self.waited = time.monotonic() - start
         children.release(self.proc)
 
     def report(self) -> list[str]:
@@ -205,6 +219,11 @@ class RecordRun:
         self.output.seek(0)
         lines = self.output.read().decode("utf-8", "replace").splitlines()
         self.output.close()
+        if self.waited >= 0.1:
+            lines.append(
+                f"docs_hooks record: the tests were done {self.waited:.1f} s before it (--no-docs-record leaves it "
+                "to the next build)"
+            )
         if self.proc.returncode in (0, 1):
             return lines
         return [f"docs_hooks record: ended with exit {self.proc.returncode}; the next build makes the recordings:"] + [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -135,6 +136,8 @@ def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_a
     assert "docs_hooks record" not in some.stdout  # a run of some of the tests leaves the recordings to the build
     listed = run_pytest(root, "tests/test_branchy.py", "--collect-only")
     assert listed.returncode == 0 and "docs_hooks record" not in listed.stdout  # so does a run that runs none
+    declined = run_pytest(root, "tests/test_branchy.py", "--no-docs-record")
+    assert declined.returncode == 0 and "docs_hooks record" not in declined.stdout  # and one that says so
     assert record_site(load_settings(root)).made == 1
     (root / "src/branchy.py").write_text(BRANCHY.replace("return x", "return x  # as it came"), encoding="utf-8")
 
@@ -145,4 +148,8 @@ def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_a
         "docs_hooks record: 1 recording(s) the pages need, 1 made, 0 stored already; 0 formula(s) rendered; "
         "0 problem(s)\n"
     ) in everything.stdout
+    # A run this short ends before the record step does, and says how long it waited for it.
+    assert re.search(
+        r"docs_hooks record: the tests were done \d+\.\d s before it \(--no-docs-record", everything.stdout
+    )
     assert record_site(load_settings(root)).made == 0  # what a build then finds stored: it records nothing
