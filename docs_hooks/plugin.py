@@ -179,7 +179,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.source_files = set()
         source_pages = {}
         try:
-            cited = self._cited(build, pages)
+            cited = build.source_files(pages)  # resolves the pages now: the source pages are made from them
         except TraceError as err:
             raise PluginError(str(err)) from None
         for repo_path in cited:
@@ -208,13 +208,6 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self.dirty:
             self._mark_changed(files, build)
         return files
-
-    @staticmethod
-    def _cited(build: Build, pages: dict[str, str]) -> list[str]:
-        """The files of the code that get a source page, from the pages resolved now (``Build.source_files``)."""
-        for page, text in pages.items():
-            build.plan(page, text)
-        return build.source_files(list(pages))
 
     def _mark_changed(self, files: Files, build: Build) -> None:
         """For a dirty build, which MkDocs makes of the pages whose file is newer than their HTML: also every

@@ -20,12 +20,9 @@ from dataclasses import dataclass, field
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.page import page_needs
-from docs_hooks.core.site import Build, index_for, record_rounds, site_pages
-from docs_hooks.kinds.base import Project
+from docs_hooks.core.site import make_build, record_rounds, site_pages
 from docs_hooks.read.formulas import page_formulas
-from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.run.results import Formula
-from docs_hooks.run.workers import Workers
 
 
 @dataclass
@@ -43,28 +40,21 @@ class Recorded:
 
 def record_site(settings: Settings) -> Recorded:
     """Every recording the site's pages need, their formulas and the specification, read back or made, and
-    stored for the next build."""
-    index = index_for(settings)
-    out = Recorded()
-    spec = None
-    if settings.spec_source is not None:
-        from docs_hooks.run.spec import compile_spec
-
-        try:
-            cache = settings.cache_dir / "spec" if settings.cache_dir else None
-            spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
-            out.spec = True
-        except TraceError as err:
-            out.failed.append(err)
-    workers = Workers(settings, index)
-    build = Build(Project(settings, index, CallGraph(index, None), spec), workers, static=False)
+    stored for the next build. A build made by the one factory (``make_build``), without its coverage run; a
+    specification Typst cannot compile stops it there, as it stops a build."""
+    try:
+        build = make_build(settings, coverage=False)
+    except TraceError as err:  # the specification's compile: named at its .typ line
+        return Recorded(failed=[err])
+    results, workers = build.results, build.workers
+    assert results is not None and workers is not None  # a build that is not static has both
     try:
         pages = site_pages(settings)
         plans = {page: build.plan(page, text) for page, text in pages.items()}
-        assert build.results is not None  # a build with workers has results
-        done = record_rounds(build.results, list(plans.values()))
-        out.needed, out.made = len(done), workers.recorder.made
+        done = record_rounds(results, list(plans.values()))
+        out = Recorded(len(done), workers.recorder.made, spec=results.spec is not None)
         out.failed += [e for e in done.values() if isinstance(e, TraceError)]
+        # The formulas apart from record_rounds: its prefetch would start the coverage run too.
         formulas = [
             need
             for page, plan in plans.items()
@@ -72,9 +62,9 @@ def record_site(settings: Settings) -> Recorded:
             if isinstance(need, Formula)
         ]
         if formulas and workers.math.available():
-            build.results.formulas(list(dict.fromkeys(formulas)))
+            results.formulas(list(dict.fromkeys(formulas)))
             out.formulas = len(set(formulas))
-        problem = build.results.math_problem()
+        problem = results.math_problem()
         if problem is not None:
             out.failed.append(problem)
         workers.wait()  # the recordings are in the store now

@@ -239,12 +239,15 @@ class Build:
         self._site_read = True
         return self.site
 
-    def source_files(self, pages: list[str] | None = None) -> list[str]:
-        """The files of the code that get a source page (see ``source_files``). ``pages``: the site's pages,
-        resolved already (default: every page of the docs folder)."""
+    def source_files(self, pages: dict[str, str] | None = None) -> list[str]:
+        """The files of the code that get a source page (see ``source_files``). ``pages``: the site's pages (path
+        -> text as the front end hands it over), resolved now if they were not; default: every page of the docs
+        folder."""
         if pages is None:
-            pages = list(self.site_entries().pages)
-        return source_files(self.settings, self.project.index, [self._plans[page][1] for page in pages])
+            plans = [self._plans[page][1] for page in self.site_entries().pages]
+        else:
+            plans = [self.plan(page, text) for page, text in pages.items()]
+        return source_files(self.settings, self.project.index, plans)
 
     # ------------------------------------------------------------------ run
 
