@@ -94,8 +94,11 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.problems: list[str] = []  # what this build reported, for a strict build under -q
         self.dirty = False  # ``mkdocs serve --dirty`` (or ``build --dirty``): MkDocs builds only changed pages
         self.serving = False  # ``mkdocs serve``: the process stays for the next build
-        # For a dirty build: each page's expansion key in the last build, and the pages that showed a problem.
+        # For a dirty build: each page's expansion key in the last build, what it came out as when it was last
+        # built (``Session.comes_out_as``), this build's pages (path -> text), and the pages that showed a problem.
         self._last_keys: dict[str, str | None] = {}
+        self._outputs: dict[str, str | None] = {}
+        self._texts: dict[str, str] = {}
         self._problem_pages: set[str] = set()
         self._search: SearchReading | None = None  # how Material's search plugin reads the pages
         self._source_nav: SourceNav | None = None  # this build's navigation of the source pages, under Material
@@ -206,24 +209,45 @@ class TracePlugin(BasePlugin[PluginConfig]):
         except TraceError as err:
             raise PluginError(str(err)) from None
         if self.dirty:
-            self._mark_changed(files, build)
+            self._texts = pages
+            try:
+                self._mark_changed(files, build)
+            except TraceError as err:
+                raise PluginError(str(err)) from None
         return files
 
     def _mark_changed(self, files: Files, build: Build) -> None:
         """For a dirty build, which MkDocs makes of the pages whose file is newer than their HTML: also every
-        page whose expansion is made from something that changed since the last build (the code it shows,
-        what it cites), or that showed a problem; and not a source page whose inputs did not change (MkDocs
-        takes a page it was handed as text for changed)."""
+        page that showed a problem, and every page whose expansion is made from something that changed since
+        the last build (the code it shows, what it cites) and that comes out different now (it is expanded
+        here to tell); and not a page whose inputs did not change, or that comes out as it did (MkDocs takes a
+        page it was handed as text, a source page, for changed)."""
         keys = {}
         for f in files.documentation_pages():
             rel = self._rel(f)
             key = keys[rel] = build.expansion_key(rel)
-            if key is None or key != self._last_keys.get(rel) or rel in self._problem_pages:
+            generated = f.src_uri in self.source_files
+            built = Path(f.abs_dest_path).is_file()
+            if key is None or rel in self._problem_pages or not built:
                 f.is_modified = _always  # type: ignore[method-assign]
-            elif f.src_uri in self.source_files and Path(f.abs_dest_path).is_file():
-                f.is_modified = _never  # type: ignore[method-assign]
+            elif key == self._last_keys.get(rel):
+                if generated:
+                    f.is_modified = _never  # type: ignore[method-assign]
+            elif (generated or not f.is_modified()) and self._outputs.get(rel) is not None:
+                same = self.session.comes_out_as(rel, self._texts[rel]) == self._outputs[rel]
+                f.is_modified = _never if same else _always  # type: ignore[method-assign]
+            else:
+                f.is_modified = _always  # type: ignore[method-assign]
         self._last_keys = keys
         self._problem_pages = set()
+
+    def on_page_content(self, html, *, page, config, files):
+        """For a dirty build: what the page came out as (see ``_mark_changed``)."""
+        if self.dirty:
+            rel = self._rel(page.file)
+            if rel in self._texts:
+                self._outputs[rel] = self.session.comes_out_as(rel, self._texts[rel])
+        return html
 
     def _rel(self, f: File) -> str:
         """A page's path as the generator names it: from the project root (a generated one: its docs path)."""

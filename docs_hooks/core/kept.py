@@ -55,6 +55,11 @@ def dump(parts: list[Piece]) -> bytes:
     return json.dumps([p if isinstance(p, str) else [p.html, p.block] for p in parts]).encode()
 
 
+def digest(parts: list[Piece]) -> str:
+    """What a page came out as, digested: equal digests, the same page."""
+    return hashlib.sha256(dump(parts)).hexdigest()
+
+
 def load(raw: bytes) -> list[Piece] | None:
     """The pieces ``dump`` stored; None for anything else (then the page is rendered again)."""
     try:

@@ -24,6 +24,7 @@ from pathlib import Path
 from docs_hooks.base import gcpause
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings, load_settings
+from docs_hooks.core.kept import digest
 from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
@@ -168,10 +169,7 @@ class Session:
         """The page through the stages, its problems (its own, and against the review lock) reported, and
         each one that has no error box on the page given one at its top."""
         expanded = self.build.expand(page, text)
-        s = self.settings
-        lock_name = s.rel(s.lock_path)
-        locked = self.locked.get(page, {})
-        problems = expanded.problems + compare(locked, expanded.uses, lock_name, expanded.unresolved, {page})
+        problems = expanded.problems + self._against_lock(page, expanded)
         for problem in problems:
             self.report(problem)
         boxed = expanded.markdown
@@ -182,6 +180,22 @@ class Session:
         return Expanded(
             _after_title(expanded.parts, boxes), problems, expanded.uses, expanded.unresolved, expanded.entries
         )
+
+    def comes_out_as(self, page: str, text: str) -> str | None:
+        """A digest of what the page comes out as in this build (``kept.digest`` of its expansion), nothing
+        reported; None when it shows a problem (its own, or against the review lock). A front end that rebuilds
+        only the pages that changed (MkDocs' dirty build) compares it with the last build's, to leave alone a
+        page whose inputs changed but which comes out the same."""
+        expanded = self.build.expand(page, text)
+        if expanded.problems or self._against_lock(page, expanded):
+            return None
+        return digest(expanded.parts)
+
+    def _against_lock(self, page: str, expanded: Expanded) -> list[TraceError]:
+        """The page's references compared with the review lock (``lock.compare``)."""
+        s = self.settings
+        locked = self.locked.get(page, {})
+        return compare(locked, expanded.uses, s.rel(s.lock_path), expanded.unresolved, {page})
 
     def close(self) -> None:
         """End the processes of the current build (the recorder, KaTeX, the coverage run) and let it go."""

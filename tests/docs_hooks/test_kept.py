@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from docs_hooks.core import site as site_module
-from docs_hooks.core.kept import dump, load
+from docs_hooks.core.kept import digest, dump, load
 from docs_hooks.render.segments import Html
 
 from .conftest import FWD_ENTRY, build_site
@@ -20,6 +20,15 @@ def test_pieces_come_back_as_they_were_stored_and_anything_else_is_a_miss():
     assert isinstance(load(dump(parts))[1], Html)
     for damaged in (b"", b"{", b'{"a": 1}', b'[["html"]]', b'[["html", 1]]', b"[3]", b"\xff"):
         assert load(damaged) is None
+
+
+def test_a_digest_tells_pages_apart_by_every_piece_and_whether_generated_html_is_a_block():
+    parts = ["# Title\n\n", Html("<p>x</p>", True)]
+
+    assert digest(parts) == digest(list(parts))
+    assert digest(parts) != digest(["# Title\n\n", Html("<p>x</p>", False)])
+    assert digest(parts) != digest(["# Title\n\n", "<p>x</p>"])
+    assert digest(parts) != digest(["# Title\n", Html("<p>x</p>", True)])
 
 
 @pytest.fixture

@@ -432,6 +432,8 @@ rebuild()
 model = root / "src" / "model.py"
 model.write_text(model.read_text() + "\n\ndef appended():\n    return 1\n")
 rebuild()
+model.write_text(model.read_text() + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n")
+rebuild()
 plugins.on_shutdown()
 """
 
@@ -459,8 +461,9 @@ def test_by_default_the_site_has_a_source_page_for_each_file_its_pages_cite_and_
 
 
 def test_a_dirty_serve_rebuilds_the_pages_whose_inputs_changed_and_only_those(make_project):
-    """MkDocs' dirty build rebuilds a page whose file is newer than its HTML; a page that shows code changes
-    when the code does, and a source page, given as text, would be rebuilt every time."""
+    """MkDocs' dirty build rebuilds a page whose file is newer than its HTML. A page that shows code is
+    rebuilt when it comes out different (a new caller of its function), not when only the code around it
+    changed; a source page, given as text, would be rebuilt every time."""
     from .conftest import FWD_ENTRY
 
     root = make_project(
@@ -473,13 +476,15 @@ def test_a_dirty_serve_rebuilds_the_pages_whose_inputs_changed_and_only_those(ma
     )
     assert run_cli(root, "relock") == 0
 
-    first, unchanged, prose, code = run_script(DIRTY_SERVE, root)
+    first, unchanged, prose, code, caller = run_script(DIRTY_SERVE, root)
 
     assert {"index.html", "page/index.html", "source/src/ops.py/index.html"} <= set(first)
     assert unchanged == []
     assert prose == ["index.html"]
-    assert code == ["page/index.html", "source/src/model.py/index.html"]
+    assert code == ["source/src/model.py/index.html"]  # the page shows nothing of the appended function
+    assert caller == ["page/index.html", "source/src/model.py/index.html"]
     assert "appended" in (root / "site/source/src/model.py/index.html").read_text(encoding="utf-8")
+    assert "model.caller" in (root / "site/page/index.html").read_text(encoding="utf-8")
 
 
 # One build as `mkdocs build` makes it, then one as the first of `mkdocs serve`; for each, the recordings the

@@ -82,6 +82,36 @@ def test_a_problem_without_a_box_of_its_own_gets_one_under_the_title_and_is_repo
     assert "trace-error" in "\n".join(lines[1:4]) and "no such statement" in "\n".join(lines[1:4])
 
 
+def test_what_a_page_comes_out_as_is_the_same_across_builds_until_what_it_shows_changes(make_project):
+    """The digest a dirty build compares: a new build after an edit of code the page does not show gives the
+    same one, a new caller of the page's function another, and a page that shows a problem none."""
+    root = make_project({"docs/page.md": "# Page\n\n" + FWD_ENTRY})
+    assert run_cli(root, "relock") == 0
+    text = (root / "docs/page.md").read_text()
+    reported = []
+    session = Session(root, reported.append)
+    model = root / "src/model.py"
+    try:
+        session.refresh()
+        first = session.comes_out_as("docs/page.md", text)
+        model.write_text(model.read_text() + "\n\ndef appended():\n    return 1\n")
+        session.refresh()
+        unrelated = session.comes_out_as("docs/page.md", text)
+        model.write_text(model.read_text() + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n")
+        session.refresh()
+        new_caller = session.comes_out_as("docs/page.md", text)
+        (root / "src/ops.py").write_text((root / "src/ops.py").read_text().replace("keepdims=True)", "keepdims=1)"))
+        session.refresh()
+        unreviewed = session.comes_out_as("docs/page.md", text)
+    finally:
+        session.close()
+
+    assert first is not None and unrelated == first
+    assert new_caller is not None and new_caller != first
+    assert unreviewed is None  # the lock names the old line: a problem, so the page is always built again
+    assert reported == []  # nothing is reported: the page is converted (and its problems reported) later
+
+
 def test_front_matter_is_left_out_as_empty_lines_so_page_lines_stay_those_of_the_file():
     text = "---\ntitle: A page\ntags: [x]\n---\n\n# Heading\n\nBody.\n"
 
