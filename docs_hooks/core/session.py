@@ -29,6 +29,7 @@ from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import by_page, compare, read_lock
+from docs_hooks.resolve.modules import Modules
 from docs_hooks.run.residue import Texts
 
 # Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
@@ -78,8 +79,10 @@ class Session:
         self.fingerprint: str | None = None
         self.locked: dict[str, dict] = {}  # the review lock's entries, page by page (``lock.by_page``)
         self.widget_kernels: frozenset[str] | None = None
-        # The files the runs' dependencies read, parsed once per text for all of this session's builds.
+        # The files the runs' dependencies read, and the code as resolving parses it: once per text for all of
+        # this session's builds.
         self.texts = Texts()
+        self.modules = Modules()
         # A front end whose process waits for the author after each build (``mkdocs serve``) sets this, and
         # calls ``settle_later``: a replaced build is then collected while the author reads, not in the rebuild.
         self.settles = False
@@ -124,7 +127,9 @@ class Session:
                     self._uncollected = False
                 elif replaced:
                     self._uncollected = True
-                self._build = make_build(settings, widget_kernels=widget_kernels, texts=self.texts)
+                self._build = make_build(
+                    settings, widget_kernels=widget_kernels, texts=self.texts, modules=self.modules
+                )
                 self.fingerprint = stamp
             self._settings = settings
             self.widget_kernels = widget_kernels

@@ -44,6 +44,7 @@ from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Root, build_index
 from docs_hooks.resolve.entries import EntryData, SiteEntries
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
+from docs_hooks.resolve.modules import Modules
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Recording
 from docs_hooks.run.residue import Texts
@@ -459,6 +460,7 @@ def make_build(
     index: CodeIndex | None = None,
     widget_kernels: frozenset[str] | None = None,
     texts: Texts | None = None,
+    modules: Modules | None = None,
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
@@ -472,10 +474,14 @@ def make_build(
     it reads the pages and resolves every reference against the index, and starts
     no process. ``index`` is the code index to resolve against (``impact`` passes
     the base revision's); by default the project's own.
+
+    A front end whose process stays across builds hands each the same ``texts``
+    (the files the runs depend on) and ``modules`` (the code as resolving parses
+    it): a file not edited since the last build is not read into them again.
     """
     code = project_digest(settings) if not static else None
     with paused():
-        build = _make_build(settings, coverage and not static, static, index, widget_kernels, code, texts)
+        build = _make_build(settings, coverage and not static, static, index, widget_kernels, code, texts, modules)
         # What the build holds lives through it: out of collections until expand_site ends, or the front
         # end's next build starts (see gcpause), and frozen before the collector runs again.
         freeze()
@@ -490,6 +496,7 @@ def _make_build(
     widget_kernels: frozenset[str] | None,
     code: str | None,
     texts: Texts | None = None,
+    modules: Modules | None = None,
 ) -> Build:
     index = index if index is not None else index_for(settings)
     spec = None
@@ -504,7 +511,7 @@ def _make_build(
 
             spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
     evidence = cached_evidence(settings, index) if static else None
-    project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels)
+    project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels, modules or Modules())
     workers = None if static else Workers(settings, index, texts=texts)
     build = Build(project, workers, static, files=code)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the

@@ -31,10 +31,11 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.read.blocks import Block, BlockSpec
 from docs_hooks.resolve.anchors import Resolved
-from docs_hooks.resolve.assignments import Assignments, assignments
+from docs_hooks.resolve.assignments import Assignments
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Function
 from docs_hooks.resolve.entries import EntryData
+from docs_hooks.resolve.modules import Modules, ParsedModule
 from docs_hooks.resolve.refs import References
 
 if TYPE_CHECKING:
@@ -59,46 +60,30 @@ class Project:
     # The functions the site's scripts register a browser kernel for (the front end reads them from the
     # site's extra_javascript); None when unknown (the command line), and then no example is warned about.
     widget_kernels: frozenset[str] | None = None
-    _trees: dict[Path, tuple[ast.Module, list[str]]] = field(default_factory=dict, compare=False, repr=False)
-    _assignments: dict[tuple[Path, int, int], Assignments | None] = field(
-        default_factory=dict, compare=False, repr=False
-    )
-    _definitions: dict[Path, list[ast.FunctionDef | ast.AsyncFunctionDef]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    # The code's modules, parsed once per text: a front end whose process stays hands each build the same ones.
+    modules: Modules = field(default_factory=Modules, compare=False, repr=False)
+    _read: dict[Path, ParsedModule] = field(default_factory=dict, compare=False, repr=False)
 
     def tree(self, path: Path) -> ast.Module:
-        """The parsed module at ``path`` (a file of the index), parsed once per build."""
-        return self._module(path)[0]
+        """The parsed module at ``path`` (a file of the index), read once per build."""
+        return self._module(path).tree
 
-    def _module(self, path: Path) -> tuple[ast.Module, list[str]]:
-        if path not in self._trees:
-            text = path.read_text(encoding="utf-8")
-            self._trees[path] = (ast.parse(text), text.splitlines())
-        return self._trees[path]
+    def _module(self, path: Path) -> ParsedModule:
+        if path not in self._read:
+            self._read[path] = self.modules.read(path)
+        return self._read[path]
 
     def definition(self, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The ``def`` of ``fn`` in its module as parsed once per build (every ``def`` of a module found in one
-        walk of it); None when the file no longer holds it."""
-        if fn.file not in self._definitions:
-            self._definitions[fn.file] = [
-                node
-                for node in ast.walk(self.tree(fn.file))
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            ]
-        for node in self._definitions[fn.file]:
+        """The ``def`` of ``fn`` in its module as read in this build; None when the file no longer holds it."""
+        for node in self._module(fn.file).definitions():
             if node.name == fn.short_name and fn.start <= node.lineno <= fn.end:
                 return node
         return None
 
     def assignments(self, fn: Function) -> Assignments | None:
-        """What the function assigns, statement by statement (``resolve.assignments``), found once per build;
-        None when its file no longer holds it."""
-        key = (fn.file, fn.start, fn.end)
-        if key not in self._assignments:
-            tree, lines = self._module(fn.file)
-            self._assignments[key] = assignments(tree, lines, fn.start, fn.end, fn.params)
-        return self._assignments[key]
+        """What the function assigns, statement by statement (``resolve.assignments``), found once per text of
+        its file; None when its file no longer holds it."""
+        return self._module(fn.file).assignments(fn.start, fn.end, fn.params)
 
 
 @dataclass

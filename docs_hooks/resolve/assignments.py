@@ -181,11 +181,12 @@ def assignments(
         return None
     found: dict[str, list[Assignment]] = {}
     sites = []
+    walrus = any(":=" in line for line in lines[start - 1 : end])  # else no statement holds an assignment expression
     for stmt, loops, branches in _statements(node, (), ()):
         last = header_end(stmt)
         sites.append(_Site(stmt.lineno, last, loops))
         text = one_line(lines[stmt.lineno - 1 : last])
-        for name, path, binds in _assigned(stmt):
+        for name, path, binds in _assigned(stmt, walrus):
             found.setdefault(name, []).append(Assignment(name, path, stmt.lineno, last, text, binds, loops, branches))
     return Assignments(
         tuple(params), {k: tuple(sorted(v, key=lambda a: a.start)) for k, v in found.items()}, tuple(sites)
@@ -253,9 +254,9 @@ def _statements(node: ast.AST, loops: Loops, branches: Branches):
             yield from _statements(stmt, inner_loops, inner_branches)
 
 
-def _assigned(stmt: ast.AST) -> list[tuple[str, str, bool]]:
+def _assigned(stmt: ast.AST, walrus: bool = True) -> list[tuple[str, str, bool]]:
     """What a statement (or a compound statement's header) assigns: (name, what it changes, whether it binds
-    the name)."""
+    the name). ``walrus``: whether the statement may hold an assignment expression (``:=``)."""
     if isinstance(stmt, ast.ExceptHandler):
         return [(stmt.name, stmt.name, True)] if stmt.name else []
     targets: list[ast.expr] = []
@@ -277,7 +278,7 @@ def _assigned(stmt: ast.AST) -> list[tuple[str, str, bool]]:
         for path, whole in _target_paths(target):
             seen = out.get(path, (path, False))
             out[path] = (path, seen[1] or (binds and whole))
-    for sub in _header_nodes(stmt):
+    for sub in _header_nodes(stmt) if walrus else ():
         if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
             out[sub.target.id] = (sub.target.id, True)
     return [(path.split(".")[0], path, b) for path, (_, b) in out.items()]
