@@ -165,10 +165,11 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if settings.spec_pdf:
             made.add(settings.spec_pdf)
         made.update(written_by_pages(settings.docs_dir))
+        kept_out = self._kept_out()
         for f in list(files):
             # what the plugin makes itself (a copy 'python -m docs_hooks pages' wrote may be older), the lock,
             # and the helpers the build runs are not pages of the site
-            if f.src_uri in made or (f.abs_src_path and self._kept_out(Path(f.abs_src_path))):
+            if f.src_uri in made or (f.abs_src_path and kept_out(Path(f.abs_src_path))):
                 files.remove(f)
         tab = config.mdx_configs.get("tab_length", 4)
         pages, page_urls = {}, {}
@@ -256,14 +257,20 @@ class TracePlugin(BasePlugin[PluginConfig]):
             return settings.rel(Path(f.abs_src_path))
         return settings.rel(settings.docs_dir / f.src_uri)
 
-    def _kept_out(self, path: Path) -> bool:
-        """Whether a file of the docs folder is the build's, not the reader's: the lock, the helpers it runs."""
+    def _kept_out(self) -> Callable[[Path], bool]:
+        """Whether a file of the docs folder is the build's, not the reader's: the lock, the helpers it runs
+        (their folder, when it is not the docs folder itself)."""
         s = self.session.settings
-        path = path.resolve()
-        if path == s.lock_path.resolve():
-            return True
+        lock = s.lock_path.resolve()
         helper = s.model_run.resolve().parent if s.model_run is not None else None
-        return helper is not None and helper != s.docs_dir.resolve() and helper in path.parents
+        if helper == s.docs_dir.resolve():
+            helper = None
+
+        def kept_out(path: Path) -> bool:
+            path = path.resolve()
+            return path == lock or (helper is not None and helper in path.parents)
+
+        return kept_out
 
     # ------------------------------------------------------------------ pages
 

@@ -216,7 +216,7 @@ class Build:
         self.site_entries()  # the pages the front end did not hand over (none, for MkDocs): from their files
         if self.results is not None:
             kept = self._read_kept(pages)
-            to_render = [p for p in pages if p not in kept]
+            to_render = [p for p in pages if p not in kept and not self._expanded(p, pages[p])]
             self._prefetch([self._plans[p][1] for p in to_render], [self._parsed[p][1] for p in to_render])
 
     def site_entries(self) -> SiteEntries:
@@ -321,9 +321,8 @@ class Build:
             return set()
         keys = {}
         for page, text in pages.items():
-            known = self._rendered.get(page)
-            if known is not None and known[0] == self._made_from(page, text):
-                continue  # expanded in this build already, from the same text: nothing to read
+            if self._expanded(page, text):
+                continue  # nothing to read
             key = self._key(page, text, self._plans[page][1])
             if key is not None:
                 keys[key] = page
@@ -365,6 +364,11 @@ class Build:
         if self._site_digests is None or self._site_digests[0] != self.site.version:
             self._site_digests = (self.site.version, self.site.digest())
         return self._site_digests[1]
+
+    def _expanded(self, page: str, text: str) -> bool:
+        """Whether this build expanded the page already, from the same text and what it shows of the others."""
+        known = self._rendered.get(page)
+        return known is not None and known[0] == self._made_from(page, text)
 
     def _made_from(self, page: str, text: str) -> tuple:
         """What tells, inside one build, that a page expanded before would come out the same."""

@@ -45,6 +45,29 @@ def test_an_unchanged_page_is_expanded_once_and_a_site_wide_table_follows_the_ot
         build.close()
 
 
+def test_the_pages_a_build_expanded_already_start_no_work_again_when_the_site_is_resolved_after_an_edit(
+    make_project, monkeypatch
+):
+    root = make_project({"docs/a.md": EXAMPLE_PAGE, "docs/b.md": BACKWARD_PAGE})
+    build = make_build(load_settings(root), coverage=False)
+    prefetched: list[list[str]] = []
+    real = build._prefetch
+    monkeypatch.setattr(
+        build, "_prefetch", lambda plans, pages: (prefetched.append([p.page for p in plans]), real(plans, pages))
+    )
+    try:
+        pages = {"docs/a.md": (root / "docs/a.md").read_text(), "docs/b.md": (root / "docs/b.md").read_text()}
+        build.plan_site(pages)
+        for page, text in pages.items():
+            build.expand(page, text)
+        pages["docs/b.md"] += "\nOne more sentence.\n"  # a prose edit while serving
+        build.plan_site(pages)
+    finally:
+        build.close()
+
+    assert prefetched == [["docs/a.md", "docs/b.md"], ["docs/b.md"]]
+
+
 def test_a_site_wide_table_reads_every_page_even_one_rendered_before_the_others(make_project):
     """The table is on the first page in build order; the entries it lists come from pages after it."""
     root = make_project(
