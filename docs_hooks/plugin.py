@@ -11,7 +11,10 @@ state on the plugin object (MkDocs keeps the object across the rebuilds of
   specification and a source page for each file of the code; keep the review
   lock and the helpers the build runs out of the site; resolve every page, so
   the site-wide tables read them all and the run stage starts on them at once;
+  in a dirty build (``mkdocs serve --dirty``), tell MkDocs which pages to build
+  again (``DirtyPages``);
 - on_page_markdown: tell the extension which page MkDocs converts next;
+- on_page_content: in a dirty build, note what the page came out as;
 - on_nav / on_env / on_page_context: under Material for MkDocs, render the site
   navigation of the source pages once per build for every source page at the same
   depth (``SourceNav``);
@@ -92,14 +95,9 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.current: tuple[str, int] | None = None  # the page MkDocs converts now: (path, lines of front matter)
         self.source_files: set[str] = set()  # src_uri of each source page this plugin adds
         self.problems: list[str] = []  # what this build reported, for a strict build under -q
-        self.dirty = False  # ``mkdocs serve --dirty`` (or ``build --dirty``): MkDocs builds only changed pages
+        # ``mkdocs serve --dirty`` (or ``build --dirty``): MkDocs builds only the pages that changed
+        self._dirty: DirtyPages | None = None
         self.serving = False  # ``mkdocs serve``: the process stays for the next build
-        # For a dirty build: each page's expansion key in the last build, what it came out as when it was last
-        # built (``Session.comes_out_as``), this build's pages (path -> text), and the pages that showed a problem.
-        self._last_keys: dict[str, str | None] = {}
-        self._outputs: dict[str, str | None] = {}
-        self._texts: dict[str, str] = {}
-        self._problem_pages: set[str] = set()
         self._search: SearchReading | None = None  # how Material's search plugin reads the pages
         self._source_nav: SourceNav | None = None  # this build's navigation of the source pages, under Material
 
@@ -118,7 +116,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def on_startup(self, *, command, dirty):
         """Defining this event makes MkDocs keep the plugin object across the rebuilds of ``mkdocs serve``."""
-        self.dirty = dirty
+        self._dirty = DirtyPages() if dirty else None
         self.serving = command == "serve"
 
     def on_config(self, config):
@@ -207,47 +205,16 @@ class TracePlugin(BasePlugin[PluginConfig]):
         build.links.place(page_urls, source_pages)
         try:
             session.plan_site(pages)
+            if self._dirty is not None:
+                self._dirty.mark(files, pages, build, session, self._rel, self.source_files)
         except TraceError as err:
             raise PluginError(str(err)) from None
-        if self.dirty:
-            self._texts = pages
-            try:
-                self._mark_changed(files, build)
-            except TraceError as err:
-                raise PluginError(str(err)) from None
         return files
 
-    def _mark_changed(self, files: Files, build: Build) -> None:
-        """For a dirty build, which MkDocs makes of the pages whose file is newer than their HTML: also every
-        page that showed a problem, and every page whose expansion is made from something that changed since
-        the last build (the code it shows, what it cites) and that comes out different now (it is expanded
-        here to tell); and not a page whose inputs did not change, or that comes out as it did (MkDocs takes a
-        page it was handed as text, a source page, for changed)."""
-        keys = {}
-        for f in files.documentation_pages():
-            rel = self._rel(f)
-            key = keys[rel] = build.expansion_key(rel)
-            generated = f.src_uri in self.source_files
-            built = Path(f.abs_dest_path).is_file()
-            if key is None or rel in self._problem_pages or not built:
-                f.is_modified = _always  # type: ignore[method-assign]
-            elif key == self._last_keys.get(rel):
-                if generated:
-                    f.is_modified = _never  # type: ignore[method-assign]
-            elif (generated or not f.is_modified()) and self._outputs.get(rel) is not None:
-                same = self.session.comes_out_as(rel, self._texts[rel]) == self._outputs[rel]
-                f.is_modified = _never if same else _always  # type: ignore[method-assign]
-            else:
-                f.is_modified = _always  # type: ignore[method-assign]
-        self._last_keys = keys
-        self._problem_pages = set()
-
     def on_page_content(self, html, *, page, config, files):
-        """For a dirty build: what the page came out as (see ``_mark_changed``)."""
-        if self.dirty:
-            rel = self._rel(page.file)
-            if rel in self._texts:
-                self._outputs[rel] = self.session.comes_out_as(rel, self._texts[rel])
+        """For a dirty build: what the page came out as (see ``DirtyPages``)."""
+        if self._dirty is not None:
+            self._dirty.built(self._rel(page.file), self.session)
         return html
 
     def _rel(self, f: File) -> str:
@@ -359,9 +326,58 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def _warn(self, problem: TraceError) -> None:
         """A problem as a warning of MkDocs' logger (``mkdocs build --strict`` fails on it), counted."""
         self.problems.append(str(problem))
-        if self.dirty and self.current is not None:
-            self._problem_pages.add(self.current[0])
+        if self._dirty is not None and self.current is not None:
+            self._dirty.problems.add(self.current[0])
         log.warning(str(problem))
+
+
+class DirtyPages:
+    """Which pages a dirty build (``mkdocs serve --dirty``) builds. MkDocs builds those whose file is newer than
+    their HTML; the plugin adds every page that showed a problem in the last build, and every page whose
+    expansion is made from something that changed since (the code it shows, what it cites) and that comes out
+    different now: such a page is expanded in on_files to tell (``Session.comes_out_as``), and MkDocs converts
+    it later from that expansion. It leaves out a page whose inputs did not change, or that comes out as it
+    did (MkDocs takes a page it was handed as text, a source page, for changed)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, str | None] = {}  # each page's expansion key in the last build
+        self.outputs: dict[str, str | None] = {}  # what each page came out as when it was last built
+        self.texts: dict[str, str] = {}  # this build's pages: path -> text as the extension is handed it
+        self.problems: set[str] = set()  # the pages that showed a problem in this build
+
+    def mark(
+        self,
+        files: Files,
+        pages: dict[str, str],
+        build: Build,
+        session: Session,
+        rel: Callable[[File], str],
+        generated: set[str],
+    ) -> None:
+        """Mark each page of ``files`` as one MkDocs builds or leaves (``generated``: the source pages' src_uri)."""
+        self.texts = pages
+        keys = {}
+        for f in files.documentation_pages():
+            page = rel(f)
+            key = keys[page] = build.expansion_key(page)
+            text_given = f.src_uri in generated
+            if key is None or page in self.problems or not Path(f.abs_dest_path).is_file():
+                f.is_modified = _always  # type: ignore[method-assign]
+            elif key == self.keys.get(page):
+                if text_given:
+                    f.is_modified = _never  # type: ignore[method-assign]
+            elif (text_given or not f.is_modified()) and self.outputs.get(page) is not None:
+                same = session.comes_out_as(page, pages[page]) == self.outputs[page]
+                f.is_modified = _never if same else _always  # type: ignore[method-assign]
+            else:
+                f.is_modified = _always  # type: ignore[method-assign]
+        self.keys = keys
+        self.problems = set()
+
+    def built(self, page: str, session: Session) -> None:
+        """Note what a page MkDocs has just converted came out as."""
+        if page in self.texts:
+            self.outputs[page] = session.comes_out_as(page, self.texts[page])
 
 
 class SourceNav:

@@ -7,7 +7,7 @@ shows of the other pages, and what it shows of the code. What it shows of the
 code is, for most pages, the whole code: the callers and tests of a function
 come from any file, and a run may read any file, so a page with an entry, an
 equation or a run depends on the digest of every file of the project but its
-pages (``site.project_digest``). A page made only of prose
+pages (``digests.project_digest``). A page made only of prose
 and of blocks whose kind can name all its inputs (``KeyedKind``; a source page
 names its file and what cites it) depends on those inputs only, so an edit of
 one file renders one source page again, not all of them.

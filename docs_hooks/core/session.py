@@ -24,8 +24,9 @@ from pathlib import Path
 from docs_hooks.base import gcpause
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings, load_settings
+from docs_hooks.core.digests import fingerprint
 from docs_hooks.core.kept import digest
-from docs_hooks.core.site import Build, Expanded, build_order, fingerprint, make_build
+from docs_hooks.core.site import Build, Expanded, build_order, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import by_page, compare, read_lock

@@ -21,7 +21,8 @@ from pathlib import Path
 from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
-from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, walk_files
+from docs_hooks.base.settings import Settings
+from docs_hooks.core.digests import project_digest, settings_digest
 from docs_hooks.core.kept import KeptPages, environment, page_key
 from docs_hooks.core.page import (
     BlockPart,
@@ -81,67 +82,6 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
     return build_index(roots, root, cache, settings.exclude)
 
 
-def fingerprint(settings: Settings) -> str:
-    """A digest of everything a build is made from: the code, the tests, the helpers, the spec, the settings.
-
-    Equal fingerprints mean a build made earlier (and the pages it resolved) is
-    still right, which is what makes ``mkdocs serve`` rebuilds after a page edit cheap.
-    """
-    return code_digest(settings) + settings_digest(settings)
-
-
-def settings_digest(settings: Settings) -> str:
-    import hashlib
-
-    return hashlib.sha256(
-        repr(sorted((k, v) for k, v in vars(settings).items() if not k.startswith("_"))).encode()
-    ).hexdigest()
-
-
-# A file bigger than this is known by its size and time of change, not read: a project may keep large data.
-WHOLE_FILE_BYTES = 1 << 20
-
-
-def project_digest(settings: Settings) -> str:
-    """A digest of every file of the project but its pages: the code, the tests, and whatever else a run or a
-    block may read (a helper module, a data file, a recorded training run); what a page that shows the code is
-    made from besides its own text (see kept). Hidden folders, virtual environments and what
-    ``DEFAULT_EXCLUDE`` names are left out."""
-    import hashlib
-
-    h = hashlib.sha256()
-    root, docs = settings.project_root, settings.docs_dir
-    for file in walk_files(root, root, DEFAULT_EXCLUDE):
-        if file.suffix == ".md" and docs in file.parents:
-            continue  # a page: its own text is in its key, and what others show of it in the site's digest
-        try:
-            stat = file.stat()
-            body = (
-                file.read_bytes() if stat.st_size <= WHOLE_FILE_BYTES else f"{stat.st_size} {stat.st_mtime_ns}".encode()
-            )
-        except OSError:
-            continue
-        h.update(str(file.relative_to(root)).encode() + b"\0" + body + b"\0")
-    return h.hexdigest()
-
-
-def code_digest(settings: Settings) -> str:
-    """A digest of every file of the code, the tests, the helpers and the spec, as the index walks them."""
-    import hashlib
-
-    h = hashlib.sha256()
-    code = [settings.source_root, settings.tests_root]  # walked as the index walks them: excludes left out
-    helpers = [p.parent for p in (settings.model_run, settings.spec_source) if p is not None]
-    files: dict[Path, None] = {}
-    for folder in dict.fromkeys([*code, *helpers]):
-        if folder.is_dir():
-            patterns = settings.exclude if folder in code else DEFAULT_EXCLUDE
-            files.update(dict.fromkeys(walk_files(folder, settings.project_root, patterns)))
-    for file in sorted(files):
-        h.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 class Build:
     """One build: the project as resolved (``project``), the run stage's ``results``, the ``links``, and
     every page planned so far. Make it with ``make_build``; ``close`` ends what it started."""
@@ -159,7 +99,7 @@ class Build:
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
         # Rendered pages of earlier builds (see kept): only a build that renders, and knows the digest of
-        # the project's files (``files``, see project_digest) its pages are made from.
+        # the project's files (``files``, see digests.project_digest) its pages are made from.
         self.files = files
         self.kept = KeptPages(project.settings.cache_dir) if workers is not None and files is not None else None
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
@@ -602,7 +542,6 @@ __all__ = [
     "build_order",
     "check_site",
     "expand_site",
-    "fingerprint",
     "index_for",
     "make_build",
 ]

@@ -1,28 +1,11 @@
-"""Tests of docs_hooks.core.site: the fingerprint that keeps the build of `mkdocs serve` while the code is
-unchanged, every page resolved before any is rendered, and a site-wide table that follows the other pages."""
+"""Tests of docs_hooks.core.site: every page resolved before any is rendered, a site-wide table that follows
+the other pages, and which files get a source page."""
 
 from docs_hooks.base.settings import load_settings
-from docs_hooks.core.site import expand_site, fingerprint, make_build
+from docs_hooks.core.site import expand_site, make_build
 
 from .conftest import build_site, page
 from .test_kept import BACKWARD_PAGE, DYNAMIC_TEST, EXAMPLE_PAGE
-
-
-def test_the_fingerprint_ignores_pages_and_follows_code_and_tests(make_project):
-    root = make_project({"docs/page.md": "See [[ops.layer_norm_forward]].\n"})
-    settings = load_settings(root)
-    first = fingerprint(settings)
-
-    (root / "docs/page.md").write_text("A prose edit. See [[ops.layer_norm_forward]].\n")
-    assert fingerprint(settings) == first
-
-    (root / "tests/test_ops.py").write_text((root / "tests/test_ops.py").read_text() + "\n# a comment\n")
-    second = fingerprint(settings)
-    assert second != first
-
-    (root / "src/ops.py").write_text((root / "src/ops.py").read_text() + "\n")
-    assert fingerprint(settings) != second
-
 
 ENTRY_PAGE = "```trace-entry\ntitle: Forward\nfunction: ops.layer_norm_forward\nstatus: implemented\n```\n"
 
