@@ -81,7 +81,8 @@ def _record(settings) -> int:
         print(f"error: {err}", file=sys.stderr)
     print(
         f"docs_hooks record: {done.needed} recording(s) the pages need, {done.made} made, "
-        f"{done.needed - done.made} stored already; {done.formulas} formula(s) rendered"
+        f"{done.needed - done.made} stored already; {done.formulas} formula(s) rendered; "
+        f"{done.listings} source file(s) highlighted"
         + ("; the specification compiled" if done.spec else "")
         + f"; {len(done.failed)} problem(s)"
     )

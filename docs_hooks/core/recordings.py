@@ -3,14 +3,16 @@
 ``python -m docs_hooks record`` runs it, and so does the project's own test run
 beside its tests when its line map plugin is on (``docs_hooks.pytest_linemap``):
 the first build after ``make test`` then finds the worked examples, the shapes and
-the model run recorded, the formulas rendered and the specification compiled, as
-it finds the line map, and runs none of them.
+the model run recorded, the formulas rendered, the specification compiled and the
+files the pages cite highlighted for their source pages, as it finds the line
+map, and runs none of them.
 
 It resolves the pages (nothing renders: no page, no coverage run) and asks the
 run stage for what the plans need, in rounds, as a build does
 (``site.record_rounds``). Everything is stored under the keys a build reads (a
 recording by what it depended on, a formula by its TeX, the specification by its
-sources), so a build uses it only while that is as it was.
+sources, a highlighted file by its text), so a build uses it only while that is
+as it was.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Recorded:
     needed: int = 0
     made: int = 0
     formulas: int = 0
+    listings: int = 0  # the files that get a source page, highlighted (or read back)
     spec: bool = False  # whether a specification was compiled (or read back)
     failed: list[TraceError] = field(default_factory=list)
 
@@ -67,6 +70,9 @@ def record_site(settings: Settings) -> Recorded:
         problem = results.math_problem()
         if problem is not None:
             out.failed.append(problem)
+        for repo_path in build.source_files(pages):  # what each source page shows: the file, highlighted
+            results.source_lines((settings.project_root / repo_path).read_text(encoding="utf-8"))
+            out.listings += 1
         workers.wait()  # the recordings are in the store now
         return out
     finally:

@@ -40,6 +40,7 @@ from docs_hooks.read.blocks import Page, page_title, parse_pages
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.render import segments
 from docs_hooks.render.links import Links
+from docs_hooks.render.listings import Listings
 from docs_hooks.render.segments import Piece
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Root, build_index
@@ -94,7 +95,11 @@ class Build:
         self.links = Links(project.settings, project.index)
         self.workers = workers
         self.site = SiteEntries()
-        self.results = Results(workers, self.site, project.spec, self._every_recording) if workers is not None else None
+        self.listings: Listings | None = None  # each source file highlighted, kept in the cache folder by its text
+        self.results: Results | None = None
+        if workers is not None:  # a build that renders
+            self.listings = Listings(project.settings.cache_dir)
+            self.results = Results(workers, self.site, project.spec, self._every_recording, self.listings.lines)
         self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
@@ -347,6 +352,8 @@ class Build:
             self.workers.close()
         if self.kept is not None:
             self.kept.close()
+        if self.listings is not None:
+            self.listings.close()
 
 
 def source_files(settings: Settings, index: CodeIndex, plans: list[PagePlan]) -> list[str]:

@@ -61,6 +61,7 @@ class SourceKind:
             links.page_url(plan.page),
             links.page_url,
             plan.repo_link,
+            results.source_lines(plan.text),
         )
         return Rendered(html)
 

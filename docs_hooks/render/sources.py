@@ -106,11 +106,13 @@ def render_page(
     here_url: str,
     url_of_page: Callable[[str], str],
     repo_link: str = "",
+    highlighted: Sequence[str] | None = None,
 ) -> str:
     """The body of a source page: the module's lines with anchors, and beside each cited line its citations.
 
     ``url_of_page(page)`` is the site URL of a docs page; ``repo_link`` the file's
-    permanent link on the repository host, when there is one.
+    permanent link on the repository host, when there is one; ``highlighted`` the
+    file's lines as ``highlighted_lines`` makes them (by default, made now).
     """
     by_line: dict[int, list[Citation]] = {}
     for c in cited:
@@ -123,7 +125,7 @@ def render_page(
             by_line.setdefault(n, []).append(c)
     base = here_url if here_url.endswith("/") else posixpath.dirname(here_url)
     rows = []
-    for n, code in enumerate(highlighted_lines(text), 1):
+    for n, code in enumerate(highlighted if highlighted is not None else highlighted_lines(text), 1):
         links = []
         for c in sorted(set(by_line.get(n, ())), key=lambda c: (c.page, c.anchor)):
             rel = posixpath.relpath(url_of_page(c.page), base or ".")

@@ -1,5 +1,6 @@
 """What the run stage gives the render stage: recordings, rendered formulas, line coverage, the compiled
-specification, and the entries of every page of the site.
+specification, and the entries of every page of the site; and, kept with them across builds, each source file
+highlighted for its page.
 
 ``Results`` answers each question from what was run before it was asked (the
 build starts every plan's requests in the background as soon as the pages are
@@ -60,8 +61,11 @@ class Results:
         site: SiteEntries,
         spec: SpecIndex | None = None,
         every_recording: Callable[[], object] | None = None,
+        listings: Callable[[str], list[str]] | None = None,
     ):
         self.workers = workers
+        # A file's lines highlighted, by its text, kept across builds (the build's ``render.listings.Listings``).
+        self.listings = listings
         # What answers every recording the site's pages use (the build's), before the call graph is made.
         self.every_recording = every_recording
         self._graph: CallGraph | None = None
@@ -109,6 +113,13 @@ class Results:
     def math_problem(self) -> TraceError | None:
         """Why KaTeX could not render at all in this build, if it could not."""
         return self._math_problem
+
+    # ------------------------------------------------------------------ source files
+
+    def source_lines(self, text: str) -> list[str] | None:
+        """A file's lines highlighted for its source page, read back when an earlier build (or ``python -m
+        docs_hooks record``) highlighted the same text; None when this build keeps none (the page makes them)."""
+        return self.listings(text) if self.listings is not None else None
 
     # ------------------------------------------------------------------ line coverage
 

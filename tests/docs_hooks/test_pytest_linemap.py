@@ -146,7 +146,7 @@ def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_a
     assert everything.returncode == 0, everything.stdout + everything.stderr
     assert (
         "docs_hooks record: 1 recording(s) the pages need, 1 made, 0 stored already; 0 formula(s) rendered; "
-        "0 problem(s)\n"
+        "7 source file(s) highlighted; 0 problem(s)\n"  # no repo_url: every file of the index has a source page
     ) in everything.stdout
     # A run this short ends before the record step does, and says how long it waited for it.
     assert re.search(

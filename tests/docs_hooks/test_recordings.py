@@ -58,6 +58,32 @@ def test_the_recordings_made_ahead_are_the_ones_a_build_then_reads_back_without_
     assert "Mean" in result.pages["docs/page.md"].markdown
 
 
+def test_the_files_the_pages_cite_are_highlighted_ahead_and_a_source_page_reads_them_back(make_project):
+    source_page = "```trace-source\nfile: src/ops.py\n```\n"
+    root = make_project({"docs/page.md": EXAMPLE_PAGE, "docs/ops-source.md": source_page})
+    settings = load_settings(root)
+
+    done = record_site(settings)
+
+    build = make_build(settings, coverage=False)
+    try:
+        cited = build.source_files()
+        result = expand_site(settings, build)
+        assert build.listings is not None and build.listings.made == 0  # every file read back
+    finally:
+        build.close()
+    assert "src/ops.py" in cited and done.listings == len(cited)
+    assert result.problems == []
+    assert '<span class="nf">layer_norm_forward</span>' in result.pages["docs/ops-source.md"].markdown
+    (root / "src/ops.py").write_text((root / "src/ops.py").read_text() + "\n# a comment\n")
+    build = make_build(settings, coverage=False)
+    try:
+        expand_site(settings, build)
+        assert build.listings is not None and build.listings.made == 1  # a new text: highlighted again
+    finally:
+        build.close()
+
+
 def test_an_edit_to_the_recorded_function_makes_that_recording_again(make_project):
     root = make_project({"docs/page.md": EXAMPLE_PAGE})
     settings = load_settings(root)
@@ -79,7 +105,7 @@ def test_the_command_names_a_recording_that_failed_and_exits_1(make_project, cap
     assert code == 1
     assert out == (
         "docs_hooks record: 2 recording(s) the pages need, 2 made, 0 stored already; 1 formula(s) rendered; "
-        "1 problem(s)\n"
+        "3 source file(s) highlighted; 1 problem(s)\n"
     )
     assert "tests/test_broken.py::test_breaks" in err and "ValueError: the input is not a matrix" in err
 
