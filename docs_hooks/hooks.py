@@ -16,6 +16,7 @@ on_config = _plugin.on_config
 on_files = _plugin.on_files
 on_nav = _plugin.on_nav
 on_page_markdown = _plugin.on_page_markdown
+on_page_content = _plugin.on_page_content
 on_env = _plugin.on_env
 on_page_context = _plugin.on_page_context
 on_post_build = _plugin.on_post_build

@@ -274,6 +274,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
         return context
 
     def on_post_build(self, *, config):
+        if self._dirty is not None:
+            self._dirty.done()  # every page MkDocs converted is written
         self.session.build.await_background()  # a bug in the background work is raised here, not lost
         if self._search is not None:
             self._search.flush()
@@ -296,6 +298,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def on_build_error(self, *, error):
         gcpause.unfreeze()
+        if self._dirty is not None:
+            self._dirty.failed()
 
     # ------------------------------------------------------------------ serve
 
@@ -337,13 +341,18 @@ class DirtyPages:
     expansion is made from something that changed since (the code it shows, what it cites) and that comes out
     different now: such a page is expanded in on_files to tell (``Session.comes_out_as``), and MkDocs converts
     it later from that expansion. It leaves out a page whose inputs did not change, or that comes out as it
-    did (MkDocs takes a page it was handed as text, a source page, for changed)."""
+    did (MkDocs takes a page it was handed as text, a source page, for changed).
+
+    What a build found is taken for the next one only once it is done (``done``); after a build that failed
+    (``failed``) every page is built again, since some were converted and not written."""
 
     def __init__(self) -> None:
-        self.keys: dict[str, str | None] = {}  # each page's expansion key in the last build
-        self.outputs: dict[str, str | None] = {}  # what each page came out as when it was last built
+        self.keys: dict[str, str | None] = {}  # each page's expansion key in the last build that was done
+        self.outputs: dict[str, str | None] = {}  # what each page came out as when it was last built and written
         self.texts: dict[str, str] = {}  # this build's pages: path -> text as the extension is handed it
         self.problems: set[str] = set()  # the pages that showed a problem in this build
+        self._keys: dict[str, str | None] = {}  # this build's, until it is done
+        self._outputs: dict[str, str | None] = {}
 
     def mark(
         self,
@@ -356,12 +365,14 @@ class DirtyPages:
     ) -> None:
         """Mark each page of ``files`` as one MkDocs builds or leaves (``generated``: the source pages' src_uri)."""
         self.texts = pages
-        keys = {}
+        keys = self._keys = {}
+        self._outputs = {}
+        shown, self.problems = self.problems, set()  # the last build's; this build's are gathered anew
         for f in files.documentation_pages():
             page = rel(f)
             key = keys[page] = build.expansion_key(page)
             text_given = f.src_uri in generated
-            if key is None or page in self.problems or not Path(f.abs_dest_path).is_file():
+            if key is None or page in shown or not Path(f.abs_dest_path).is_file():
                 f.is_modified = _always  # type: ignore[method-assign]
             elif key == self.keys.get(page):
                 if text_given:
@@ -371,13 +382,23 @@ class DirtyPages:
                 f.is_modified = _never if same else _always  # type: ignore[method-assign]
             else:
                 f.is_modified = _always  # type: ignore[method-assign]
-        self.keys = keys
-        self.problems = set()
 
     def built(self, page: str, session: Session) -> None:
         """Note what a page MkDocs has just converted came out as."""
         if page in self.texts:
-            self.outputs[page] = session.comes_out_as(page, self.texts[page])
+            self._outputs[page] = session.comes_out_as(page, self.texts[page])
+
+    def done(self) -> None:
+        """The build is done, every page it converted written: the next one starts from what it found (and from
+        the problems it showed)."""
+        self.keys = self._keys
+        self.outputs.update(self._outputs)
+        self._keys, self._outputs = {}, {}
+
+    def failed(self) -> None:
+        """The build stopped: the next one builds every page."""
+        self.keys, self.outputs, self._keys, self._outputs = {}, {}, {}, {}
+        self.problems = set()
 
 
 class SourceNav:

@@ -611,7 +611,7 @@ def audited_build(root: Path, marker: str, report: Path) -> subprocess.Completed
     )
 
 
-STORES = ("index", "pages", "katex", "recordings", "rendered")
+STORES = ("index", "pages", "katex", "recordings", "rendered", "listings")
 FILES = ("coverage", "spec")
 
 

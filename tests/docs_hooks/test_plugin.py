@@ -487,6 +487,74 @@ def test_a_dirty_serve_rebuilds_the_pages_whose_inputs_changed_and_only_those(ma
     assert "model.caller" in (root / "site/page/index.html").read_text(encoding="utf-8")
 
 
+# A hook that stops a build after its pages are converted and before they are written, while a file FAIL exists.
+FAILING_HOOK = """\
+from pathlib import Path
+
+
+def on_post_page(output, page, config):
+    if (Path(config.config_file_path).parent / "FAIL").exists():
+        raise RuntimeError("a build that stops before it writes its pages")
+    return output
+"""
+
+DIRTY_AFTER_A_FAILED_BUILD = r"""
+import json, logging, sys
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+root = Path(sys.argv[1])
+logging.getLogger("mkdocs").setLevel(logging.CRITICAL)
+plugins = None
+
+def rebuild():
+    global plugins
+    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
+    if plugins is None:
+        config.plugins.on_startup(command="serve", dirty=True)
+        plugins = config.plugins
+    else:
+        config.plugins = plugins
+    try:
+        build(config, serve_url="http://127.0.0.1:8000/", dirty=True)
+    except Exception as err:
+        return type(err).__name__
+    return "built"
+
+page = root / "site" / "page" / "index.html"
+done = [rebuild()]
+model = root / "src" / "model.py"
+model.write_text(model.read_text() + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n")
+(root / "FAIL").write_text("")
+done.append(rebuild())
+(root / "FAIL").unlink()
+done.append(rebuild())
+print(json.dumps([done, "model.caller" in page.read_text()]))
+plugins.on_shutdown()
+"""
+
+
+def test_a_dirty_serve_after_a_build_that_stopped_builds_every_page_again(make_project):
+    """A build that stops after converting a page and before writing it must not leave that page's new state
+    taken for written: the next dirty build writes it."""
+    from .conftest import FWD_ENTRY
+
+    root = make_project(
+        {
+            "mkdocs.yml": MKDOCS_YML + "hooks:\n  - failing_hook.py\n",
+            "failing_hook.py": FAILING_HOOK,
+            "docs/page.md": FWD_ENTRY,
+        }
+    )
+    assert run_cli(root, "relock") == 0
+
+    [(done, shows_the_new_caller)] = run_script(DIRTY_AFTER_A_FAILED_BUILD, root)
+
+    assert done == ["built", "RuntimeError", "built"]
+    assert shows_the_new_caller
+
+
 # One build as `mkdocs build` makes it, then one as the first of `mkdocs serve`; for each, the recordings the
 # build had read once it was done and its background work ended.
 READ_BACK = r"""
