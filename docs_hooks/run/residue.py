@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+
+from docs_hooks.base.cachedir import Store, store_file
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -54,12 +58,15 @@ class Unreachable:
 
 class ModuleText:
     """One file as a run's dependencies read it: its lines and words, and, parsed when first asked, its
-    candidates (top-level functions whose ``def`` only binds their name) and whether it lists namespaces."""
+    candidates (top-level functions whose ``def`` only binds their name) and whether it lists namespaces.
+    ``found``: those two as found before for the same text (see ``Texts``), so that it is not parsed."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, found: tuple[list[Unreachable], bool] | None = None) -> None:
         self.text = text
         self.lines = text.splitlines()
         self.words = Counter(_WORD.findall(text))  # identifier -> how often it is written (code, strings)
+        if found is not None:  # what the cached properties below would find
+            self.__dict__["candidates"], self.__dict__["lists_namespaces"] = found
 
     @classmethod
     def of(cls, text: str) -> ModuleText:
@@ -108,10 +115,23 @@ class ModuleText:
 class Texts:
     """The files runs depend on, each read as a ``ModuleText`` once per text: made for one build, or kept by a
     serve session for all of its builds (a file the author did not edit is not parsed again). One entry per
-    file: a new text replaces the old."""
+    file: a new text replaces the old.
+
+    With a cache folder (``keep_in``), what parsing a text finds (its candidates, whether it lists namespaces)
+    is kept in its ``residue`` store by the text's digest: a build in a new process that reads recordings back
+    (the first after ``make test``) parses none of the files an earlier one did."""
 
     def __init__(self) -> None:
         self._known: dict[Path, ModuleText] = {}
+        self._store: Store | None = None
+
+    def keep_in(self, cache_dir: Path | None) -> None:
+        """Keep what is found of each text in ``cache_dir`` too (nothing kept without one)."""
+        path = store_file(cache_dir, "residue")
+        if path is None:
+            self._store = None
+        elif self._store is None or self._store.path != path:
+            self._store = Store(path)
 
     def get(self, path: Path) -> ModuleText | None:
         """The file as it is now; None when it cannot be read as text."""
@@ -121,8 +141,52 @@ class Texts:
             return None
         known = self._known.get(path)
         if known is None or known.text != text:
-            known = self._known[path] = ModuleText(text)
+            known = self._known[path] = self._read(text)
         return known
+
+    def _read(self, text: str) -> ModuleText:
+        """``text`` as a ModuleText, with what an earlier build found of it when the store holds it."""
+        store = self._store
+        if store is None:
+            return ModuleText(text)
+        python = sys.version_info[:2]  # what parses depends on the Python that parses it
+        key = hashlib.sha256(f"{FOUND_FORMAT}\0{python}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+        raw = store.get_many([key]).get(key)
+        found = _load_found(raw) if raw is not None else None
+        if found is not None:
+            return ModuleText(text, found)
+        module = ModuleText(text)
+        candidates = [[fn.name, fn.start, fn.end] for fn in module.candidates]
+        store.put_many({key: json.dumps([candidates, module.lists_namespaces]).encode()})
+        return module
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+FOUND_FORMAT = 1  # the form of what the store keeps of a text, and how it is found; a change makes all a miss
+
+
+def _load_found(raw: bytes) -> tuple[list[Unreachable], bool] | None:
+    """What the store kept of a text; None for anything but [[[name, start, end], ...], lists namespaces]."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], list) and isinstance(data[1], bool)):
+        return None
+    candidates = []
+    for item in data[0]:
+        if not (
+            isinstance(item, list)
+            and len(item) == 3
+            and isinstance(item[0], str)
+            and all(type(n) is int for n in item[1:])
+        ):
+            return None
+        candidates.append(Unreachable(item[0], item[1], item[2]))
+    return candidates, data[1]
 
 
 def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) -> list[Unreachable]:

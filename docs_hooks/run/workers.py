@@ -18,11 +18,11 @@ from docs_hooks.base.settings import Settings
 from docs_hooks.resolve.callgraph import RunEvidence
 from docs_hooks.resolve.codeindex import CodeIndex
 from docs_hooks.run.math import MathRenderer
+from docs_hooks.run.residue import Texts
 
 if TYPE_CHECKING:
     from docs_hooks.run.coverage_map import Measurement
     from docs_hooks.run.record import Recorder
-    from docs_hooks.run.residue import Texts
 
 
 def recorder_path(settings: Settings) -> list:
@@ -47,7 +47,10 @@ class Workers:
     ):
         self.settings = settings
         self.index = index
-        self.texts = texts  # the files the runs' dependencies read (kept across a serve session's builds)
+        # The files the runs' dependencies read: a serve session's, kept across its builds, or this build's own.
+        self._own_texts = texts is None
+        self.texts = texts if texts is not None else Texts()
+        self.texts.keep_in(settings.cache_dir)
         self.math = math or MathRenderer(settings.project_root, settings.cache_dir, timeout=settings.test_timeout)
         self._recorder: Recorder | None = None
         self._coverage_run: Measurement | None = None  # started by start_coverage()
@@ -205,3 +208,5 @@ class Workers:
         if self._coverage_run is not None:
             self._coverage_run.stop()
             self._coverage_run = None
+        if self._own_texts:
+            self.texts.close()

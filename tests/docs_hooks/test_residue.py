@@ -103,3 +103,62 @@ def test_texts_parse_a_file_once_per_text_and_keep_one_entry_per_file(tmp_path):
     assert len(texts._known) == 1
     file.unlink()
     assert texts.get(file) is None
+
+
+def test_what_parsing_a_text_finds_is_kept_in_the_cache_folder_and_read_back_without_parsing(tmp_path):
+    from docs_hooks.base.cachedir import store_file
+    from docs_hooks.run.residue import Texts
+
+    lister = "import mod\nnames = dir(mod)\n"
+    files = {tmp_path / "mod.py": MODULE, tmp_path / "lister.py": lister, tmp_path / "broken.py": "def (:\n"}
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    first = Texts()
+    first.keep_in(tmp_path / "cache")
+    made = {path: first.get(path) for path in files}
+    first.close()
+
+    later = Texts()
+    later.keep_in(tmp_path / "cache")
+    read = {path: later.get(path) for path in files}
+
+    for path in files:
+        assert read[path] is not None and made[path] is not None
+        assert "tree" not in vars(read[path])  # not parsed: what it found came from the store
+        assert read[path].candidates == made[path].candidates
+        assert read[path].lists_namespaces == made[path].lists_namespaces
+    assert [f.name for f in read[tmp_path / "mod.py"].candidates] == ["norm", "unused"]
+    assert read[tmp_path / "lister.py"].lists_namespaces is True
+    assert read[tmp_path / "broken.py"].candidates == []  # one Python cannot parse leaves nothing out
+    later.close()
+
+    # A row a build did not write as this form (sealed, so only a bug could leave it) is parsed again.
+    import sqlite3
+
+    from docs_hooks.base.cachedir import Store
+
+    path = store_file(tmp_path / "cache", "residue")
+    with sqlite3.connect(path) as db:
+        keys = [key for (key,) in db.execute("SELECT key FROM entries")]
+    store = Store(path)
+    store.put_many({key: b'[[["norm", "one", 2]], false]' for key in keys})
+    store.close()
+    again = Texts()
+    again.keep_in(tmp_path / "cache")
+    module = again.get(tmp_path / "mod.py")
+    assert module is not None and [f.name for f in module.candidates] == ["norm", "unused"]
+    assert "tree" in vars(module)
+    again.close()
+
+
+def test_without_a_cache_folder_nothing_is_kept(tmp_path):
+    from docs_hooks.run.residue import Texts
+
+    (tmp_path / "mod.py").write_text(MODULE, encoding="utf-8")
+    texts = Texts()
+    texts.keep_in(None)
+    module = texts.get(tmp_path / "mod.py")
+
+    assert module is not None and "tree" not in vars(module)  # parsed only when asked, as without a store
+    assert [f.name for f in module.candidates] == ["norm", "unused"]
+    assert not any(tmp_path.rglob("*.sqlite3"))
