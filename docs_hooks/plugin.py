@@ -470,7 +470,7 @@ class SearchReading:
     the same everything else it reads of a page, is not read again: the entries it made of it then go into
     its index as they were (``search.IndexedPages``). Any other page is handed over without its spans
     (``search.without_spans``), and put back once read; or as it is, when its spans cannot be taken out
-    exactly. A page the search plugin rewrote (it takes out attributes such as ``data-search-exclude``) is
+    exactly, or it is one the search plugin leaves out of its index. A page the search plugin rewrote (it takes out attributes such as ``data-search-exclude``) is
     read again by every build."""
 
     def __init__(self, cache_dir: Path | None):
@@ -507,7 +507,10 @@ class SearchReading:
             if found is not None:  # it made these of the page below, and changed nothing else
                 entries.extend(found)
                 return None  # what its handler returns
-            light = search.without_spans(full)
+            listed = meta.get("search") or {}
+            # A page the search plugin leaves out of the index (a source page): it reads none of it, so the page
+            # is handed as it is.
+            light = None if isinstance(listed, dict) and listed.get("exclude") else search.without_spans(full)
             handed = full if light is None else light
             before = len(entries)
             page.content = handed
