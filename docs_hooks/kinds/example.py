@@ -480,8 +480,10 @@ def _is_subexpression(module: ast.Module, fn: Function, tree: ast.AST) -> bool:
     node = function_node(module, fn.start, fn.end)
     if node is None:
         return True
-    wanted = ast.dump(tree.body if isinstance(tree, ast.Expression) else tree)
-    return any(ast.dump(_loaded(n)) == wanted for n in ast.walk(node) if isinstance(n, ast.expr))
+    expr = tree.body if isinstance(tree, ast.Expression) else tree
+    wanted = ast.dump(expr)
+    # Only a node of the same type can dump the same (``_loaded`` keeps a node's type).
+    return any(ast.dump(_loaded(n)) == wanted for n in ast.walk(node) if type(n) is type(expr))
 
 
 def _loaded(node: ast.expr) -> ast.expr:
