@@ -10,7 +10,9 @@ needed: nothing is lost.
 
 Some entries are files of their own. The many small ones (each rendered
 formula, each recording, each source file's part of the code index, each
-parsed page) live together in a ``Store`` per kind, one SQLite file: a first
+parsed page, each rendered page, each file highlighted for its source page,
+what parsing a file found for the runs' dependencies) live together in a
+``Store`` per kind, one SQLite file: a first
 build then writes a few files instead of hundreds, which on some file systems
 costs more than making the entries. A store's rows are pruned the same way, by when they were
 last read.
@@ -54,7 +56,8 @@ log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
 
 def store_file(cache_dir: Path | None, kind: str) -> Path | None:
-    """The file of the ``kind`` store (``katex``, ``recordings``, ``index``, ``pages``) in ``cache_dir``; None without one."""
+    """The file of the ``kind`` store (``katex``, ``recordings``, ``index``, ``pages``, ``rendered``, ``listings``,
+    ``residue``, ...) in ``cache_dir``; None without one."""
     return Path(cache_dir) / f"{kind}{STORE_SUFFIX}" if cache_dir is not None else None
 
 
