@@ -483,7 +483,9 @@ def _is_subexpression(module: ast.Module, fn: Function, tree: ast.AST) -> bool:
     expr = tree.body if isinstance(tree, ast.Expression) else tree
     wanted = ast.dump(expr)
     # Only a node of the same type can dump the same (``_loaded`` keeps a node's type).
-    return any(ast.dump(_loaded(n)) == wanted for n in ast.walk(node) if type(n) is type(expr))
+    return any(
+        ast.dump(_loaded(n)) == wanted for n in ast.walk(node) if isinstance(n, ast.expr) and type(n) is type(expr)
+    )
 
 
 def _loaded(node: ast.expr) -> ast.expr:
