@@ -128,10 +128,10 @@ class Texts:
     def keep_in(self, cache_dir: Path | None) -> None:
         """Keep what is found of each text in ``cache_dir`` too (nothing kept without one)."""
         path = store_file(cache_dir, "residue")
-        if path is None:
-            self._store = None
-        elif self._store is None or self._store.path != path:
-            self._store = Store(path)
+        if self._store is not None and self._store.path == path:
+            return
+        self.close()
+        self._store = Store(path) if path is not None else None
 
     def get(self, path: Path) -> ModuleText | None:
         """The file as it is now; None when it cannot be read as text."""
@@ -163,6 +163,7 @@ class Texts:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+            self._store = None
 
 
 FOUND_FORMAT = 1  # the form of what the store keeps of a text, and how it is found; a change makes all a miss
