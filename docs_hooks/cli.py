@@ -5,7 +5,7 @@ check   exit 1 on any unresolved, ambiguous, changed or literal reference (what 
 relock  record what every reference points at now, after a person reviewed the pages
 impact  list the pages and equations whose referenced code changed since REV (--fail-on-change: exit 1 then)
 record  make what the pages need of the run stage (the recordings of the tests and helpers they show, their
-        formulas, the specification) and store it for the next build
+        formulas, the specification, the cited files highlighted) and store it for the next build
 results record a training run's history (with the source it ran) for the site
 pages   write the source pages, stylesheets and scripts into the docs folder, for a builder
         without plugins (Zensical): the MkDocs plugin makes them itself
@@ -37,7 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument(
         "--fail-on-change", action="store_true", help="exit 1 when some page's referenced code changed (default: 0)"
     )
-    sub.add_parser("record", help="make the recordings, formulas and specification the pages need, for the next build")
+    sub.add_parser(
+        "record",
+        help="make the recordings, formulas, specification and highlighted files the pages need, for the next build",
+    )
     res = sub.add_parser("results", help="record a training run's history for the site")
     res.add_argument("history", help="the history JSON the training wrote")
     res.add_argument("out", help="where the site reads it, e.g. docs/data/training-run.json")

@@ -17,7 +17,7 @@ each test makes (``coverage_map.CallsPerTest``), which the map holds too.
 
 A run that selects all of them also makes what the pages need of the run stage
 (the recordings of the worked examples' tests and of the shapes' and the model's
-runs, the formulas, the specification), in a process of its own at low priority
+runs, the formulas, the specification, the cited files highlighted), in a process of its own at low priority
 beside the tests (``python -m docs_hooks record``), and says at its end what it
 made: the build after it reads them back.
 """
@@ -40,8 +40,8 @@ def pytest_addoption(parser) -> None:
     parser.addoption(
         "--no-docs-record",
         action="store_true",
-        help="docs_hooks: do not make the recordings, formulas and specification the pages need beside the tests "
-        "(the next build makes them)",
+        help="docs_hooks: do not make the recordings, formulas, specification and highlighted files the pages need "
+        "beside the tests (the next build makes them)",
     )
 
 
