@@ -183,7 +183,9 @@ def assignments(
     sites = []
     walrus = any(":=" in line for line in lines[start - 1 : end])  # else no statement holds an assignment expression
     for stmt, loops, branches in _statements(node, (), ()):
-        last = header_end(stmt)
+        # A compound statement's header ends at its colon; a simple statement at its last token, a closing
+        # bracket on a line of its own too (as the index spans it).
+        last = header_end(stmt) if isinstance(getattr(stmt, "body", None), list) else stmt.end_lineno or stmt.lineno
         sites.append(_Site(stmt.lineno, last, loops))
         text = one_line(lines[stmt.lineno - 1 : last])
         for name, path, binds in _assigned(stmt, walrus):

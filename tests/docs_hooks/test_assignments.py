@@ -169,3 +169,17 @@ def test_what_an_expression_reads():
 
 def test_a_module_without_the_function_has_no_assignments():
     assert assignments(ast.parse("x = 1\n"), ["x = 1"], 1, 1, ()) is None
+
+
+def test_a_statement_closed_by_a_bracket_on_a_line_of_its_own_ends_on_that_line():
+    import ast
+
+    from docs_hooks.resolve.assignments import assignments
+
+    source = "def f(a, b):\n    x = (\n        a + b\n    )\n    return x\n"
+    seen = assignments(ast.parse(source), source.splitlines(), 1, 5, ("a", "b"))
+
+    assert seen is not None
+    [x] = seen.of("x")
+    assert (x.start, x.end, x.text) == (2, 4, "x = (a + b)")  # as a page quotes it, and as the index spans it
+    assert seen.read_at(["x"], 4) == seen.read_at(["x"], 2)  # its closing line is the statement's
