@@ -103,6 +103,7 @@ class Build:
         self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
+        self._keys: dict[str, tuple[tuple, str]] = {}  # page -> (what it was made from, its key: see kept)
         # Rendered pages of earlier builds (see kept): only a build that renders, and knows the digest of
         # the project's files (``files``, see digests.project_digest) its pages are made from.
         self.files = files
@@ -279,6 +280,10 @@ class Build:
         """What the page's rendering is made from, digested (see kept); None when it is not kept."""
         if self.kept is None or self.results is None or self.workers is None:
             return None
+        made_from = self._made_from(page, text)
+        known = self._keys.get(page)
+        if known is not None and known[0] == made_from:
+            return known[1]  # worked out in this build already (resolving the site, a dirty build's marking)
         if self._environment is None:
             self._environment = environment(self.workers.math.version)
         inputs = []
@@ -293,7 +298,7 @@ class Build:
             else:
                 whole_code = True
         site = self._site_digest() if plan.reads_site and whole_code else None
-        return page_key(
+        key = page_key(
             self._environment,
             self._settings_digest,
             sorted(self.project.widget_kernels or ()),
@@ -304,6 +309,8 @@ class Build:
             site,
             inputs,
         )
+        self._keys[page] = (made_from, key)
+        return key
 
     def _site_digest(self) -> str:
         if self._site_digests is None or self._site_digests[0] != self.site.version:

@@ -51,6 +51,31 @@ def test_the_pages_a_build_expanded_already_start_no_work_again_when_the_site_is
     assert prefetched == [["docs/a.md", "docs/b.md"], ["docs/b.md"]]
 
 
+def test_a_page_is_keyed_once_per_build_and_after_a_prose_edit_only_that_page_again(make_project, monkeypatch):
+    from docs_hooks.core import site as site_module
+
+    root = make_project({"docs/a.md": EXAMPLE_PAGE, "docs/b.md": BACKWARD_PAGE})
+    build = make_build(load_settings(root), coverage=False)
+    keyed: list[str] = []
+    real = site_module.page_key
+    monkeypatch.setattr(site_module, "page_key", lambda *inputs: keyed.append(inputs[3]) or real(*inputs))
+    try:
+        pages = {"docs/a.md": (root / "docs/a.md").read_text(), "docs/b.md": (root / "docs/b.md").read_text()}
+        build.plan_site(pages)  # keyed to look for kept pages
+        first = {page: build.expansion_key(page) for page in pages}  # as a dirty build asks
+        for page, text in pages.items():
+            build.expand(page, text)
+        assert keyed == ["docs/a.md", "docs/b.md"]
+        pages["docs/b.md"] += "\nOne more sentence.\n"  # a prose edit while serving
+        build.plan_site(pages)
+        again = {page: build.expansion_key(page) for page in pages}
+    finally:
+        build.close()
+
+    assert keyed == ["docs/a.md", "docs/b.md", "docs/b.md"]
+    assert again["docs/a.md"] == first["docs/a.md"] and again["docs/b.md"] != first["docs/b.md"]
+
+
 def test_a_site_wide_table_reads_every_page_even_one_rendered_before_the_others(make_project):
     """The table is on the first page in build order; the entries it lists come from pages after it."""
     root = make_project(
