@@ -20,6 +20,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Project, Rendered, Scope, byte_lines, last_line, source_segment
 from docs_hooks.kinds.modelrun import Desc, Evidence, ModelRun, model_requests, model_run, requests_of
 from docs_hooks.read.blocks import BLOCK_KINDS, Block
+from docs_hooks.read.formulas import symbol_math
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.assignments import (
@@ -52,14 +53,6 @@ def _functions(block: Block, scope: Scope, what: str) -> list[Function]:
             f"{what} outside an entry; put it below a trace-entry block, or name the function with function:"
         )
     return list(scope.entry.functions)
-
-
-def _tex(symbol: str) -> str:
-    """The symbol as inline math: its TeX between dollars (typeset with the page's formulas)."""
-    tex = symbol.strip()
-    if len(tex) > 1 and tex.startswith("$") and tex.endswith("$"):
-        tex = tex[1:-1].strip()
-    return f"${tex}$"
 
 
 @dataclass(frozen=True)
@@ -181,7 +174,7 @@ class SymbolsKind:
                 code_html += " after " + links.line_link(*row.note[1:])
             elif row.note is not None:
                 code_html += ", on entry"
-            rows.append([_tex(row.symbol), R.esc(row.meaning), code_html, shape_html])
+            rows.append([symbol_math(row.symbol), R.esc(row.meaning), code_html, shape_html])
         if plan.reads_the_run and all(model_run(ev).first_calls(fn.name) is None for fn in plan.functions):
             # Nothing to show in a Shape column: say why once, instead of on every row.
             names = " or ".join(R.code(fn.name) for fn in plan.functions)

@@ -42,8 +42,17 @@ def inline_formulas(text: str) -> list[str]:
     return [piece for piece, tex in split_formulas(text) if tex]
 
 
+def symbol_math(symbol: str) -> str:
+    """A ``trace-symbols`` row's symbol as inline math: its TeX between dollars (written with or without them)."""
+    tex = symbol.strip()
+    if len(tex) > 1 and tex.startswith("$") and tex.endswith("$"):
+        tex = tex[1:-1].strip()
+    return f"${tex}$"
+
+
 def page_formulas(page: Page) -> list[tuple[str, bool]]:
-    """Every formula written in a parsed page, in prose and in block fields: (TeX, shown as a block)."""
+    """Every formula written in a parsed page, in prose and in block fields (a ``trace-symbols`` row's symbol is
+    TeX without dollars too): (TeX, shown as a block)."""
     found: list[tuple[str, bool]] = []
     for seg in page.segments:
         if isinstance(seg, Markdown):
@@ -53,6 +62,10 @@ def page_formulas(page: Page) -> list[tuple[str, bool]]:
         elif seg.kind == "equation" and isinstance(seg.data.get("tex"), str):
             found.append((seg.data["tex"].strip(), True))
         else:
+            if seg.kind == "symbols" and isinstance(seg.data.get("rows"), list):  # a symbol is TeX, dollars or not
+                for row in seg.data["rows"]:
+                    if isinstance(row, dict) and row.get("symbol") is not None:
+                        found += [(tex, False) for tex in inline_formulas(symbol_math(str(row["symbol"])))]
             for text in _strings({k: v for k, v in seg.data.items() if k != "__lines__"}):
                 if "$" in text:
                     found += [(tex, False) for tex in inline_formulas(text)]

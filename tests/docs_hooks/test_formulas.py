@@ -41,3 +41,23 @@ def test_a_line_splits_into_text_and_the_tex_of_each_formula_outside_code():
         ("`$x$`", False),
         (" in code, and $5 and $6.", False),
     ]
+
+
+def test_a_symbols_row_s_symbol_is_a_formula_written_with_or_without_dollars():
+    # the symbols kind typesets each symbol as inline math; record renders them ahead of the build with the rest
+    text = (
+        FWD_ENTRY
+        + "\n"
+        + page("""
+        ```trace-symbols
+        rows:
+          - {symbol: '\\hat{X}', meaning: "The normalised row, $X$ scaled", code: xhat}
+          - {symbol: '$\\sigma$', meaning: Its deviation, code: none}
+          - {symbol: 2, meaning: A number, code: none}
+        ```
+        """)
+    )
+
+    formulas = page_formulas(parse_page(text, "docs/page.md"))
+
+    assert sorted(set(formulas)) == [("2", False), ("X", False), ("\\hat{X}", False), ("\\sigma", False)]
