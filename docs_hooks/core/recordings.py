@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.page import page_needs
+from docs_hooks.core.session import as_markdown_reads, without_front_matter
 from docs_hooks.core.site import make_build, record_rounds, site_pages
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.run.results import Formula
@@ -52,7 +53,9 @@ def record_site(settings: Settings) -> Recorded:
     results, workers = build.results, build.workers
     assert results is not None and workers is not None  # a build that is not static has both
     try:
-        pages = site_pages(settings)
+        # Each page as a front end hands it over (Python-Markdown's whitespace, no front matter): the build then
+        # reads back what parsing it found, as well as what it needs.
+        pages = {page: as_markdown_reads(without_front_matter(text)) for page, text in site_pages(settings).items()}
         plans = {page: build.plan(page, text) for page, text in pages.items()}
         done = record_rounds(results, list(plans.values()))
         out = Recorded(len(done), workers.recorder.made, spec=results.spec is not None)

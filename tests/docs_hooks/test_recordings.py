@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.recordings import record_site
+from docs_hooks.core.session import Session, as_markdown_reads, without_front_matter
 from docs_hooks.core.site import expand_site, make_build
+from docs_hooks.read import blocks
+from docs_hooks.run.math import MathRenderer
 
 from .conftest import PYPROJECT, run_cli
 
@@ -56,6 +59,40 @@ def test_the_recordings_made_ahead_are_the_ones_a_build_then_reads_back_without_
         build.close()
     assert result.problems == []
     assert "Mean" in result.pages["docs/page.md"].markdown
+
+
+SYMBOLS = """
+```trace-symbols
+rows:
+  - {symbol: '\\mu', meaning: "The row's mean", code: none}
+  - {symbol: '$\\sigma^2$', meaning: "Its variance", code: none}
+```
+"""
+
+
+def test_a_front_end_s_first_build_after_record_parses_no_page_and_sends_no_formula_to_katex(make_project, monkeypatch):
+    # the page as MkDocs hands it over (front matter left out, whitespace normalised), and a symbol written
+    # without dollars (TeX all the same): record keyed what it found by what the build reads
+    text = "---\ntitle: Layer norm\n---\n\n" + EXAMPLE_PAGE + SYMBOLS
+    root = make_project({"docs/page.md": text})
+    assert record_site(load_settings(root)).failed == []
+    parsed: list[str] = []
+    asked: list[dict] = []
+    parse_page, ask = blocks.parse_page, MathRenderer._ask
+    monkeypatch.setattr(blocks, "parse_page", lambda text, path: parsed.append(path) or parse_page(text, path))
+    monkeypatch.setattr(MathRenderer, "_ask", lambda self, payload: asked.extend(payload) or ask(self, payload))
+
+    session = Session(root)
+    try:
+        session.refresh()
+        session.plan_site()
+        expanded = session.expand("docs/page.md", as_markdown_reads(without_front_matter(text)))
+    finally:
+        session.close()
+
+    assert ["not reviewed yet" in str(p) for p in expanded.problems] == [True]  # no lock in this project
+    assert (parsed, asked) == ([], [])
+    assert expanded.markdown.count('class="katex"') == 3  # the prose's mu, both symbols
 
 
 def test_the_files_the_pages_cite_are_highlighted_ahead_and_a_source_page_reads_them_back(make_project):
