@@ -82,51 +82,10 @@ def without_spans(html: str) -> str | None:
     # The open elements (not spans) the search plugin leaves out with what they hold: (depth, name). It ends
     # such an exclusion at the first end tag of that name, even one inside an excluded span's content.
     excluding: list[tuple[int, str]] = []
+    push, pop = names.append, names.pop
     for m in _TOKEN.finditer(html):
         kind = m.lastgroup
-        if kind == "span":
-            start, end = m.span()
-            if html[end - 2] == "/":
-                continue  # <span/>: opened and closed
-            if first or cut >= 0:
-                return None  # the first tag starts the index's first section; a span in an excluded one
-            out.append(html[pos:start])
-            if _excluded(m.group("spanattrs")):
-                if not pre and _whitespace_before(html, start):
-                    out.append(_WBR)
-                cut = len(names)
-            elif not pre and (_whitespace_before(html, start) or _whitespace_after(html, end)):
-                out.append(_WBR)
-            names.append("")
-            spans += 1
-            pos = end
-        elif kind == "endspan":
-            if not names or names[-1]:
-                return None
-            names.pop()
-            spans -= 1
-            start, end = m.span()
-            after = not pre and _whitespace_after(html, end)
-            if cut < 0:
-                out.append(html[pos:start])
-                if after or (not pre and _whitespace_before(html, start)):
-                    out.append(_WBR)
-            elif len(names) == cut:
-                cut = -1
-                if after:
-                    out.append(_WBR)
-            pos = end
-        elif kind == "end":
-            name = m.group("endname").lower()
-            if not names or names[-1] != name:
-                return None
-            if cut >= 0 and any(depth < cut and shut == name for depth, shut in excluding):
-                return None  # it would end an exclusion outside the span left out
-            if names.pop() == "pre":
-                pre -= 1
-            if excluding and excluding[-1][0] == len(names):
-                excluding.pop()
-        elif kind == "open":
+        if kind == "open":  # the commonest first
             name = m.group("start").lower()
             if name in VOID:
                 continue
@@ -136,10 +95,58 @@ def without_spans(html: str) -> str | None:
             if spans and name in _HEADINGS:
                 return None
             tag = m.group("open")
-            if _excluded(tag[1 + len(name) :]):
+            if ("data-search-exclude" in tag or "linenodiv" in tag) and _excluded(tag[1 + len(name) :]):
                 excluding.append((len(names), name))
-            names.append(name)
-            pre += name == "pre"
+            push(name)
+            if name == "pre":
+                pre += 1
+        elif kind == "end":
+            name = m.group("endname").lower()
+            if not names or names[-1] != name:
+                return None
+            if cut >= 0 and any(depth < cut and shut == name for depth, shut in excluding):
+                return None  # it would end an exclusion outside the span left out
+            pop()
+            if name == "pre":
+                pre -= 1
+            if excluding and excluding[-1][0] == len(names):
+                excluding.pop()
+        elif kind == "span":
+            start, end = m.span()
+            if html[end - 2] == "/":
+                continue  # <span/>: opened and closed
+            if first or cut >= 0:
+                return None  # the first tag starts the index's first section; a span in an excluded one
+            out.append(html[pos:start])
+            attrs = m.group("spanattrs")
+            if ("data-search-exclude" in attrs or "linenodiv" in attrs) and _excluded(attrs):
+                if not pre and _whitespace_before(html, start):
+                    out.append(_WBR)
+                cut = len(names)
+            elif not pre and (
+                (html[start - 1].isspace() and _whitespace_before(html, start))
+                or (html[end : end + 1].isspace() and _whitespace_after(html, end))
+            ):
+                out.append(_WBR)
+            push("")
+            spans += 1
+            pos = end
+        elif kind == "endspan":
+            if not names or names[-1]:
+                return None
+            pop()
+            spans -= 1
+            start, end = m.span()
+            after = not pre and html[end : end + 1].isspace() and _whitespace_after(html, end)
+            if cut < 0:
+                out.append(html[pos:start])
+                if after or (not pre and html[start - 1].isspace() and _whitespace_before(html, start)):
+                    out.append(_WBR)
+            elif len(names) == cut:
+                cut = -1
+                if after:
+                    out.append(_WBR)
+            pos = end
         elif kind == "raw":
             first = False
         elif kind == "stray":
