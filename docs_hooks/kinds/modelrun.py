@@ -12,12 +12,17 @@ apart this way; a probe that gives two fields the same value is an error.
 Not a block kind: what the kinds that show the model run share (``trace-symbols``,
 ``trace-shapes``, ``trace-params``, ``trace-config``, ``trace-inventory``). Their
 render reads it through ``Evidence``: the project, the run's results and the
-links, the three things a kind's render is given.
+links, the three things a kind's render is given. The inventories (``kinds.params``,
+``kinds.config``) share the helpers at the end: a link to a line, a definition, a
+layer class's methods.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +30,12 @@ from typing import Any, TypeVar
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
-from docs_hooks.kinds.base import Project
+from docs_hooks.kinds.base import Project, Scope
+from docs_hooks.render import html as R
+from docs_hooks.render import sources
 from docs_hooks.render.links import Links
-from docs_hooks.resolve.codeindex import CodeIndex, did_you_mean
+from docs_hooks.resolve.codeindex import CodeIndex, Function, did_you_mean
+from docs_hooks.resolve.values import mro
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Call, Made, Opaque, Recording
 from docs_hooks.run.results import Results
@@ -305,3 +313,78 @@ def model_run(ev: Evidence) -> ModelRun:
         return ModelRun(ev.recording(RUN), ev.recording(PROBE_RUN), dims, helper)
 
     return ev.once("model_run", compute)
+
+
+# ----------------------------------------------------------------------------- what the inventories share
+
+
+def def_node(project: Project, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """The ``def`` of ``fn`` in its module, as the build parsed it once."""
+    node = project.definition(fn)
+    if node is not None:
+        return node
+    raise TraceError(f"cannot find the definition of {fn.name} in {fn.display_path}")
+
+
+def display_path_of(ev: Evidence, repo_path: str) -> str:
+    """How the pages name a file of the project: as its functions are named (from the code root), else as it is."""
+    for fn in ev.index.functions.values():
+        if fn.repo_path == repo_path:
+            return fn.display_path
+    s = ev.settings
+    try:
+        return (s.project_root / repo_path).relative_to(s.source_root).as_posix()
+    except ValueError:
+        return repo_path
+
+
+def source_line_link(ev: Evidence, repo_path: str, start: int, end: int | None = None, title: str = "") -> str:
+    """A link to lines of a file on its source page, labelled with the file and the lines."""
+    end = end or start
+    label = R.code(R.span_label(display_path_of(ev, repo_path), start, end))
+    return R.link(label, sources.target(repo_path, start, end), title)  # to the line on its source page
+
+
+def line_comment(line: str) -> str:
+    """The ``# comment`` of one source line, without the hash."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
+            if tok.type == tokenize.COMMENT:
+                return tok.string.lstrip("#").strip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return ""
+
+
+def fmt_value(value: Any) -> str:
+    """A value of the code as a table shows it: a float in its shortest form, a string quoted."""
+    if isinstance(value, float):
+        return format(value, "g")
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+def entry_class(scope: Scope) -> str | None:
+    """The class whose method the block's entry documents (a key of the index's classes), if any."""
+    if scope.entry is None:
+        return None
+    for fn in scope.entry.functions:
+        owner = fn.name.rsplit(".", 1)[0]
+        if owner in scope.project.index.classes:
+            return owner
+    return None
+
+
+def lineage(index: CodeIndex, cls: str) -> list[str]:
+    """``cls`` and its bases in the project, in the order Python looks a method up."""
+    return [c for c in mro(index.bases, cls) if c in index.classes]
+
+
+def method_of(index: CodeIndex, cls: str, name: str) -> Function | None:
+    """The method ``name`` a ``cls`` object runs: its own, else the nearest base's."""
+    for owner in lineage(index, cls):
+        fn = index.functions.get(f"{owner}.{name}")
+        if fn is not None:
+            return fn
+    return None

@@ -9,8 +9,8 @@ two of them apart, a symbol naming no whole-number field, and a run that does no
 whatever the sizes are errors that say what to fix. ``Evidence`` is what a kind's render reads the recordings
 through; ``model_run`` makes both recordings and the namer once per build.
 
-The kinds that show the model run (trace-symbols, trace-shapes, ...) are tested in test_shapes.py and
-test_inventory.py.
+The kinds that show the model run (trace-symbols, trace-shapes, ...) are tested in test_shapes.py,
+test_params.py, test_config.py and test_inventory.py; the helpers the inventories share here, through them.
 """
 
 from __future__ import annotations
