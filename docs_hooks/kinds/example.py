@@ -7,13 +7,12 @@ function's statements, evaluated on the recorded locals. Nothing numeric is
 typed into the page:
 
 - ``check`` is an arithmetic line the author writes symbolically; the build
-  fills in the recorded numbers and verifies that the line holds.
+  fills in the recorded numbers and verifies that the line holds
+  (``kinds.checkline``).
 - ``gradcheck`` names the forward of a backward entry; the build measures the
   gradients with the project's own central-difference function (the
   ``numerical_grad`` setting, run in the child process) and compares them with
-  what the backward returned: ``dX`` is the gradient of the forward's ``X``,
-  and a returned dictionary holds gradients of the entries, by key, of the
-  forward's dictionary argument that has all those keys (``params``).
+  what the backward returned (``kinds.gradcheck``).
 - ``widget`` adds the recorded inputs and outputs as JSON for a browser widget.
 
 Resolving checks what needs no run (the test and the function exist, each shown
@@ -25,22 +24,26 @@ from __future__ import annotations
 
 import ast
 import difflib
-import importlib
 import json
-import math
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, SupportsFloat
-
-if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` uses none (bench/README.md, "check")
-    import numpy as np
-
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Rendered, Scope
+from docs_hooks.kinds.checkline import CheckLine, check_line, evaluate, names_in
+from docs_hooks.kinds.gradcheck import (
+    GAP_LIMIT,
+    GradCheck,
+    GradPlan,
+    central_request,
+    check_gradients,
+    resolve_gradcheck,
+)
 from docs_hooks.read.blocks import BLOCK_KINDS, Block, slug
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
+from docs_hooks.render.numbers import format_gap, format_scalar, format_value, jsonable
 from docs_hooks.resolve.assignments import (
     ENTRY,
     RETURN,
@@ -55,14 +58,10 @@ from docs_hooks.resolve.assignments import (
 from docs_hooks.resolve.codeindex import Function, Statement, normalise_tokens, tokens_contain
 from docs_hooks.resolve.lock import LockEntry
 from docs_hooks.run.record import Request, test_request
-from docs_hooks.run.recording import Call, Capped, Opaque, Recording
+from docs_hooks.run.recording import Call, Capped, Recording
 from docs_hooks.run.results import Need, Results
 
-GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show
-CHECK_RTOL = 1e-6  # relative tolerance of a check line
-CHECK_ATOL = 1e-12  # absolute tolerance of a check line, for entries that are 0
 SHOW_KEYS = ("label", "code", "name", "after")
-CENTRAL_DIFFERENCES = "central_differences"  # the function of this module run in the child
 
 
 # ============================================================================ data
@@ -76,33 +75,6 @@ class Row:
     name: str | None = None  # what ``check`` calls it
     statement: Statement | None = None  # where the expression occurs (None for a plain local)
     where: str = ""  # HTML after the code, when the name alone does not say which value: "after ops.py:42"
-
-
-@dataclass
-class CheckLine:
-    lhs: str  # as written, e.g. ``dX[0, 0]``
-    filled: str  # the right-hand side with each leaf replaced by its rounded value
-    lhs_value: float
-    rhs_value: float
-
-
-@dataclass
-class GradRow:
-    name: str  # the backward's output name, e.g. ``dX``
-    input: str  # the forward's parameter it is the gradient of, e.g. ``X``
-    backward: np.ndarray
-    numeric: np.ndarray
-    gap: float
-
-
-@dataclass
-class GradCheck:
-    forward: str  # dotted name
-    backward: str
-    numerical_grad: str
-    numerical_grad_url: str
-    call_args: str  # how numerical_grad was called, e.g. ``h=1e-05``
-    rows: list[GradRow]
 
 
 @dataclass
@@ -138,18 +110,16 @@ class ShowPlan:
 @dataclass(frozen=True)
 class ExamplePlan:
     """What an example names, resolved: the function shown, its test and the request that records it, and
-    for a gradient check the forward and the project's central-difference function."""
+    its gradient check, if it has one."""
 
     page: str
     block: Block
     function: Function
     test: Function
     request: Request
-    forward: Function | None = None  # gradcheck: the forward of this backward
-    numerical_grad: Function | None = None
     rows: tuple[ShowPlan, ...] = ()
     seen: Assignments | None = None  # where the function assigns its names: which recording holds each
-    returned: Any = None  # gradcheck: the names the backward returns (nested as written), None when not names
+    gradcheck: GradPlan | None = None
 
     def fail(self, message: str, field_name: str | None = None) -> TraceError:
         """The example's error, at that field's line."""
@@ -182,10 +152,10 @@ class ExampleKind:
         scope.refs.cite(test_fn.repo_path)  # the example links its test
         seen = scope.project.assignments(fn)
         rows = tuple(_show_plan(i, item, fn, seen, scope, plan) for i, item in enumerate(d["show"]))
-        forward = ng = returned = None
+        request = _example_request(req, fn.name, d)
+        grad = None
         if "gradcheck" in d:
-            forward, ng = _gradcheck_functions(scope, d["gradcheck"], lambda m: fail(m, "gradcheck"))
-            returned = _returned_names(scope.project.tree(fn.file), fn)
+            grad = resolve_gradcheck(scope, d["gradcheck"], fn, request, lambda m: fail(m, "gradcheck"))
         kernels = scope.project.widget_kernels
         if d.get("widget") and kernels is not None and fn.name not in kernels:
             scope.refs.problems.append(
@@ -196,16 +166,15 @@ class ExampleKind:
                     "widget",
                 )
             )
-        request = _example_request(req, fn.name, d)
-        return ExamplePlan(scope.page, block, fn, test_fn, request, forward, ng, rows, seen, returned)
+        return ExamplePlan(scope.page, block, fn, test_fn, request, rows, seen, grad)
 
     def needs(self, plan: ExamplePlan, done: Mapping[Request, Recording | TraceError]) -> list[Need]:
         """The test's recording; once it is in, the central differences of a gradient check."""
         rec = done.get(plan.request)
-        if plan.forward is None or not isinstance(rec, Recording):
+        if plan.gradcheck is None or not isinstance(rec, Recording):
             return [plan.request]
         try:
-            *_, central = _central_plan(plan, rec.first(plan.function.name), rec, TraceError)
+            _, central = central_request(plan.gradcheck, rec.first(plan.function.name), rec, TraceError)
         except TraceError:
             return [plan.request]  # the page reports it where it is written
         return [plan.request, central]
@@ -245,9 +214,9 @@ def collect(plan: ExamplePlan, results: Results, links: Links) -> tuple[Example,
     )
     problems = []
     if "check" in d:
-        ex.check = _check_line(d["check"], call, rows, where, lambda m: fail(m, "check"), fn, plan.seen)
-    if plan.forward is not None:
-        ex.gradcheck = _gradcheck(plan, call, rec, results, links, lambda m: fail(m, "gradcheck"))
+        ex.check = check_line(d["check"], call, rows, where, lambda m: fail(m, "check"), fn, plan.seen)
+    if plan.gradcheck is not None:
+        ex.gradcheck = check_gradients(plan.gradcheck, call, rec, results, links, lambda m: fail(m, "gradcheck"))
     too_large = {k: n for k, n in ((k, _entries(v)) for k, v in call.args.items()) if n > WIDGET_MAX_ENTRIES}
     if d.get("widget") and too_large:  # the example is shown, as recorded, without the widget
         name, n = next(iter(too_large.items()))
@@ -431,11 +400,11 @@ def _show_row(row: ShowPlan, fn: Function, call: Call, where: str, fail) -> Row:
     if row.tree is None:
         [(n, _)] = row.reads
         return Row(row.label, row.code, values[n], row.name, row.statement)
-    for n in _names(row.tree):
+    for n in names_in(row.tree):
         if n not in values and n not in call.locals and n != "np":
             raise row_fail(_not_recorded(n, call, where))
     try:
-        value = _eval(row.tree, {**call.locals, **values})
+        value = evaluate(row.tree, {**call.locals, **values})
     except Exception as exc:
         raise row_fail(f"'{row.code}' raised {type(exc).__name__}: {exc} on the recorded values") from None
     return Row(row.label, row.code, value, row.name, row.statement)
@@ -501,507 +470,6 @@ def _closest_statement(fn: Function, code: str) -> str:
     if not close:
         return ""
     return f"; did you mean '{close[0]}' ({fn.display_path}:{candidates[close[0]].start})?"
-
-
-def _names(tree: ast.AST, loads_only: bool = True) -> list[str]:
-    out: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and (not loads_only or isinstance(node.ctx, ast.Load)) and node.id not in out:
-            out.append(node.id)
-    return out
-
-
-def _namespace(values: dict[str, Any]) -> dict[str, Any]:
-    """Copies, so that an expression cannot change what later rows read."""
-
-    import numpy as np
-
-    ns = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-    ns.setdefault("np", np)
-    return ns
-
-
-def _eval(tree: ast.expr | ast.Expression, values: dict[str, Any]) -> Any:
-    expression = ast.Expression(tree) if isinstance(tree, ast.expr) else tree
-    ast.fix_missing_locations(expression)
-    return eval(compile(expression, "<trace-example>", "eval"), {"__builtins__": __builtins__}, _namespace(values))
-
-
-# ============================================================================ check line
-
-_PREC = {ast.Add: 10, ast.Sub: 10, ast.Mult: 11, ast.Div: 11, ast.FloorDiv: 11, ast.Mod: 11, ast.Pow: 13}
-_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "×", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
-_UNARY = {ast.USub: "-", ast.UAdd: "+"}
-
-
-def _check_line(
-    text: str,
-    call: Call,
-    rows: list[Row],
-    where: str,
-    fail,
-    fn: Function | None = None,
-    seen: Assignments | None = None,
-) -> CheckLine:
-    """The check line filled in: a show row's ``name``, and a name a show row shows, as that row shows it; any
-    other name of the function as a bare name of a show row would be (an argument on entry)."""
-    import numpy as np
-
-    try:
-        module = ast.parse(text.strip(), mode="exec")
-    except SyntaxError as exc:
-        raise fail(f"check '{text}' is not Python: {exc.msg}") from None
-    stmt = module.body[0] if len(module.body) == 1 else None
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-        raise fail(f"check '{text}' must be one line 'lhs = rhs', e.g. 'dX[0, 0] = s[0, 0] * dXhat[0, 0]'")
-    lhs, rhs = stmt.targets[0], stmt.value
-    named = {r.name: r.value for r in rows if r.name}
-    values = dict(call.locals)
-    for n in _names(stmt, loads_only=False):
-        if n in named or n == "np":
-            continue
-        showing = [r for r in rows if r.code == n and not r.name]  # a row with a name is read by that name
-        if len(showing) > 1:
-            raise fail(
-                f"check uses '{n}', which {len(showing)} show rows show ({', '.join(repr(r.label) for r in showing)}); "
-                "give the one you mean a 'name' and use that name"
-            )
-        if showing:
-            values[n] = showing[0].value
-            continue
-        which = RETURN
-        if seen is not None and fn is not None and n in fn.local_names:
-            bare = seen.bare(n)
-            if isinstance(bare, tuple):
-                lines = [f"{fn.display_path}:{a.start}" for a in bare]
-                raise fail(
-                    f"check uses '{n}', which {fn.name} binds at {', '.join(lines[:-1])} and again at {lines[-1]}, "
-                    f"so the recording holds only its value on return; show the value you mean in a row, "
-                    f"code: {n} with 'after' (the statement it follows)"
-                )
-            which = bare
-        if which == ENTRY and n in call.args:
-            values[n] = call.args[n]
-        if n not in values:
-            known = ", ".join([*call.locals, *named])
-            raise fail(
-                f"check uses '{n}', which is neither recorded in {where} nor the name of a show row; "
-                f"known names: {known}"
-            )
-    values.update(named)
-
-    def number(node: ast.expr) -> float:
-        code = ast.unparse(node)
-        try:
-            value = _eval(_as_load(node), values)
-        except Exception as exc:
-            raise fail(f"check: '{code}' cannot be evaluated: {type(exc).__name__}: {exc}") from None
-        arr = np.asarray(value)
-        if arr.ndim != 0 or arr.dtype.kind not in "biuf":
-            shape = f"an array of shape {arr.shape}" if arr.ndim else type(value).__name__
-            raise fail(f"check: '{code}' is {shape}, not one number; index one entry, e.g. {code}[0, 0]")
-        return float(arr)
-
-    leaves: dict[str, float] = {}
-
-    def rewrite(node: ast.expr) -> tuple[ast.expr, str, int]:
-        """(the tree with leaves as float64 names, its filled-in text, its precedence)."""
-        if isinstance(node, ast.BinOp) and type(node.op) in _PREC:
-            prec = _PREC[type(node.op)]
-            left, ltext, lprec = rewrite(node.left)
-            right, rtext, rprec = rewrite(node.right)
-            right_assoc = isinstance(node.op, ast.Pow)
-            if lprec < prec or (right_assoc and lprec == prec):
-                ltext = f"({ltext})"
-            if rprec < prec or (not right_assoc and rprec == prec):
-                rtext = f"({rtext})"
-            return ast.BinOp(left, node.op, right), f"{ltext} {_SYMBOL[type(node.op)]} {rtext}", prec
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            operand, otext, oprec = rewrite(node.operand)
-            if oprec < 12:
-                otext = f"({otext})"
-            return ast.UnaryOp(node.op, operand), f"{_UNARY[type(node.op)]}{otext}", 12
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node, ast.unparse(node), 14
-        value = number(node)
-        name = f"__leaf{len(leaves)}"
-        leaves[name] = np.float64(value)
-        shown = format_scalar(value)
-        return ast.Name(name, ast.Load()), (f"({shown})" if shown.startswith("-") else shown), 14
-
-    tree, filled, _ = rewrite(rhs)
-    rhs_value = float(_eval(tree, leaves))
-    lhs_value = number(lhs)
-    lhs_text = ast.unparse(lhs)
-    if not np.isclose(rhs_value, lhs_value, rtol=CHECK_RTOL, atol=CHECK_ATOL):
-        raise fail(
-            f"check '{text.strip()}' does not hold for the recorded values: the right-hand side gives "
-            f"{rhs_value:.10g}, but {lhs_text} is {lhs_value:.10g}. Fix the formula, or the code it describes."
-        )
-    return CheckLine(lhs_text, filled, lhs_value, rhs_value)
-
-
-def _as_load(node: ast.expr) -> ast.expr:
-    """A copy of an expression with every Store context turned into Load (an assignment's target)."""
-    return ast.parse(ast.unparse(node), mode="eval").body
-
-
-# ============================================================================ gradient check
-
-
-def _gradcheck(plan: ExamplePlan, bwd_call: Call, rec, results: Results, links: Links, fail) -> GradCheck:
-    fwd, ng, wanted, central = _central_plan(plan, bwd_call, rec, fail)
-    try:
-        crec = results.recording(central)
-    except TraceError as err:
-        raise fail(f"gradcheck: {err.message}") from None
-    return _gradcheck_rows(links, fwd, ng, plan.function, wanted, crec, fail)
-
-
-def _gradcheck_functions(scope: Scope, forward_name: str, fail) -> tuple[Function, Function]:
-    """The forward a gradient check names, and the project's central-difference function."""
-    s = scope.project.settings
-    if not s.numerical_grad:
-        raise fail(
-            "gradcheck needs the setting numerical_grad in [tool.docs_hooks]: "
-            "the dotted name of the project's numerical_grad(f, x)"
-        )
-    try:
-        return scope.function(forward_name), scope.function(s.numerical_grad)
-    except TraceError as err:
-        raise fail(f"gradcheck: {err.message}") from None
-
-
-def _central_plan(plan: ExamplePlan, bwd_call: Call, rec, fail):
-    """What to nudge and the request that runs the central differences: (forward, numerical_grad, wanted, request)."""
-
-    import numpy as np
-
-    fwd, ng, bwd, req = plan.forward, plan.numerical_grad, plan.function, plan.request
-    if fwd is None or ng is None:  # resolve sets both for an example with a gradcheck, the only one asked here
-        raise fail("gradcheck: the example names no forward to check the backward against")
-    try:
-        fwd_call = rec.first(fwd.name)
-    except TraceError as err:
-        raise fail(f"gradcheck: {err.message}") from None
-
-    outputs = plan.returned
-    if outputs is None:
-        raise fail(
-            f"gradcheck: {bwd.name} must end with one 'return' of names, e.g. 'return dX, dgamma, dbeta'"
-            " (tuples of names may nest)"
-        )
-    # A method's instance is not an argument here: a layer's backward(self, dY) takes the gradient first.
-    bwd_params = bwd.params[1:] if bwd.params[:1] in (("self",), ("cls",)) else bwd.params
-    if not bwd_params:
-        raise fail(f"gradcheck: {bwd.name} takes no arguments; its first argument must be the gradient on the output")
-    dY = np.asarray(bwd_call.args.get(bwd_params[0]))
-    wanted: dict = {}  # what to nudge -> (what the backward calls its gradient, the gradient)
-    for name, value in _flatten(outputs, bwd_call.result, fail, bwd.name):
-        if isinstance(value, dict):  # gradients by name, of the entries of a dictionary the forward takes
-            param = _dict_param(fwd_call.args, value)
-            if param is None:
-                raise fail(
-                    f"gradcheck: {bwd.name} returns '{name}', a dictionary of gradients, but no argument of "
-                    f"{fwd.name} in {req.name} is a dictionary with all its keys"
-                )
-            for key, grad in value.items():
-                wanted[(param, key)] = (f"{name}[{key!r}]", np.asarray(grad))
-            continue
-        param = name[1:] if name.startswith("d") else None
-        if param not in fwd.params:
-            raise fail(
-                f"gradcheck: {bwd.name} returns '{name}', which is not d<parameter> of {fwd.name} "
-                f"(its parameters: {', '.join(fwd.params)})"
-            )
-        wanted[param] = (name, np.asarray(value))
-    floats = [n for n, v in fwd_call.args.items() if _is_float_array(v)]
-    for target, (name, _) in wanted.items():
-        value = fwd_call.args[target[0]][target[1]] if isinstance(target, tuple) else fwd_call.args.get(target)
-        if not _is_float_array(value):
-            raise fail(
-                f"gradcheck: {bwd.name} returns '{name}', but {_label(target)} of {fwd.name} was not a float "
-                f"array in {req.name}; central differences need a float array"
-            )
-    missing = [n for n in floats if n not in wanted]
-    if missing:
-        raise fail(
-            f"gradcheck: {bwd.name} returns no gradient for the float input(s) {', '.join(missing)} of "
-            f"{fwd.name}; return d{missing[0]} as well"
-        )
-
-    try:
-        inputs = tuple((k, _encode(v)) for k, v in fwd_call.args.items())
-    except TypeError as exc:
-        raise fail(f"gradcheck: {exc}") from None
-    central = Request(
-        name=f"central differences of {fwd.name} from {req.name}",
-        module=__name__,
-        function=CENTRAL_DIFFERENCES,
-        args=(
-            f"{ng.module}:{ng.name[len(ng.module) + 1 :]}",
-            f"{fwd.module}:{fwd.name[len(fwd.module) + 1 :]}",
-            inputs,
-            _encode(dY),
-            tuple(wanted),
-        ),
-    )
-    return fwd, ng, wanted, central
-
-
-def _gradcheck_rows(links: Links, fwd: Function, ng: Function, bwd: Function, wanted: dict, crec, fail) -> GradCheck:
-    import numpy as np
-
-    numeric = crec.result
-    rows = []
-    for param, (name, analytic) in wanted.items():
-        approx = np.asarray(numeric[param])
-        if analytic.shape != approx.shape:
-            raise fail(
-                f"gradcheck: {name} from {bwd.name} has shape {analytic.shape}, but {_label(param)} has {approx.shape}"
-            )
-        gap = float(np.max(np.abs(analytic - approx))) if analytic.size else 0.0
-        if not gap <= GAP_LIMIT:
-            raise fail(
-                f"gradcheck: {name} from {bwd.name} differs from the central differences of {fwd.name} "
-                f"by {gap:.2g} (more than {GAP_LIMIT:g}): backward {format_value(analytic)}, "
-                f"central differences {format_value(approx)}. The backward does not match the forward."
-            )
-        rows.append(GradRow(name, _label(param), analytic, approx, gap))
-    ng_calls = crec.calls_of(ng.name)
-    extra = ""
-    if ng_calls:
-        extra = ", ".join(f"{k}={format_value(v)}" for k, v in list(ng_calls[0].args.items())[2:])
-    return GradCheck(fwd.name, bwd.name, ng.name, links.url(ng, ng.start, ng.end), extra, rows)
-
-
-def _is_float_array(value) -> bool:
-    import numpy as np
-
-    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
-
-
-def _label(target) -> str:
-    """``X``, or ``params['b0.ln1_g']`` for an entry of a dictionary argument."""
-    return f"{target[0]}[{target[1]!r}]" if isinstance(target, tuple) else target
-
-
-def _dict_param(args: dict, grads: dict) -> str | None:
-    """The forward's dictionary argument that holds every key of ``grads``."""
-    for name, value in args.items():
-        if isinstance(value, dict) and grads and all(key in value for key in grads):
-            return name
-    return None
-
-
-def _returned_names(module: ast.Module, fn: Function):
-    """The names the function (of ``module``) returns, nested as written; None unless it has one ``return``
-    of names."""
-    node = function_node(module, fn.start, fn.end)
-    if node is None:
-        return None
-    returns = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]
-    if len(returns) != 1 or returns[0].value is None:
-        return None
-    return _names_of(returns[0].value)
-
-
-def _names_of(node: ast.AST):
-    """The names a return is made of, keeping nested tuples: ``dX, (dW, db)`` -> ['dX', ['dW', 'db']]."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Tuple):
-        items = [_names_of(e) for e in node.elts]
-        return None if any(i is None for i in items) else items
-    return None
-
-
-def _flatten(names, values, fail, fn_name: str) -> list[tuple[str, object]]:
-    """Pair each returned name with its value, through nested tuples."""
-    if isinstance(names, str):
-        return [(names, values)]
-    if not isinstance(values, (tuple, list)) or len(values) != len(names):
-        count = len(values) if isinstance(values, (tuple, list)) else 1
-        raise fail(f"gradcheck: {fn_name} returned {count} value(s), but its return names {len(names)}")
-    return [pair for n, v in zip(names, values) for pair in _flatten(n, v, fail, fn_name)]
-
-
-def _own_nodes(fn_node: ast.AST):
-    """The nodes of a function, not of functions or classes defined inside it."""
-    stack = list(ast.iter_child_nodes(fn_node))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def _encode(value: Any):
-    """A hashable, exact stand-in for a recorded argument (requests are hashed and cached by repr)."""
-
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        return ("__ndarray__", value.dtype.str, value.shape, tuple(value.ravel().tolist()))
-    if isinstance(value, np.generic):
-        return ("__scalar__", value.dtype.str, value.item())
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, tuple):
-        return ("__tuple__", tuple(_encode(v) for v in value))
-    if isinstance(value, dict):
-        return ("__dict__", tuple((k, _encode(v)) for k, v in value.items()))
-    if isinstance(value, Opaque) and value.fields:  # a config object of the project: made again in the child
-        return ("__object__", value.type, tuple((k, _encode(v)) for k, v in value.fields.items()))
-    raise TypeError(f"cannot pass a recorded {type(value).__name__} to the central-difference run")
-
-
-def _decode(value: Any):
-    import numpy as np
-
-    if isinstance(value, tuple) and value and value[0] == "__ndarray__":
-        _, dtype, shape, flat = value
-        return np.array(flat, dtype=np.dtype(dtype)).reshape(shape)
-    if isinstance(value, tuple) and value and value[0] == "__scalar__":
-        return np.dtype(value[1]).type(value[2])
-    if isinstance(value, tuple) and value and value[0] == "__tuple__":
-        return tuple(_decode(v) for v in value[1])
-    if isinstance(value, tuple) and value and value[0] == "__dict__":
-        return {k: _decode(v) for k, v in value[1]}
-    if isinstance(value, tuple) and value and value[0] == "__object__":
-        return _make_object(value[1], {k: _decode(v) for k, v in value[2]})
-    return value
-
-
-def _make_object(dotted: str, fields: dict) -> object:
-    """An object of the project's class ``dotted`` with these fields (a dataclass through its constructor)."""
-    import dataclasses
-
-    parts = dotted.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        try:
-            found: object = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for part in parts[i:]:
-            found = getattr(found, part)
-        break
-    else:
-        raise ImportError(f"cannot import the class {dotted}")
-    if not isinstance(found, type):
-        raise TypeError(f"{dotted} is not a class")
-    cls: type[object] = found
-    if dataclasses.is_dataclass(cls):
-        init = {f.name for f in dataclasses.fields(cls) if f.init}
-        obj: object = cls(**{k: v for k, v in fields.items() if k in init})
-        for k, v in fields.items():
-            if k not in init:
-                object.__setattr__(obj, k, v)
-        return obj
-    obj = cls.__new__(cls)
-    obj.__dict__.update(fields)
-    return obj
-
-
-def _load(spec: str):
-    module, _, qual = spec.partition(":")
-    target = importlib.import_module(module)
-    for part in qual.split("."):
-        target = getattr(target, part)
-    return target
-
-
-def central_differences(numerical_grad: str, forward: str, inputs: tuple, dY, wrt: tuple) -> dict:
-    """Runs in the recorder's child: the project's numerical_grad of sum(forward(**inputs)[0] * dY).
-
-    ``numerical_grad(f, x)`` nudges ``x`` in place and calls ``f()``, so ``f`` reads the
-    very array that is being nudged.
-    """
-
-    import numpy as np
-
-    ng = _load(numerical_grad)
-    fwd = _load(forward)
-    args = {k: _decode(v) for k, v in inputs}
-    weights = _decode(dY)
-
-    def f():
-        out = fwd(**args)
-        out = out[0] if isinstance(out, tuple) else out
-        return float(np.sum(out * weights))
-
-    # an entry of a dictionary argument is nudged in its dictionary, where the forward reads it
-    return {name: ng(f, args[name[0]][name[1]] if isinstance(name, tuple) else args[name]) for name in wrt}
-
-
-# ============================================================================ formatting
-
-
-def format_scalar(x: SupportsFloat) -> str:
-    """A number rounded to 4 places, trailing zeros dropped: 1, 0.75, -1.069; tiny ones as 1e-05."""
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    r = round(x, 4) + 0.0
-    if r == 0 and x != 0:
-        return f"{x:.4g}"
-    return f"{r:.4f}".rstrip("0").rstrip(".")
-
-
-def format_value(value: Any) -> str:
-    """Arrays with 4 decimals (``[[1.0000, 0.0000]]``), numbers plainly, tuples item by item."""
-
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        if value.ndim == 0:
-            return format_value(value.item())
-        if value.dtype.kind == "f":
-            rounded = np.round(value.astype(np.float64), 4) + 0.0  # + 0.0 turns -0.0 into 0.0
-            return np.array2string(
-                rounded,
-                separator=", ",
-                max_line_width=10**6,
-                threshold=1000,
-                formatter={"float_kind": lambda v: f"{v:.4f}"},
-            )
-        return np.array2string(value, separator=", ", max_line_width=10**6, threshold=1000)
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return format_scalar(value)
-    if isinstance(value, tuple):
-        inner = ", ".join(format_value(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if isinstance(value, list):
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
-    return repr(value)
-
-
-def format_gap(gap: float) -> str:
-    return "0" if gap == 0 else f"{gap:.1e}"
-
-
-def jsonable(value: Any) -> Any:
-    """Recorded values as JSON data: arrays keep their shape and dtype."""
-
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        return {"shape": list(value.shape), "dtype": value.dtype.name, "values": jsonable(value.tolist())}
-    if isinstance(value, np.generic):
-        return jsonable(value.item())
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    return repr(value)
 
 
 # ============================================================================ rendering
@@ -1119,11 +587,4 @@ def render_gradcheck(ex: Example, g: GradCheck) -> str:
     )
 
 
-__all__ = [
-    "ExampleKind",
-    "collect",
-    "render_example",
-    "format_value",
-    "format_scalar",
-    "central_differences",
-]
+__all__ = ["ExampleKind", "collect", "render_example"]

@@ -29,6 +29,8 @@ import numpy as np
 import pytest
 
 from docs_hooks.kinds import example as examples
+from docs_hooks.kinds.checkline import check_line
+from docs_hooks.render.numbers import format_scalar, format_value, jsonable
 from docs_hooks.run.recording import Call
 
 from . import fixture_page
@@ -147,7 +149,7 @@ def python_truth(function: str, inputs: dict, rows: list[dict], check: str | Non
     if check:
         call = Call(function, None, 0, dict(inputs), local_values, None)
         shown = [examples.Row(r["code"], r["code"], v, r.get("name")) for r, v in zip(rows, values)]
-        line = examples._check_line(check, call, shown, "the edited inputs", AssertionError)
+        line = check_line(check, call, shown, "the edited inputs", AssertionError)
     return values, line
 
 
@@ -204,7 +206,7 @@ def test_every_kernel_computes_what_its_python_function_computes(open_page, site
             cases["a row of equal values"] = equal
         for case, inputs in cases.items():
             try:
-                got = page.evaluate("([n, x]) => traceWidgets.runKernel(n, x)", [name, examples.jsonable(inputs)])
+                got = page.evaluate("([n, x]) => traceWidgets.runKernel(n, x)", [name, jsonable(inputs)])
             except Exception as exc:  # the kernel threw in the browser
                 problems.append(f"{name} on {case}: the kernel failed: {exc}")
                 continue
@@ -313,9 +315,9 @@ def check_widget(page, i: int, snap: dict, data: dict, where: str) -> list[str]:
         for row, value in zip(state["rows"], values):
             out += compare(row["value"], value, f"{where} after {what}: row '{row['code']}'", EXACT_RTOL, 1e-9)
             if row["shown"]:
-                out += compare_text(row["text"], examples.format_value(value), f"{where} after {what}: '{row['code']}'")
+                out += compare_text(row["text"], format_value(value), f"{where} after {what}: '{row['code']}'")
         if line is not None and state["check"] is not None:
-            expected = f" = {line.filled} = {examples.format_scalar(line.lhs_value)}"
+            expected = f" = {line.filled} = {format_scalar(line.lhs_value)}"
             out += compare_text(state["check"].split(line.lhs, 1)[-1], expected, f"{where} after {what}: check line")
         return out
 
@@ -324,7 +326,7 @@ def check_widget(page, i: int, snap: dict, data: dict, where: str) -> list[str]:
     cell = root.locator("input.trace-input[inputmode=text]").first
     if cell.count():
         old = float(cell.input_value())
-        cell.fill(examples.format_scalar(old + 1.5 if abs(old) < 100 else old * 0.5))
+        cell.fill(format_scalar(old + 1.5 if abs(old) < 100 else old * 0.5))
         state = page.evaluate("i => traceWidgets.widgets[i].snapshot()", i)
         problems += against_python(state, f"typing into {cell.get_attribute('aria-label')}")
         if all(r["text"] == r["recordedText"] for r in state["rows"] if r["shown"]):
@@ -366,7 +368,7 @@ def _equal_row_shows_epsilon(state: dict, where: str) -> list[str]:
 
 
 def _as_python(recorded):
-    """A value as docs_hooks.examples.jsonable wrote it, back to NumPy."""
+    """A value as docs_hooks.render.numbers.jsonable wrote it, back to NumPy."""
     if isinstance(recorded, dict) and "shape" in recorded:
         return (
             np.array(recorded["values"], dtype=float).reshape(recorded["shape"])

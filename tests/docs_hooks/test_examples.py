@@ -21,6 +21,7 @@ import pytest
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import Build, make_build
 from docs_hooks.kinds import example as examples
+from docs_hooks.render.numbers import format_value
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -466,7 +467,7 @@ W_IN = np.array([[1.0, 0.0], [2.0, 1.0]])
 
 def fmt(value) -> str:
     """A value as a row of the table shows it (an array's rows on lines of their own)."""
-    return examples.format_value(np.asarray(value, dtype=float)).replace("\n", "<br>")
+    return format_value(np.asarray(value, dtype=float)).replace("\n", "<br>")
 
 
 def scale_page(*rows: str, check: str = "") -> str:
@@ -755,21 +756,15 @@ def test_widget_data_and_input_tables(project):
     assert expand(project, page(BACKWARD_EXAMPLE + "widget: true\n")).markdown == md  # deterministic
 
 
-def test_check_line_keeps_the_grouping_of_the_formula():
-    from docs_hooks.run.recording import Call
-
-    a, b, c = 2.0, -0.5, 3.0
-    call = Call("m.f", None, 0, {}, {"a": a, "b": b, "c": c, "y": (a - (b - c)) * -(a + b) / c**-b}, None)
-    line = examples._check_line("y = (a - (b - c)) * -(a + b) / c ** -b", call, [], "the call", AssertionError)
-    assert line.filled == "(2 - ((-0.5) - 3)) × -(2 + (-0.5)) / 3 ** (-(-0.5))"
-    assert eval(line.filled.replace("×", "*")) == pytest.approx(line.lhs_value)
-
-
 def test_examples_module_does_not_import_mkdocs():
+    """Nor does the module whose central differences the recorder's child runs."""
     import subprocess
     import sys
 
-    code = "import sys, docs_hooks.kinds.example; print(sorted(m for m in sys.modules if m.startswith('mkdocs')))"
+    code = (
+        "import sys, docs_hooks.kinds.example, docs_hooks.kinds.gradcheck; "
+        "print(sorted(m for m in sys.modules if m.startswith('mkdocs')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -1171,8 +1166,8 @@ def test_gradcheck_of_gradients_returned_in_a_dictionary_nudges_the_entries_of_t
     # dX, then the dictionary's entries by key; 'unused' has no gradient and is not nudged
     assert [html.unescape(r[0]) for r in rows] == ["dX", "grads['g']", "grads['b']"]
     k, dy, x = 3.0, np.array([[1.0, 0.5], [-1.0, 2.0]]), np.array([[1.0, -2.0], [0.5, 3.0]])
-    assert rows[2][1] == rows[2][2] == examples.format_value(k * dy.sum(axis=0))  # the config was made again: k = 3
-    assert rows[1][1] == rows[1][2] == examples.format_value((dy * x).sum(axis=0))
+    assert rows[2][1] == rows[2][2] == format_value(k * dy.sum(axis=0))  # the config was made again: k = 3
+    assert rows[1][1] == rows[1][2] == format_value((dy * x).sum(axis=0))
 
 
 def test_gradcheck_of_a_dictionary_finds_a_wrong_entry(tmp_path):
