@@ -43,8 +43,9 @@ from docs_hooks.render.links import Links
 from docs_hooks.render.listings import Listings
 from docs_hooks.render.segments import Piece
 from docs_hooks.resolve.callgraph import CallGraph
-from docs_hooks.resolve.codeindex import CodeIndex, Root, build_index
+from docs_hooks.resolve.codeindex import CodeIndex, Root
 from docs_hooks.resolve.entries import EntryData, SiteEntries
+from docs_hooks.resolve.indexing import build_index
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.resolve.modules import Modules
 from docs_hooks.run.record import Request

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.resolve.anchors import parse_ref, resolve
-from docs_hooks.resolve.codeindex import Statement, header_end
+from docs_hooks.resolve.codeindex import Statement
+from docs_hooks.resolve.readfile import header_end
 from docs_hooks.resolve.refs import References
 
 ENTRY = "entry"
@@ -185,7 +186,9 @@ def assignments(
     for stmt, loops, branches in _statements(node, (), ()):
         # A compound statement's header ends at its colon; a simple statement at its last token, a closing
         # bracket on a line of its own too (as the index spans it).
-        last = header_end(stmt) if isinstance(getattr(stmt, "body", None), list) else stmt.end_lineno or stmt.lineno
+        last = (
+            header_end(stmt, lines) if isinstance(getattr(stmt, "body", None), list) else stmt.end_lineno or stmt.lineno
+        )
         sites.append(_Site(stmt.lineno, last, loops))
         text = one_line(lines[stmt.lineno - 1 : last])
         for name, path, binds in _assigned(stmt, walrus):

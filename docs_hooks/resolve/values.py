@@ -6,7 +6,7 @@ it from (relative imports, re-exports of a package's ``__init__.py``, ``import *
 ``__all__``), what an assignment put there (a module-level instance, ``self.log_func = sigmoid``), the
 items of a list or a dict that holds layers or classes, what a helper returns (``bn = make_bn()``),
 what a pytest fixture gives the tests that name it, and, given ``flows``, what the calls of a function
-pass to its parameters (``net.add(Dense(4))``: see ``codeindex._resolve_calls``).
+pass to its parameters (``net.add(Dense(4))``: see ``indexing._resolve_calls``).
 
 A value is a tuple: ``("f", name)`` a function of the index, ``("c", name)`` a class, ``("o", name)``
 an instance of that class, ``("m", name)`` a module of the project, ``("b", ...)`` a container whose
