@@ -7,7 +7,7 @@ functions some tests ran changed too, those tests (the *stale* ones) are measure
 of the map replaced (``merge``): every other test ran none of the changed code.
 
 What the last map depended on (``depends``): the digest of every file, the text and start of each function a
-test ran, and the rest of every module (``record.Dependencies``, as a recording depends on them). It is carried
+test ran, and the rest of every module (``dependencies.Dependencies``, as a recording depends on them). It is carried
 over (``carry``) only when:
 
 - the files are the same files (none added, none removed), and the module map and pytest's arguments are the same
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from docs_hooks.run.record import Dependencies
+from docs_hooks.run.dependencies import Dependencies
 
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function

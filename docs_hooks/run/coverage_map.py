@@ -37,7 +37,7 @@ from docs_hooks.run.observed import observed_calls
 if TYPE_CHECKING:
     from docs_hooks.resolve.codeindex import Function
     from docs_hooks.run.carried import Carried
-    from docs_hooks.run.record import Dependencies
+    from docs_hooks.run.dependencies import Dependencies
     from docs_hooks.run.residue import Texts
 
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a test may take unless told (the test_timeout setting)
@@ -111,7 +111,7 @@ class MapOf:
         """The code's dependencies as a line map reads them; None without the index's functions."""
         if self.functions is None or self.project_root is None:
             return None
-        from docs_hooks.run.record import Dependencies  # not in the coverage run's own process
+        from docs_hooks.run.dependencies import Dependencies  # not in the coverage run's own process
 
         return Dependencies(self.project_root, self.functions, self.file_digests, texts=self.texts)
 

@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, cast
@@ -52,6 +52,7 @@ from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.run import children, residue
+from docs_hooks.run.dependencies import Dependencies, moved_by
 from docs_hooks.run.record_child import REPLIES_ENV
 from docs_hooks.run.recording import Call, Made, Recording, pack, unpack
 from docs_hooks.run.turns import Turns
@@ -111,148 +112,6 @@ def test_request(node_id: str, project_root: Path) -> Request:
 DEFAULT_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds a request may take unless told (the test_timeout setting)
 
 
-class Dependencies:
-    """What a recording depends on, and whether it is still as it was: digests of the code as it is now, each
-    computed once for the build on first use.
-
-    - a function of the code index whose code ran: its text (``Function.source_lines``) and where it starts;
-    - a module the run had loaded that holds functions of the index: its text outside those functions' bodies
-      (imports, constants, classes' own lines, each ``def`` line), blank lines left out, and less the top-level
-      functions that did not run and that nothing the run loaded names (``residue``): a function appended to a
-      module, or one that no recording reaches edited, re-records nothing;
-    - any other file the run loaded or read (a helper module, a data file): its bytes;
-    - the name of each module it loaded, as the index names it (``source_root`` decides): the functions a
-      recording saw are named so.
-
-    A function whose text is the same but starts elsewhere (lines inserted above it) is still valid: its
-    recorded lines are moved by as much (see ``moved``).
-    """
-
-    def __init__(
-        self,
-        project_root: Path,
-        functions: Mapping[str, Function],
-        file_digests: dict[str, str],
-        modules: dict[str, str] | None = None,
-        texts: residue.Texts | None = None,
-    ) -> None:
-        self.project_root = project_root
-        self.functions = functions
-        self.texts = texts or residue.Texts()  # the files as read and parsed, kept by a serve session
-        self.file_digests = file_digests  # repo path -> digest of its text, from the index
-        # repo path -> module name, from the module map (absolute file -> module name)
-        self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
-        self._by_file: dict[str, list[Function]] | None = None
-        self._function: dict[str, str] = {}
-        self._module: dict[tuple, str | None] = {}  # (repo path, functions left out) -> digest
-        self._dropped: dict[tuple, tuple[residue.Unreachable, ...]] = {}  # (path, ran, loaded) -> left out
-        self._texts: dict[str, residue.ModuleText | None] = {}
-        self._file: dict[str, str | None] = {}
-
-    def of(self, rec: Recording) -> dict:
-        """The dependencies of ``rec`` as they are now (stored with it)."""
-        functions = {}
-        for name in rec.reached:
-            fn = self.functions.get(name)
-            if fn is not None:
-                functions[name] = [self.function(name), fn.start]
-        loaded = sorted(set(rec.files))
-        return {
-            "functions": functions,
-            "modules": {f: self.module(f, functions, loaded) for f in loaded},
-            "files": {f: self.file(f) for f in sorted(set(rec.opened))},
-            "names": {f: self.names.get(f) for f in loaded},
-        }
-
-    def moved(self, deps: dict) -> dict[str, int] | None:
-        """None when something ``deps`` names has changed, else how far each function that moved has moved."""
-        shifts = {}
-        for name, (digest, start) in deps["functions"].items():
-            fn = self.functions.get(name)
-            if fn is None or self.function(name) != digest:
-                return None
-            if fn.start != start:
-                shifts[name] = fn.start - start
-        loaded = list(deps["modules"])
-        if any(self.module(f, deps["functions"], loaded) != d for f, d in deps["modules"].items()):
-            return None
-        if any(self.file(f) != d for f, d in deps["files"].items()):
-            return None
-        if any(name is not None and self.names.get(f) != name for f, name in deps["names"].items()):
-            return None  # a module now named otherwise: the recording names its functions the old way
-        # (a module named now that was not, one that gained its first function, had no function to name)
-        return shifts
-
-    def function(self, name: str) -> str:
-        if name not in self._function:
-            text = "\n".join(self.functions[name].source_lines)
-            self._function[name] = hashlib.sha256(text.encode()).hexdigest()[:24]
-        return self._function[name]
-
-    def module(self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = ()) -> str | None:
-        """A module of the index: its text outside the bodies of its functions, less its top-level functions
-        that did not run and that nothing in the ``loaded`` files names (see ``residue``). Any other file (a
-        helper outside the code roots, whose functions the index does not know ran or not): its whole text.
-        ``ran``: the functions of the index whose code ran."""
-        if repo_path not in self.file_digests:
-            return self.file(repo_path)
-        mine = self.functions_in(repo_path)
-        module = self._text(repo_path)
-        if module is None:
-            return None
-        names = frozenset(fn.name.rsplit(".", 1)[-1] for fn in mine if fn.name in ran)
-        asked = (repo_path, names, frozenset(loaded))
-        if asked not in self._dropped:
-            others = [self._text(f) for f in asked[2] if f != repo_path]
-            if any(m is None for m in others):
-                self._dropped[asked] = ()  # a loaded file that cannot be read now: nothing is left out
-            else:
-                # only functions the index knows: of one it does not, it cannot know whether it ran
-                starts = {fn.start for fn in mine}
-                found = residue.left_out(module, names, [m for m in others if m is not None])
-                self._dropped[asked] = tuple(fn for fn in found if fn.start in starts)
-        dropped = self._dropped[asked]
-        key = (repo_path, dropped)
-        if key not in self._module:
-            bodies = [range((fn.header.end if fn.header is not None else fn.start) + 1, fn.end + 1) for fn in mine]
-            self._module[key] = residue.digest(module, bodies + [range(fn.start, fn.end + 1) for fn in dropped])
-        return self._module[key]
-
-    def functions_in(self, repo_path: str) -> list[Function]:
-        """The functions of the index in one file."""
-        if self._by_file is None:
-            self._by_file = {}
-            for fn in self.functions.values():
-                self._by_file.setdefault(fn.repo_path, []).append(fn)
-        return self._by_file.get(repo_path, [])
-
-    def _text(self, repo_path: str) -> residue.ModuleText | None:
-        if repo_path not in self._texts:
-            self._texts[repo_path] = self.texts.get(self.project_root / repo_path)
-        return self._texts[repo_path]
-
-    def file(self, repo_path: str) -> str | None:
-        """Digest of a file's bytes: from the index, else read now (helpers outside the code roots, data)."""
-        if repo_path not in self._file:
-            known = self.file_digests.get(repo_path)
-            if known is None:
-                try:
-                    known = hashlib.sha256((self.project_root / repo_path).read_bytes()).hexdigest()
-                except OSError:
-                    known = None
-            self._file[repo_path] = known
-        return self._file[repo_path]
-
-
-def _move(rec: Recording, shifts: dict[str, int]) -> Recording:
-    """``rec`` with the lines of calls made by functions that moved (``shifts``: name -> lines) moved with them."""
-    if shifts:
-        for call in rec.calls:
-            call.caller_line += shifts.get(call.caller, 0) if call.caller is not None else 0
-        rec.seen = [[c[0], c[1], c[2] + shifts.get(c[0], 0), c[3]] for c in rec.seen]
-    return rec
-
-
 def recorder_environment() -> str:
     """A digest of what records, besides the code recorded: the recording child's modules, Python, NumPy."""
     from importlib import metadata
@@ -263,7 +122,7 @@ def recorder_environment() -> str:
     except metadata.PackageNotFoundError:
         h.update(b"no numpy")
     here = Path(__file__).resolve().parent
-    for name in ("record_child.py", "recording.py", "observed.py", "record.py"):
+    for name in ("record_child.py", "recording.py", "observed.py", "record.py", "dependencies.py"):
         h.update(name.encode() + b"\0" + (here / name).read_bytes())
     return h.hexdigest()[:24]
 
@@ -340,7 +199,7 @@ class Recorder:
                 continue  # damaged, or written by another version of this code: recorded again
             if shifts is None:
                 continue  # something it depended on has changed
-            found[keys[key]] = _move(recording, shifts)
+            found[keys[key]] = moved_by(recording, shifts)
         return found
 
     def recordings(self) -> list[Recording]:
