@@ -122,7 +122,7 @@ def recorder_environment() -> str:
     except metadata.PackageNotFoundError:
         h.update(b"no numpy")
     here = Path(__file__).resolve().parent
-    for name in ("record_child.py", "recording.py", "observed.py", "record.py", "dependencies.py"):
+    for name in ("record_child.py", "recording.py", "observed.py", "record.py", "dependencies.py", "central.py"):
         h.update(name.encode() + b"\0" + (here / name).read_bytes())
     return h.hexdigest()[:24]
 
