@@ -145,10 +145,10 @@ class LineMap:
         if item.nodeid not in self.selected:
             yield
             return
-        from docs_hooks.run.coverage_map import _test_context
+        from docs_hooks.run.coverage_map import context_of
 
         self.cov.start()
-        self.cov.switch_context(_test_context(item, self.names))
+        self.cov.switch_context(context_of(item, self.names))
         self.calls.start()
         try:
             yield

@@ -21,7 +21,7 @@ from docs_hooks.run.math import MathRenderer
 from docs_hooks.run.residue import Texts
 
 if TYPE_CHECKING:
-    from docs_hooks.run.coverage_map import Measurement
+    from docs_hooks.run.coverage_run import Measurement
     from docs_hooks.run.record import Recorder
 
 
@@ -92,7 +92,8 @@ class Workers:
         """Start measuring which test runs which line, in the background (a no-op when cached or not set up)."""
         s = self.settings
         if s.coverage_tests and self._coverage_run is None:
-            from docs_hooks.run.coverage_map import Measurement, index_modules
+            from docs_hooks.run.coverage_map import index_modules
+            from docs_hooks.run.coverage_run import Measurement
 
             self._coverage_run = Measurement(
                 s.project_root,

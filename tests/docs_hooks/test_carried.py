@@ -9,7 +9,8 @@ import pytest
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
-from docs_hooks.run.coverage_map import CoverageMap, MapOf, Measurement, index_modules, read_cached_map
+from docs_hooks.run.coverage_map import CoverageMap, MapOf, index_modules, read_cached_map
+from docs_hooks.run.coverage_run import Measurement
 
 CALC = """\
 LIMIT = 5

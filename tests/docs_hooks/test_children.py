@@ -109,7 +109,7 @@ def test_kill_9_of_a_build_ends_the_recording_and_coverage_processes_and_what_th
         else:
             pytest.fail(f"the hanging tests never started: {started}")
         assert any("record_child import child_main" in cmd for cmd in started.values())
-        assert any("coverage_map import child_main" in cmd for cmd in started.values())
+        assert any("coverage_run import child_main" in cmd for cmd in started.values())
 
         os.kill(build.pid, signal.SIGKILL)
         build.wait()

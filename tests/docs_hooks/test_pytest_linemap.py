@@ -11,9 +11,10 @@ import sys
 from docs_hooks.base.cachedir import read_entry
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
-from docs_hooks.run.coverage_map import Measurement, cached_map_path, index_modules
+from docs_hooks.run.coverage_map import cached_map_path, index_modules
+from docs_hooks.run.coverage_run import Measurement
 
-from .test_coverage_map import BRANCHY, TESTS
+from .test_coverage_run import BRANCHY, TESTS
 
 PYPROJECT = """\
 [tool.pytest.ini_options]
