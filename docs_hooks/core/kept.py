@@ -25,11 +25,16 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.settings import installed_version
+from docs_hooks.core.page import BlockPart, PagePlan, Prose
+from docs_hooks.render.links import Links
 from docs_hooks.render.segments import Html, Piece
+from docs_hooks.resolve.entries import SiteEntries
+from docs_hooks.run.results import Results
 
 FORMAT = 1  # the form of a stored page; a change makes every stored page a miss
 GENERATOR = Path(__file__).resolve().parent.parent  # the docs_hooks package: its code renders the pages
@@ -103,3 +108,57 @@ class KeptPages:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
+
+
+class PageKeys:
+    """Each planned page's key in one build (``page_key`` of what its rendering reads, as the module's doc says),
+    worked out once for each text of the page and state of the site."""
+
+    def __init__(self, settings: str, widget_kernels: frozenset[str] | None, files: str, katex: Callable[[], str]):
+        self.settings = settings  # the settings' digest (digests.settings_digest)
+        self.widget_kernels = sorted(widget_kernels or ())
+        self.files = files  # the digest of every file of the project but its pages (digests.project_digest)
+        self.katex = katex  # KaTeX's version and how the generator runs it, asked for when first needed
+        self._environment: str | None = None
+        self._known: dict[str, tuple[tuple, str]] = {}  # page -> (what it was made from, its key)
+        self._site: tuple[int, str] | None = None  # (the site's version, its digest)
+
+    def key(
+        self, page: str, text: str, plan: PagePlan, made_from: tuple, results: Results, links: Links, site: SiteEntries
+    ) -> str:
+        """The page's key; ``made_from`` tells, inside one build, that it was worked out already (resolving the
+        site, a dirty build's marking)."""
+        known = self._known.get(page)
+        if known is not None and known[0] == made_from:
+            return known[1]
+        if self._environment is None:
+            self._environment = environment(self.katex())
+        inputs = []
+        whole_code = bool(plan.entries)
+        for part in plan.parts:
+            if isinstance(part, Prose):
+                inputs.append(
+                    [(r.function.name, r.function.repo_path, r.start, r.end) if r else None for r in part.inline]
+                )
+            elif isinstance(part, BlockPart) and hasattr(part.kind, "inputs"):
+                inputs.append(part.kind.inputs(part.plan, results, links))
+            else:
+                whole_code = True
+        key = page_key(
+            self._environment,
+            self.settings,
+            self.widget_kernels,
+            page,
+            text,
+            links.state(),
+            self.files if whole_code else None,
+            self._site_digest(site) if plan.reads_site and whole_code else None,
+            inputs,
+        )
+        self._known[page] = (made_from, key)
+        return key
+
+    def _site_digest(self, site: SiteEntries) -> str:
+        if self._site is None or self._site[0] != site.version:
+            self._site = (site.version, site.digest())
+        return self._site[1]

@@ -64,7 +64,7 @@ def record_site(settings: Settings) -> Recorded:
         formulas = [
             need
             for page, plan in plans.items()
-            for need in page_needs(plan, done, page_formulas(build.parse(page, pages[page])))
+            for need in page_needs(plan, done, page_formulas(build.plans.parse(page, pages[page])))
             if isinstance(need, Formula)
         ]
         if formulas and workers.math.available():

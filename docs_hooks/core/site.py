@@ -23,20 +23,12 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digest, settings_digest
-from docs_hooks.core.kept import KeptPages, environment, page_key
-from docs_hooks.core.page import (
-    BlockPart,
-    PagePlan,
-    Prose,
-    RenderedPage,
-    page_needs,
-    plan_page,
-    render_page,
-    status_problems,
-)
+from docs_hooks.core.kept import KeptPages, PageKeys
+from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
+from docs_hooks.core.planned import SitePlans
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
-from docs_hooks.read.blocks import Page, page_title, parse_pages
+from docs_hooks.read.blocks import Page
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.render import segments
 from docs_hooks.render.links import Links
@@ -44,7 +36,7 @@ from docs_hooks.render.listings import Listings
 from docs_hooks.render.segments import Piece
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Root
-from docs_hooks.resolve.entries import EntryData, SiteEntries
+from docs_hooks.resolve.entries import EntryData
 from docs_hooks.resolve.indexing import build_index
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.resolve.modules import Modules
@@ -85,117 +77,60 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
 
 
 class Build:
-    """One build: the project as resolved (``project``), the run stage's ``results``, the ``links``, and
-    every page planned so far. Make it with ``make_build``; ``close`` ends what it started."""
+    """One build: the project as resolved (``project``), the pages read and resolved so far (``plans``), the run
+    stage's ``results`` and the ``links``; it runs what the plans need and renders the pages. Make it with
+    ``make_build``; ``close`` ends what it started."""
 
     def __init__(self, project: Project, workers: Workers | None, static: bool, files: str | None = None):
         self.project = project
         self.settings = project.settings
         self.static = static
-        self.kinds = KINDS
         self.links = Links(project.settings, project.index)
         self.workers = workers
-        self.site = SiteEntries()
+        self.plans = SitePlans(project, KINDS, build_order)
+        self.site = self.plans.site
         self.listings: Listings | None = None  # each source file highlighted, kept in the cache folder by its text
         self.results: Results | None = None
         if workers is not None:  # a build that renders
             self.listings = Listings(project.settings.cache_dir)
             self.results = Results(workers, self.site, project.spec, self._every_recording, self.listings.lines)
-        self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
-        self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
-        self._keys: dict[str, tuple[tuple, str]] = {}  # page -> (what it was made from, its key: see kept)
         # Rendered pages of earlier builds (see kept): only a build that renders, and knows the digest of
         # the project's files (``files``, see digests.project_digest) its pages are made from.
-        self.files = files
-        self.kept = KeptPages(project.settings.cache_dir) if workers is not None and files is not None else None
+        self.kept: KeptPages | None = None
+        self.keys: PageKeys | None = None
+        if workers is not None and files is not None:
+            self.kept = KeptPages(project.settings.cache_dir)
+            self.keys = PageKeys(
+                settings_digest(project.settings), project.widget_kernels, files, lambda: workers.math.version
+            )
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
-        self._environment: str | None = None
-        self._settings_digest = settings_digest(project.settings)
-        self._site_digests: tuple[int, str] | None = None  # (the site's version, its digest)
         self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
-        self._site_read = False  # whether every page of the docs folder has been resolved
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
         self._site_pages: dict[str, None] = {}
 
-    # ------------------------------------------------------------------ read and resolve
-
-    def parse_files(self) -> None:
-        """Every page of the docs folder parsed from its file's text (see ``_parse_all``)."""
-        pages = {}
-        for file in build_order(self.settings):
-            try:
-                pages[self.settings.rel(file)] = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue  # the page's own read reports it
-        self._parse_all(pages)
-
-    def _parse_all(self, pages: dict[str, str]) -> None:
-        """The pages whose text is new to this build parsed in one batch, read back from the cache folder when
-        an earlier build parsed the same text (see blocks.parse_pages)."""
-        new = {page: text for page, text in pages.items() if self._parsed.get(page, ("",))[0] != text}
-        if new:
-            for page, parsed in parse_pages(new, store_file(self.settings.cache_dir, "pages")).items():
-                self._parsed[page] = (new[page], parsed)
-
-    def parse(self, page: str, text: str) -> Page:
-        """The page split into Markdown and blocks, parsed once for each text of it."""
-        self._parse_all({page: text})
-        return self._parsed[page][1]
+    # ------------------------------------------------------------------ read and resolve (see planned)
 
     def plan(self, page: str, text: str) -> PagePlan:
         """The page resolved (once for each text of it); its entries join the site's."""
-        known = self._plans.get(page)
-        if known is None or known[0] != text:
-            plan = plan_page(self.parse(page, text), self.project, self.kinds)
-            known = self._plans[page] = (text, plan)
-            self.site.set(page, plan.entries, page_title(text, page))
-        return known[1]
+        return self.plans.plan(page, text)
 
     def plan_site(self, pages: dict[str, str]) -> None:
         """Resolve every page now (in order), then start in the background what their plans need."""
-        self._parse_all(pages)
-        for page, text in pages.items():
-            self.plan(page, text)
+        self.plans.plan_all(pages)
         self._site_pages = dict.fromkeys(pages)
-        self._site_read = False
-        self.site_entries()  # the pages the front end did not hand over (none, for MkDocs): from their files
+        self.plans.site_entries()  # the pages the front end did not hand over (none, for MkDocs): from their files
         if self.results is not None:
             kept = self._read_kept(pages)
             to_render = [p for p in pages if p not in kept and not self._expanded(p, pages[p])]
-            self._prefetch([self._plans[p][1] for p in to_render], [self._parsed[p][1] for p in to_render])
-
-    def site_entries(self) -> SiteEntries:
-        """Every page's entries: after ``plan_site``, the pages it resolved; else every page of the docs folder,
-        read from its file (once: a front end that hands over every page calls plan_site each build)."""
-        if self._site_read:
-            return self.site
-        order, unread = {}, {}
-        for i, file in enumerate(build_order(self.settings)):
-            rel = self.settings.rel(file)
-            order[rel] = i
-            if rel not in self._plans:
-                try:
-                    unread[rel] = file.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue  # the page's own read reports it
-        self._parse_all(unread)
-        for rel, text in unread.items():
-            self.plan(rel, text)
-        self.site.pages = dict(sorted(self.site.pages.items(), key=lambda kv: order.get(kv[0], len(order))))
-        self._site_read = True
-        return self.site
+            self._prefetch(
+                [self.plan(p, pages[p]) for p in to_render], [self.plans.parse(p, pages[p]) for p in to_render]
+            )
 
     def source_files(self, pages: dict[str, str] | None = None) -> list[str]:
-        """The files of the code that get a source page (see ``source_files``). ``pages``: the site's pages (path
-        -> text as the front end hands it over), resolved now if they were not; default: every page of the docs
-        folder."""
-        if pages is None:
-            plans = [self._plans[page][1] for page in self.site_entries().pages]
-        else:
-            plans = [self.plan(page, text) for page, text in pages.items()]
-        return source_files(self.settings, self.project.index, plans)
+        """The files of the code that get a source page (see ``planned.source_files``)."""
+        return self.plans.source_files(pages)
 
     # ------------------------------------------------------------------ run
 
@@ -213,8 +148,8 @@ class Build:
         made from the calls all of them saw, not only those of the pages this build renders (a kept page's are
         read back), so a page comes out the same whichever others were kept."""
         if self.results is not None:  # a static build runs nothing
-            plans = [self._plans[page][1] for page in list(self._site_pages) if page in self._plans]
-            record_rounds(self.results, plans)
+            planned = [self.plans.planned(page) for page in list(self._site_pages)]
+            record_rounds(self.results, [known[1] for known in planned if known is not None])
 
     # ------------------------------------------------------------------ render
 
@@ -227,7 +162,7 @@ class Build:
         plan = self.plan(page, text)
         self._site_pages.setdefault(page)
         if not self.static:
-            self.site_entries()
+            self.plans.site_entries()
         made_from = self._made_from(page, text)
         known = self._rendered.get(page)
         if known is not None and known[0] == made_from:
@@ -259,7 +194,7 @@ class Build:
     def expansion_key(self, page: str) -> str | None:
         """What a page planned in this build is rendered from, digested (see kept): equal keys, equal pages.
         None when pages are not kept (a build without a cache folder, or one that renders nothing)."""
-        known = self._plans.get(page)
+        known = self.plans.planned(page)
         return self._key(page, *known) if known is not None else None
 
     def _read_kept(self, pages: dict[str, str]) -> set[str]:
@@ -270,7 +205,7 @@ class Build:
         for page, text in pages.items():
             if self._expanded(page, text):
                 continue  # nothing to read
-            key = self._key(page, text, self._plans[page][1])
+            key = self._key(page, text, self.plan(page, text))
             if key is not None:
                 keys[key] = page
         found = self.kept.get_many(list(keys))
@@ -278,45 +213,10 @@ class Build:
         return set(self._kept_parts)
 
     def _key(self, page: str, text: str, plan: PagePlan) -> str | None:
-        """What the page's rendering is made from, digested (see kept); None when it is not kept."""
-        if self.kept is None or self.results is None or self.workers is None:
+        """What the page's rendering is made from, digested (see kept.PageKeys); None when it is not kept."""
+        if self.keys is None or self.results is None:
             return None
-        made_from = self._made_from(page, text)
-        known = self._keys.get(page)
-        if known is not None and known[0] == made_from:
-            return known[1]  # worked out in this build already (resolving the site, a dirty build's marking)
-        if self._environment is None:
-            self._environment = environment(self.workers.math.version)
-        inputs = []
-        whole_code = bool(plan.entries)
-        for part in plan.parts:
-            if isinstance(part, Prose):
-                inputs.append(
-                    [(r.function.name, r.function.repo_path, r.start, r.end) if r else None for r in part.inline]
-                )
-            elif isinstance(part, BlockPart) and hasattr(part.kind, "inputs"):
-                inputs.append(part.kind.inputs(part.plan, self.results, self.links))
-            else:
-                whole_code = True
-        site = self._site_digest() if plan.reads_site and whole_code else None
-        key = page_key(
-            self._environment,
-            self._settings_digest,
-            sorted(self.project.widget_kernels or ()),
-            page,
-            text,
-            self._links_state(),
-            self.files if whole_code else None,
-            site,
-            inputs,
-        )
-        self._keys[page] = (made_from, key)
-        return key
-
-    def _site_digest(self) -> str:
-        if self._site_digests is None or self._site_digests[0] != self.site.version:
-            self._site_digests = (self.site.version, self.site.digest())
-        return self._site_digests[1]
+        return self.keys.key(page, text, plan, self._made_from(page, text), self.results, self.links, self.site)
 
     def _expanded(self, page: str, text: str) -> bool:
         """Whether this build expanded the page already, from the same text and what it shows of the others."""
@@ -325,12 +225,8 @@ class Build:
 
     def _made_from(self, page: str, text: str) -> tuple:
         """What tells, inside one build, that a page expanded before would come out the same."""
-        plan = self._plans[page][1]
-        return (text, self.site.version if plan.reads_site else None, self._links_state())
-
-    def _links_state(self) -> str:
-        """Where the front end put the site's pages: every page's links are made from it."""
-        return self.links.state()
+        plan = self.plan(page, text)
+        return (text, self.site.version if plan.reads_site else None, self.links.state())
 
     def _shown_here(self, problem: TraceError, page: str) -> bool:
         """A problem of the page's own is the page's; one placed elsewhere (the coverage run's failure, at its
@@ -362,34 +258,6 @@ class Build:
             self.kept.close()
         if self.listings is not None:
             self.listings.close()
-
-
-def source_files(settings: Settings, index: CodeIndex, plans: list[PagePlan]) -> list[str]:
-    """The files of the code that get a source page: with ``source_pages = "all"`` every file of the index;
-    else (``"cited"``) those the pages' ``plans`` cite: an entry's functions, a reference, an example's test and
-    shown code, and what the settings name for the site-wide tables. A link to any other file goes to the
-    repository (see ``Links.source_url``)."""
-    if settings.source_pages == "all":
-        return sorted(index.file_digests)
-    cited = set(_named_by_settings(settings, index))
-    for plan in plans:
-        cited |= plan.refs.files
-        cited.update(fn.repo_path for entry in plan.entries for fn in entry.functions)
-    return sorted(cited & index.file_digests.keys())
-
-
-def _named_by_settings(s: Settings, index: CodeIndex) -> list[str]:
-    """The files of what the settings name for the site-wide tables to show (the config, its module, the
-    parameters' creator, the decay rule, the central differences): the inventories cite their lines."""
-    where: dict[str, str] = {}  # a module, function or class -> its file
-    for fn in index.functions.values():
-        where.setdefault(fn.module, fn.repo_path)
-        where[fn.name] = fn.repo_path
-    for name, (repo_path, _, _) in index.classes.items():
-        where.setdefault(name.rsplit(".", 1)[0], repo_path)
-        where[name] = repo_path
-    named = (s.model_config, s.config_module, s.init_params, s.decay_rule, s.numerical_grad)
-    return [where[n] for n in named if n is not None and n in where]
 
 
 def record_rounds(
@@ -475,7 +343,7 @@ def _make_build(
     build = Build(project, workers, static, files=code)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
     # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).
-    build.parse_files()
+    build.plans.parse_files()
     if workers is not None and coverage:  # check reads no HTML and never waits for it: it makes its build without
         workers.start_coverage()
     return build

@@ -181,3 +181,38 @@ def test_a_page_rendered_again_beside_kept_ones_shows_the_calls_their_recordings
     shutil.rmtree(root / ".cache")
     assert again == build_site(root).pages["docs/b.md"].markdown  # as a build with nothing kept shows it
     assert "tests.test_dynamic.test_dynamic" in again
+
+
+def test_a_page_s_key_follows_the_code_only_when_it_shows_the_code_and_is_worked_out_once_per_state(make_project):
+    from docs_hooks.base.settings import load_settings
+    from docs_hooks.core.kept import PageKeys
+
+    root = make_project(PAGES)
+    build = site_module.make_build(load_settings(root), coverage=False)
+    try:
+        texts = {page: (root / page).read_text() for page in ("docs/index.md", "docs/page.md", "docs/ops-source.md")}
+        plans = {page: build.plan(page, text) for page, text in texts.items()}
+
+        def keys(files: str) -> tuple[PageKeys, dict[str, str]]:
+            made = PageKeys("settings", None, files, lambda: "katex")
+            return made, {
+                page: made.key(page, texts[page], plans[page], (texts[page],), build.results, build.links, build.site)
+                for page in texts
+            }
+
+        one, before = keys("the code as it was")
+        _, after = keys("the code edited")
+        assert before["docs/page.md"] != after["docs/page.md"]  # an entry shows the code: its key follows it
+        assert before["docs/index.md"] == after["docs/index.md"]  # prose only
+        assert before["docs/ops-source.md"] == after["docs/ops-source.md"]  # a source page names its file
+        assert len(set(before.values())) == 3
+
+        # Worked out once for what a page was made from: asked again with the same state, the same key
+        # without digesting anything; with another state, worked out again.
+        page, text = "docs/index.md", texts["docs/index.md"]
+        assert one.key(page, text, plans[page], (text,), build.results, build.links, build.site) == before[page]
+        edited = text + "\nOne more sentence.\n"
+        plan = build.plan(page, edited)
+        assert one.key(page, edited, plan, (edited,), build.results, build.links, build.site) != before[page]
+    finally:
+        build.close()

@@ -1,5 +1,5 @@
 """Tests of docs_hooks.core.site: every page resolved before any is rendered, a site-wide table that follows
-the other pages, and which files get a source page."""
+the other pages, and each page keyed once per build."""
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import expand_site, make_build
@@ -52,13 +52,13 @@ def test_the_pages_a_build_expanded_already_start_no_work_again_when_the_site_is
 
 
 def test_a_page_is_keyed_once_per_build_and_after_a_prose_edit_only_that_page_again(make_project, monkeypatch):
-    from docs_hooks.core import site as site_module
+    from docs_hooks.core import kept
 
     root = make_project({"docs/a.md": EXAMPLE_PAGE, "docs/b.md": BACKWARD_PAGE})
     build = make_build(load_settings(root), coverage=False)
     keyed: list[str] = []
-    real = site_module.page_key
-    monkeypatch.setattr(site_module, "page_key", lambda *inputs: keyed.append(inputs[3]) or real(*inputs))
+    real = kept.page_key
+    monkeypatch.setattr(kept, "page_key", lambda *inputs: keyed.append(inputs[3]) or real(*inputs))
     try:
         pages = {"docs/a.md": (root / "docs/a.md").read_text(), "docs/b.md": (root / "docs/b.md").read_text()}
         build.plan_site(pages)  # keyed to look for kept pages
@@ -126,26 +126,3 @@ def test_a_build_that_kept_every_page_reads_every_recording_back_when_warmed_up(
         assert build.results.graph.tested_only_at_run_time([backward]) == ["tests.test_dynamic.test_dynamic"]
     finally:
         build.close()
-
-
-def test_the_source_files_are_those_the_pages_cite_with_a_repo_url_and_every_file_without_one(make_project):
-    from .conftest import PYPROJECT
-    from .test_recordings import EXAMPLE_PAGE  # an entry of ops.layer_norm_forward, an example of tests/test_ops.py
-
-    cited = make_project({"docs/page.md": EXAMPLE_PAGE}, root=None)
-    settings = load_settings(cited)
-    assert settings.source_pages == "cited"
-    assert make_build(settings, static=True).source_files() == ["src/ops.py", "tests/test_ops.py"]
-
-    bare = make_project(
-        {
-            "docs/page.md": EXAMPLE_PAGE,
-            "pyproject.toml": PYPROJECT.replace('repo_url = "https://example.com/repo"\n', ""),
-        },
-        root=cited.parent / "bare",
-    )
-    every = ["src/model.py", "src/ops.py", "tests/__init__.py", "tests/test_model.py", "tests/test_ops.py"]
-    assert make_build(load_settings(bare), static=True).source_files() == every
-
-    (cited / "pyproject.toml").write_text(PYPROJECT + 'source_pages = "all"\n', encoding="utf-8")
-    assert make_build(load_settings(cited), static=True).source_files() == every
