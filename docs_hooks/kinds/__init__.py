@@ -15,8 +15,9 @@ from docs_hooks.kinds.example import ExampleKind
 from docs_hooks.kinds.excerpt import ExcerptKind
 from docs_hooks.kinds.inventory import ConfigKind, InventoryKind, ParamsKind
 from docs_hooks.kinds.results import ResultsKind
-from docs_hooks.kinds.shapes import ShapesKind, SymbolsKind
+from docs_hooks.kinds.shapes import ShapesKind
 from docs_hooks.kinds.source import SourceKind
+from docs_hooks.kinds.symbols import SymbolsKind
 from docs_hooks.read.blocks import BLOCK_KINDS
 
 STRUCTURE = frozenset({"entry", "equation"})  # the blocks the page walk reads itself
