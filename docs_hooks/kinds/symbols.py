@@ -21,7 +21,8 @@ from typing import Any
 from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Project, Rendered, Scope, byte_lines, source_segment
 from docs_hooks.kinds.modelrun import Desc, Evidence, ModelRun, block_functions, model_requests, model_run, requests_of
-from docs_hooks.read.blocks import BLOCK_KINDS, Block
+from docs_hooks.read.blocks import Block
+from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.read.formulas import symbol_math
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
