@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
-from docs_hooks.read.blocks import Block, BlockSpec
+from docs_hooks.read.blocks import Block
+from docs_hooks.read.blockspec import BlockSpec
 from docs_hooks.resolve.anchors import Resolved
 from docs_hooks.resolve.assignments import Assignments
 from docs_hooks.resolve.callgraph import CallGraph

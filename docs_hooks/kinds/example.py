@@ -40,7 +40,8 @@ from docs_hooks.kinds.gradcheck import (
     check_gradients,
     resolve_gradcheck,
 )
-from docs_hooks.read.blocks import BLOCK_KINDS, Block, slug
+from docs_hooks.read.blocks import Block, slug
+from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
 from docs_hooks.render.numbers import format_gap, format_scalar, format_value, jsonable

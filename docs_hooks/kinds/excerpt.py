@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Rendered, Scope
-from docs_hooks.read.blocks import BLOCK_KINDS, Block
+from docs_hooks.read.blocks import Block
+from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.anchors import Resolved

@@ -34,7 +34,8 @@ from docs_hooks.kinds.params import (
     parameters,
     parameters_table,
 )
-from docs_hooks.read.blocks import BLOCK_KINDS, Block
+from docs_hooks.read.blocks import Block
+from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import matrix
 from docs_hooks.render.links import Links
 from docs_hooks.render.matrix import Site

@@ -14,7 +14,7 @@ Not a block kind: what the kinds that show the model run share (``trace-symbols`
 render reads it through ``Evidence``: the project, the run's results and the
 links, the three things a kind's render is given. The inventories (``kinds.params``,
 ``kinds.config``) share the helpers at the end: a link to a line, a definition, a
-layer class's methods.
+layer class's methods; ``trace-symbols`` and ``trace-shapes`` the functions a block shows.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.kinds.base import Project, Scope
+from docs_hooks.read.blocks import Block
 from docs_hooks.render import html as R
 from docs_hooks.render import sources
 from docs_hooks.render.links import Links
@@ -363,6 +364,19 @@ def fmt_value(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
     return str(value)
+
+
+def block_functions(block: Block, scope: Scope, what: str) -> list[Function]:
+    """The functions a block shows (``trace-symbols``, ``trace-shapes``): those its ``function:`` names, else its
+    entry's (``what`` names the block in the message when it has neither)."""
+    names = block.data.get("function")
+    if names:
+        return [scope.function(n) for n in names]
+    if scope.entry is None:
+        raise TraceError(
+            f"{what} outside an entry; put it below a trace-entry block, or name the function with function:"
+        )
+    return list(scope.entry.functions)
 
 
 def entry_class(scope: Scope) -> str | None:

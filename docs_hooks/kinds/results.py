@@ -18,7 +18,8 @@ from docs_hooks.base.atomic import atomic_write
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
 from docs_hooks.kinds.base import Rendered, Scope
-from docs_hooks.read.blocks import BLOCK_KINDS, Block, within_root
+from docs_hooks.read.blocks import Block, within_root
+from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import html as R
 from docs_hooks.render import sources
 from docs_hooks.render.links import Links

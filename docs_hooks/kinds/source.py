@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Rendered, Scope
-from docs_hooks.read.blocks import BLOCK_KINDS, Block, within_root
+from docs_hooks.read.blocks import Block, within_root
+from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import sources
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.codeindex import did_you_mean

@@ -1,15 +1,14 @@
-"""Read a page's trace blocks into plain data.
+"""Read a page into plain data: its Markdown and its trace blocks, in order, with their page lines.
 
 A trace block is a fenced code block whose info string is ``trace-<kind>`` and
-whose body is YAML. Everything else on the page is Markdown, kept as it is.
-Unknown kinds, unknown or missing fields, values of the wrong type and YAML
-that does not parse are errors that carry the page and line.
+whose body is YAML, read and checked against its kind by ``read.blockspec``.
+Everything else on the page is Markdown, kept as it is. A block that is never
+closed and a line number typed into the page are errors too; every problem
+carries the page and line. A parsed page is kept in the cache (``parse_pages``).
 """
 
 from __future__ import annotations
 
-import difflib
-import functools
 import hashlib
 import importlib.util
 import json
@@ -18,156 +17,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from docs_hooks.base.cachedir import Store
 from docs_hooks.base.errors import TraceError
-
-if TYPE_CHECKING:
-    import yaml
+from docs_hooks.read import blockspec
+from docs_hooks.read.blockspec import read_fields, valid_fields
 
 FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a line that opens or closes a fenced code block
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)?.*$")
 LITERAL_LINE_REF = re.compile(r"(?<![\w/.-])(?P<ref>[A-Za-z_][\w/.-]*\.py:\d+(?:-\d+)?)")
 # [[module.function: statement]]; the statement may hold one level of brackets: x[0]
 INLINE_REF = re.compile(r"\[\[(?P<ref>(?:[^\[\]\n]|\[[^\[\]\n]*\])+?)\]\](?!\])")
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    kind: str  # "str", "list", "enum", "bool", "list-of-maps", "map"
-    required: bool = False
-    choices: tuple[str, ...] = ()
-    help: str = ""
-
-
-@dataclass(frozen=True)
-class BlockSpec:
-    fields: dict[str, FieldSpec]
-    help: str = ""
-
-
-# The set of blocks an author can write. Kept small and regular.
-BLOCK_KINDS: dict[str, BlockSpec] = {
-    "entry": BlockSpec(
-        {
-            "title": FieldSpec("str", True, help="heading of the entry"),
-            "function": FieldSpec("list", True, help="dotted name(s) of the function(s) the entry explains"),
-            "status": FieldSpec("enum", True, ("implemented", "derived", "illustrative")),
-            "id": FieldSpec("str", help="anchor of the entry; default: from the title"),
-            "spec": FieldSpec("list", help="labels of the specification's equations"),
-            "note": FieldSpec("str", help="one line shown under the 'Where is it used?' heading"),
-        },
-        "starts an entry: a function (or a derivation from functions) with its equations",
-    ),
-    "equation": BlockSpec(
-        {
-            "id": FieldSpec("str", True, help="anchor, unique on the page"),
-            "title": FieldSpec("str", True),
-            "tex": FieldSpec("str", True, help="the equation in TeX"),
-            "code": FieldSpec(
-                "list", True, help="statement text(s) in the entry's functions, or 'module.function: text'"
-            ),
-            "role": FieldSpec(
-                "enum",
-                False,
-                ("computes", "derived", "contrast"),
-                help="what the code lines are to the equation: 'computes' (the default: they compute its "
-                "left-hand side), 'derived' (it is worked out from them) or 'contrast' (the code does "
-                "something else there)",
-            ),
-        },
-        "a numbered equation tied to the statements that compute it, or that it is derived from or contrasted with",
-    ),
-    "excerpt": BlockSpec(
-        {
-            "code": FieldSpec("list", True, help="'module.function: statement text' of each line to show"),
-            "context": FieldSpec("str", help="lines of context around each statement, e.g. '1'"),
-        },
-        "live lines of code, with their real line numbers and a link",
-    ),
-    "symbols": BlockSpec(
-        {
-            "rows": FieldSpec(
-                "list-of-maps",
-                True,
-                help="each: symbol, meaning, code (a local name, names 'a, b', "
-                "an expression of the function, or 'none'); with 'none', optional shape ('scalar' or an expression); "
-                "with a name, optional after (the statement after which it is shown)",
-            ),
-            "function": FieldSpec("list", help="function whose locals the names are; default: the entry's"),
-        },
-        "what each symbol means, its name in code and its recorded shape",
-    ),
-    "example": BlockSpec(
-        {
-            "test": FieldSpec("str", True, help="the test whose run is shown: tests/test_x.py::test_name"),
-            "title": FieldSpec("str", True),
-            "function": FieldSpec("str", help="the function whose locals are shown; default: the entry's first"),
-            "show": FieldSpec(
-                "list-of-maps",
-                True,
-                help="each: label, code (a local or an expression in the function), optional name for check, "
-                "optional after (the statement after which a local is shown)",
-            ),
-            "caption": FieldSpec("str"),
-            "check": FieldSpec("str", help="an arithmetic line 'lhs = rhs' to fill from recorded values and verify"),
-            "gradcheck": FieldSpec(
-                "str", help="dotted name of the forward: adds the central-difference table for a backward"
-            ),
-            "widget": FieldSpec("bool", help="make the inputs editable in the browser"),
-        },
-        "a tiny worked example recorded from a real test run",
-    ),
-    "shapes": BlockSpec(
-        {
-            "names": FieldSpec("list-of-maps", help="override the labels of call sites: each ref and label"),
-            "caption": FieldSpec("str"),
-            "function": FieldSpec("list", help="function(s) whose call sites are shown; default: the entry's"),
-        },
-        "the shapes at every call site of the entry's function, from a real run",
-    ),
-    "params": BlockSpec(
-        {
-            "match": FieldSpec("list", True, help="parameter name patterns owned by this page, e.g. 'ln1_'"),
-            "roles": FieldSpec("map", help="name pattern -> role text"),
-        },
-        "the parameters this op owns, from init_params",
-    ),
-    "config": BlockSpec(
-        {"fields": FieldSpec("list", help="config fields to show; default: all")},
-        "config values: default, who sets them, who reads them",
-    ),
-    "inventory": BlockSpec(
-        {
-            "of": FieldSpec(
-                "enum", True, ("parameters", "config", "matrix", "uncovered", "undocumented", "spec", "pages")
-            )
-        },
-        "a site-wide table",
-    ),
-    "results": BlockSpec(
-        {
-            "file": FieldSpec(
-                "str",
-                True,
-                help="the stamped training run, from the project root ('python -m docs_hooks results' writes it)",
-            ),
-            "show": FieldSpec(
-                "enum",
-                False,
-                ("run", "clipping"),
-                help="'run' (the default): loss curve, evaluations, samples; 'clipping': how often the "
-                "gradient was clipped, by stretch of steps",
-            ),
-        },
-        "training results from a real, cached run",
-    ),
-    "source": BlockSpec(
-        {"file": FieldSpec("str", True, help="the source file shown, from the project root, e.g. src/ops.py")},
-        "a file of the code, line by line with an anchor each, and what cites each line (the source pages)",
-    ),
-}
 
 
 @dataclass
@@ -216,99 +76,6 @@ def page_title(text: str, path: str) -> str:
     return m.group(1) if m else Path(path).stem
 
 
-@functools.cache
-def _line_loader():
-    """A YAML loader (libyaml's, where installed) that remembers the line of each top-level key.
-
-    Made on first use: a ``check`` that reads every page back from the cache
-    imports no YAML reader (bench/README.md, "check")."""
-    import yaml
-
-    class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-        pass
-
-    _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-    return _LineLoader
-
-
-def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    # loader: a _LineLoader, to which _load_yaml gives its place
-    import yaml
-
-    kind, path, first_line = loader.place  # set by _load_yaml: the block, its page, the page line of its body
-    seen: dict[tuple[str, str], int] = {}
-    for key, _ in node.value:
-        if not isinstance(key, yaml.ScalarNode):
-            continue
-        line = _line_of(key.start_mark)
-        if (key.tag, key.value) in seen:
-            raise TraceError(
-                f"block 'trace-{kind}' has the key '{key.value}' twice in one mapping (first on line "
-                f"{first_line + seen[(key.tag, key.value)]}); keep one of them",
-                path,
-                first_line + line,
-            )
-        seen[(key.tag, key.value)] = line
-    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-    mapping["__lines__"] = {k.value: _line_of(k.start_mark) for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
-    return mapping
-
-
-class _Mark(Protocol):
-    """Where a YAML node or event starts (PyYAML's and libyaml's marks)."""
-
-    line: int
-
-
-def _line_of(mark: _Mark | None) -> int:
-    """The line (from 0) a YAML node or event starts on: the parser marks every one; else the body's first."""
-    return mark.line if mark is not None else 0
-
-
-def _load_yaml(kind: str, body: str, path: str, first_line: int) -> Any:
-    """The block's body as Python data; ``first_line`` is the page line of its first line.
-
-    YAML anchors (``&name``) and aliases (``*name``) are refused before anything
-    is built from them: an alias repeats a value where it is written, so a few
-    hundred bytes of them stand for more values than memory holds, and a block
-    is short enough to write its values out. A key written twice in a mapping
-    is an error too, rather than the last one silently winning.
-    """
-    import yaml
-
-    # An anchor is written with '&', an alias with '*': a body with neither (most of them) needs no scan for
-    # them (bench/README.md, "check").
-    events = yaml.parse(body, Loader=_line_loader()) if "&" in body or "*" in body else ()
-    for event in events:
-        anchor = getattr(event, "anchor", None)
-        if isinstance(event, yaml.AliasEvent):
-            written = f"the alias '*{anchor}'"
-        elif anchor is not None:
-            written = f"the anchor '&{anchor}'"
-        else:
-            continue
-        raise TraceError(
-            f"block 'trace-{kind}' uses {written}; YAML anchors and aliases are not accepted: "
-            "write the value out in full",
-            path,
-            first_line + _line_of(event.start_mark),
-        )
-    loader = _line_loader()(body)
-    loader.place = (kind, path, first_line)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
-def _strip_lines(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_lines(v) for k, v in value.items() if k != "__lines__"}
-    if isinstance(value, list):
-        return [_strip_lines(v) for v in value]
-    return value
-
-
 def parse_page(text: str, path: str) -> Page:
     """Split a page into Markdown and trace blocks; collect every problem found."""
     page = Page(path)
@@ -343,7 +110,8 @@ def parse_page(text: str, path: str) -> Page:
         if close >= len(lines):
             page.problems.append(TraceError(f"block '{info}' is never closed; end it with {fence}", path, start))
         try:
-            page.segments.append(_read_block(info[len("trace-") :], body, path, start, close + 1))
+            kind = info[len("trace-") :]
+            page.segments.append(Block(kind, read_fields(kind, body, path, start), start, close + 1, start + 1))
         except TraceError as err:
             page.problems.append(err)
         i = close + 1
@@ -358,93 +126,6 @@ def _find_close(lines: list[str], start: int, fence: str) -> int:
         if stripped.startswith(fence[0] * len(fence)) and set(stripped) <= {fence[0]}:
             return j
     return len(lines)
-
-
-def _read_block(kind: str, body: str, path: str, fence_line: int, end_line: int) -> Block:
-    import yaml
-
-    spec = BLOCK_KINDS.get(kind)
-    if spec is None:
-        close = difflib.get_close_matches(kind, list(BLOCK_KINDS), n=1)
-        hint = f"did you mean 'trace-{close[0]}'? " if close else ""
-        known = ", ".join(f"trace-{k}" for k in BLOCK_KINDS)
-        raise TraceError(f"unknown block 'trace-{kind}'; {hint}Known blocks: {known}.", path, fence_line)
-    try:
-        data = _load_yaml(kind, body, path, fence_line + 1) if body.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = fence_line + 1 + (mark.line if mark is not None else 0)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise TraceError(
-            f"block 'trace-{kind}' is not valid YAML: {problem}. "
-            "Quote values that contain ': ' or start with '-', '{', '[' or '*'.",
-            path,
-            line,
-        ) from None
-    if not isinstance(data, dict):
-        raise TraceError(f"block 'trace-{kind}' must be a YAML mapping of field: value", path, fence_line + 1)
-    key_lines = {k: fence_line + 1 + v for k, v in data.pop("__lines__", {}).items()}
-    data = _strip_lines(data)
-    checked: dict = {}
-    for name, value in data.items():
-        fspec = spec.fields.get(name)
-        if fspec is None:
-            close = difflib.get_close_matches(str(name), list(spec.fields), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise TraceError(
-                f"unknown field '{name}' in block 'trace-{kind}'; {hint}"
-                f"Fields of trace-{kind}: {', '.join(spec.fields)}.",
-                path,
-                key_lines.get(name, fence_line),
-            )
-        checked[name] = _check_type(kind, name, fspec, value, path, key_lines.get(name, fence_line))
-    for name, fspec in spec.fields.items():
-        if fspec.required and name not in checked:
-            raise TraceError(
-                f"block 'trace-{kind}' is missing the field '{name}'"
-                + (f" ({fspec.help})" if fspec.help else "")
-                + ".",
-                path,
-                fence_line,
-            )
-    checked["__lines__"] = key_lines
-    return Block(kind, checked, fence_line, end_line, fence_line + 1)
-
-
-def _check_type(kind: str, name: str, spec: FieldSpec, value: Any, path: str, line: int) -> Any:
-    def bad(expected: str) -> TraceError:
-        return TraceError(
-            f"field '{name}' of block 'trace-{kind}' must be {expected}, not {type(value).__name__} {value!r}",
-            path,
-            line,
-        )
-
-    if spec.kind == "str":
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise bad("text")
-        return str(value)
-    if spec.kind == "list":
-        items = value if isinstance(value, list) else [value]
-        if not items or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in items):
-            raise bad("a text or a list of texts")
-        return [str(v) for v in items]
-    if spec.kind == "enum":
-        if value not in spec.choices:
-            raise bad("one of " + ", ".join(spec.choices))
-        return value
-    if spec.kind == "bool":
-        if not isinstance(value, bool):
-            raise bad("true or false")
-        return value
-    if spec.kind == "map":
-        if not isinstance(value, dict):
-            raise bad("a mapping")
-        return value
-    if spec.kind == "list-of-maps":
-        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise bad("a list of mappings")
-        return value
-    raise AssertionError(spec.kind)
 
 
 def within_root(written: str, what: str) -> str:
@@ -491,10 +172,10 @@ def prose_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
 
 # --------------------------------------------------------------------------- parsed pages, cached
 #
-# A page's parse depends on its text, its path (in messages) and this module's code only, so it is kept in the
-# cache folder under a key made from those: ``check`` then reads the site's pages back instead of parsing their
-# YAML again (bench/README.md, "check"). An entry is JSON, data only; one that is not what _encode_page writes
-# is a miss, and the page is parsed again.
+# A page's parse depends on its text, its path (in messages) and the code of this module and of read.blockspec
+# only, so it is kept in the cache folder under a key made from those: ``check`` then reads the site's pages back
+# instead of parsing their YAML again (bench/README.md, "check"). An entry is JSON, data only; one that is not
+# what _encode_page writes is a miss, and the page is parsed again.
 
 
 # The YAML reader's own version is part of the key too (its __init__ names it), found without importing it.
@@ -505,7 +186,9 @@ def _yaml_init() -> Path:
     return Path(spec.origin)
 
 
-_SELF_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + _yaml_init().read_bytes()).hexdigest()
+_SELF_DIGEST = hashlib.sha256(
+    Path(__file__).read_bytes() + Path(blockspec.__file__).read_bytes() + _yaml_init().read_bytes()
+).hexdigest()
 
 
 def parse_pages(pages: dict[str, str], cache: Path | None = None) -> dict[str, Page]:
@@ -568,7 +251,7 @@ def _decode_page(raw: bytes, path: str) -> Page | None:
                 page.segments.append(Markdown(text, line))
             elif segment[0] == "block" and len(segment) == 6:
                 _, kind, fields, line, end_line, body_line = segment
-                if not _valid_fields(kind, fields) or {type(line), type(end_line), type(body_line)} != {int}:
+                if not valid_fields(kind, fields) or {type(line), type(end_line), type(body_line)} != {int}:
                     return None
                 page.segments.append(Block(kind, fields, line, end_line, body_line))
             else:
@@ -580,22 +263,3 @@ def _decode_page(raw: bytes, path: str) -> Page | None:
         return page
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
         return None
-
-
-def _valid_fields(kind: object, fields: object) -> bool:
-    """Whether ``fields`` are what _read_block makes of a block of ``kind``: its fields checked, their lines."""
-    if type(kind) is not str or type(fields) is not dict:
-        return False
-    spec = BLOCK_KINDS.get(kind)
-    if spec is None:
-        return False
-    lines = fields.get("__lines__")
-    if type(lines) is not dict or not all(type(k) is str and type(v) is int for k, v in lines.items()):
-        return False
-    names = set(fields) - {"__lines__"}
-    if not names <= set(spec.fields) or any(f.required and n not in names for n, f in spec.fields.items()):
-        return False
-    try:
-        return all(_check_type(kind, name, spec.fields[name], fields[name], "", 0) == fields[name] for name in names)
-    except TraceError:
-        return False

@@ -1,4 +1,4 @@
-"""Tests of docs_hooks.kinds: one kind for every block blocks.py reads, each with the three steps of the
+"""Tests of docs_hooks.kinds: one kind for every block blockspec.py declares, each with the three steps of the
 interface (resolve, needs, render), and a block the build has no kind for is an error at its block."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import inspect
 from docs_hooks import kinds
 from docs_hooks.kinds import KINDS, STRUCTURE
 from docs_hooks.kinds.base import BlockKind
-from docs_hooks.read.blocks import BLOCK_KINDS
+from docs_hooks.read.blockspec import BLOCK_KINDS
 
 from .conftest import expand_page, page
 

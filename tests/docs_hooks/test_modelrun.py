@@ -9,11 +9,13 @@ two of them apart, a symbol naming no whole-number field, and a run that does no
 whatever the sizes are errors that say what to fix. ``Evidence`` is what a kind's render reads the recordings
 through; ``model_run`` makes both recordings and the namer once per build.
 
-The kinds that show the model run (trace-symbols, trace-shapes, ...) are tested in test_shapes.py,
-test_params.py, test_config.py and test_inventory.py; the helpers the inventories share here, through them.
+The kinds that show the model run (trace-symbols, trace-shapes, ...) are tested in test_symbols.py,
+test_shapes.py, test_params.py, test_config.py and test_inventory.py; the helpers the inventories share here, through them.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -30,12 +32,14 @@ from docs_hooks.kinds.modelrun import (
     Dim,
     Dims,
     Evidence,
+    block_functions,
     config_made,
     model_requests,
     model_run,
     model_run_path,
     requests_of,
 )
+from docs_hooks.read.blocks import Block
 from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Made, Opaque
 
@@ -340,3 +344,22 @@ def test_a_shape_is_written_as_python_writes_tuples():
     assert Desc("tuple", items=(one,)).symbolic() == "((d,),)"
     assert Desc("tuple", items=(one, one)).symbol_keys() == ["width"]  # each key once
     assert dims().legend([]) == ""
+
+
+# ----------------------------------------------------------------------------- the functions a block shows
+
+
+def test_a_block_shows_the_functions_it_names_else_its_entrys():
+    scope = SimpleNamespace(entry=SimpleNamespace(functions=("the entry's",)), function=lambda name: f"found {name}")
+    named = Block("shapes", {"function": ["model.a", "model.b"]}, 3, 5, 4)
+
+    assert block_functions(named, scope, "trace-shapes") == ["found model.a", "found model.b"]
+    assert block_functions(Block("shapes", {}, 3, 5, 4), scope, "trace-shapes") == ["the entry's"]
+
+
+def test_a_block_above_every_entry_that_names_no_function_is_an_error_saying_what_to_write():
+    with pytest.raises(TraceError) as err:
+        block_functions(Block("symbols", {}, 1, 3, 2), SimpleNamespace(entry=None), "trace-symbols")
+    assert str(err.value) == (
+        "trace-symbols outside an entry; put it below a trace-entry block, or name the function with function:"
+    )
