@@ -34,8 +34,8 @@ from docs_hooks.resolve.assignments import (
     unseen,
 )
 from docs_hooks.resolve.codeindex import Function, did_you_mean, normalise_tokens
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Call, Recording
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import Results
 
 # ----------------------------------------------------------------------------- trace-symbols

@@ -36,8 +36,8 @@ from docs_hooks.kinds.modelrun import (
     model_run_path,
     requests_of,
 )
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Made, Opaque
+from docs_hooks.run.request import Request
 
 from .conftest import BASE_FILES, PYPROJECT, write_tree
 
