@@ -41,8 +41,8 @@ from docs_hooks.resolve.entries import (
     status_problem,
 )
 from docs_hooks.resolve.refs import References
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Recording
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import COVERAGE, Formula, Need, Results
 
 INLINE_CODE = re.compile(r"(`+[^`]*`+)")

@@ -40,8 +40,8 @@ from docs_hooks.resolve.entries import EntryData
 from docs_hooks.resolve.indexing import build_index
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.resolve.modules import Modules
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Recording
+from docs_hooks.run.request import Request
 from docs_hooks.run.residue import Texts
 from docs_hooks.run.results import Results
 from docs_hooks.run.workers import Workers

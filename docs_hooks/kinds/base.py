@@ -42,8 +42,8 @@ from docs_hooks.resolve.refs import References
 if TYPE_CHECKING:
     from docs_hooks.read.spec import SpecIndex
     from docs_hooks.render.links import Links
-    from docs_hooks.run.record import Request
     from docs_hooks.run.recording import Recording
+    from docs_hooks.run.request import Request
     from docs_hooks.run.results import Need, Results
 
 P = TypeVar("P")

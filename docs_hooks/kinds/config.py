@@ -40,8 +40,8 @@ from docs_hooks.kinds.modelrun import (
 )
 from docs_hooks.render import html as R
 from docs_hooks.resolve.codeindex import CodeIndex, Function, did_you_mean
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Opaque
+from docs_hooks.run.request import Request
 
 # ----------------------------------------------------------------------------- config values
 

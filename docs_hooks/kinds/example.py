@@ -58,8 +58,8 @@ from docs_hooks.resolve.assignments import (
 )
 from docs_hooks.resolve.codeindex import Function, Statement, normalise_tokens, tokens_contain
 from docs_hooks.resolve.lock import LockEntry
-from docs_hooks.run.record import Request, test_request
 from docs_hooks.run.recording import Call, Capped, Recording
+from docs_hooks.run.request import Request, test_request
 from docs_hooks.run.results import Need, Results
 
 SHOW_KEYS = ("label", "code", "name", "after")

@@ -24,8 +24,8 @@ from docs_hooks.render.numbers import format_value
 from docs_hooks.resolve.assignments import function_node
 from docs_hooks.resolve.codeindex import Function
 from docs_hooks.run.central import encode
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Call, Recording
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import Results
 
 GAP_LIMIT = 1e-6  # the largest central-difference gap a correct backward may show

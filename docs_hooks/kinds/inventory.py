@@ -39,7 +39,7 @@ from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import matrix
 from docs_hooks.render.links import Links
 from docs_hooks.render.matrix import Site
-from docs_hooks.run.record import Request
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import COVERAGE, Need, Results
 
 # ----------------------------------------------------------------------------- the kinds

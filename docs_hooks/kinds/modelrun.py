@@ -37,8 +37,8 @@ from docs_hooks.render import sources
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.codeindex import CodeIndex, Function, did_you_mean
 from docs_hooks.resolve.values import mro
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Call, Made, Opaque, Recording
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import Results
 
 T = TypeVar("T")

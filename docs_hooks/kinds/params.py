@@ -45,8 +45,8 @@ from docs_hooks.kinds.modelrun import (
 from docs_hooks.read.blocks import Block
 from docs_hooks.render import html as R
 from docs_hooks.resolve.codeindex import CodeIndex, Function, Statement, did_you_mean
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Made, Opaque
+from docs_hooks.run.request import Request
 
 PARAMS = "params"
 PROBE_PARAMS = "probe params"

@@ -24,8 +24,8 @@ from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import html as R
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.codeindex import Function
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Call, Recording
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import Results
 
 

@@ -37,7 +37,7 @@ from docs_hooks.resolve.assignments import (
     unseen,
 )
 from docs_hooks.resolve.codeindex import Function, did_you_mean, normalise_tokens
-from docs_hooks.run.record import Request
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import Results
 
 ROW_KEYS = ("symbol", "meaning", "code", "shape", "after")

@@ -119,18 +119,6 @@ class Measurement:
         self._running_file = os.path.join(self._tmp.name, "running.txt")
         modules_file = os.path.join(self._tmp.name, "modules.json")
         Path(modules_file).write_text(json.dumps(self._modules), encoding="utf-8")
-        env = dict(os.environ)
-        # Modules import as the code index names them: from the source root, tests from the project root.
-        # This package comes last, for the run's own driver (child_main).
-        env[CHILD_ENV] = "1"  # a test run's own line-map plugin stays off in here: this run measures already
-        env["PYTHONPATH"] = os.pathsep.join(
-            [
-                str(self._source_root),
-                str(self.project_root),
-                env.get("PYTHONPATH", ""),
-                str(Path(__file__).resolve().parents[2]),
-            ]
-        )
         self._output = open(os.path.join(self._tmp.name, "output.txt"), "w+")  # noqa: SIM115 (the run writes it; stop() closes it)
         self._started = time.monotonic()
         self._proc = children.start(
@@ -156,7 +144,7 @@ class Measurement:
             cwd=self.project_root,
             stdout=self._output,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=run_environment(self._source_root, self.project_root),
         )
         _yield_to_the_build(self._proc.pid)
         self._finalizer = weakref.finalize(self, _discard, self._proc, self._output, self._tmp)
@@ -202,7 +190,7 @@ class Measurement:
                 self._start(self._pytest_args)
                 return self.result()
             if text is None:
-                self._error = self._failure(self._how_it_ended(code), "fix the test")
+                self._error = self._failure(how_it_ended(code), "fix the test")
                 raise self._error
         finally:
             self._finalizer()
@@ -248,47 +236,74 @@ class Measurement:
         except OSError:
             return None
 
-    def _how_it_ended(self, code: int) -> str:
-        if code < 0:
-            return f"was killed by signal {-code}"
-        if code == 1:
-            return "failed"
-        if code == 0:  # pytest returns 0 after writing the map: the process was ended (os._exit) first
-            return "ended the run (exit code 0) before the line map was written (os._exit, say)"
-        return f"ended with exit code {code}"
-
     def _failure(self, how: str, todo: str) -> TraceError:
-        """One error for the whole build: which test (what pytest reported, else the test that was running),
-        what it raised, and pytest's report of it (else the last lines of the run's output)."""
+        """The build's one error for the run (see ``run_failure``), from what it printed."""
         self._output.seek(0)
-        output = self._output.read().strip().splitlines()
-        failed = [_reported_test(line) for line in output if line.startswith(_SUMMARY_WORDS)]
-        tests = ", ".join(dict.fromkeys(failed)) or (self._running() or " ").split(" ", 1)[1]
-        who = f"the test {tests}" if tests else "the run of pytest"
-        report = _first_report(output)
-        heading = _REPORT_HEADING.match(report[0]) if report else None
-        if heading is not None and heading.group("title").startswith("ERROR collecting "):
-            how = "could not be collected"  # pytest ends that with exit code 1 or 2, as it goes
-        raised = next((line[1:].strip() for line in report if line.startswith("E ")), "")
-        places = [m.group(1) for m in map(_PROJECT_PLACE.match, report) if m]  # the project's frames, in order
-        if raised and places:
-            raised = f"{places[-1]}: {raised}"
-        if len(report) > OUTPUT_LINES:  # its heading, then its end, where pytest puts what was raised
-            report = [report[0], "...", *report[-(OUTPUT_LINES - 1) :]]
-        tail = "\n".join(output[-OUTPUT_LINES:])
-        return TraceError(
-            f"coverage_tests: while measuring which test runs which line, {who} {how}"
-            + (f": {raised}" if raised else "")
-            + f"; {todo} (or leave it out of coverage_tests in [tool.docs_hooks]). "
-            + (
-                "pytest reported:\n" + "\n".join(report)
-                if report
-                else f"Last lines of its output:\n{tail}"
-                if tail
-                else "It printed nothing."
-            ),
-            "pyproject.toml",
-        )
+        return run_failure(self._output.read().strip().splitlines(), self._running(), how, todo)
+
+
+def run_environment(source_root: Path, project_root: Path) -> dict[str, str]:
+    """The coverage run's environment: this process's, with the import path the code index names modules by."""
+    env = dict(os.environ)
+    # Modules import as the code index names them: from the source root, tests from the project root.
+    # This package comes last, for the run's own driver (child_main).
+    env[CHILD_ENV] = "1"  # a test run's own line-map plugin stays off in here: this run measures already
+    env["PYTHONPATH"] = os.pathsep.join(
+        [
+            str(source_root),
+            str(project_root),
+            env.get("PYTHONPATH", ""),
+            str(Path(__file__).resolve().parents[2]),
+        ]
+    )
+    return env
+
+
+def how_it_ended(code: int) -> str:
+    """How a run that wrote no line map ended, by its exit code."""
+    if code < 0:
+        return f"was killed by signal {-code}"
+    if code == 1:
+        return "failed"
+    if code == 0:  # pytest returns 0 after writing the map: the process was ended (os._exit) first
+        return "ended the run (exit code 0) before the line map was written (os._exit, say)"
+    return f"ended with exit code {code}"
+
+
+def run_failure(output: list[str], running: str | None, how: str, todo: str) -> TraceError:
+    """One error for the whole build: which test (what pytest reported, else the test that was running),
+    what it raised, and pytest's report of it (else the last lines of the run's output).
+
+    ``output`` is what the run printed, line by line; ``running`` names the test running when it ended (see
+    ``Measurement._running``): ``"<count> <node id>"``; ``how`` is how the run ended, ``todo`` what to do.
+    """
+    failed = [_reported_test(line) for line in output if line.startswith(_SUMMARY_WORDS)]
+    tests = ", ".join(dict.fromkeys(failed)) or (running or " ").split(" ", 1)[1]
+    who = f"the test {tests}" if tests else "the run of pytest"
+    report = _first_report(output)
+    heading = _REPORT_HEADING.match(report[0]) if report else None
+    if heading is not None and heading.group("title").startswith("ERROR collecting "):
+        how = "could not be collected"  # pytest ends that with exit code 1 or 2, as it goes
+    raised = next((line[1:].strip() for line in report if line.startswith("E ")), "")
+    places = [m.group(1) for m in map(_PROJECT_PLACE.match, report) if m]  # the project's frames, in order
+    if raised and places:
+        raised = f"{places[-1]}: {raised}"
+    if len(report) > OUTPUT_LINES:  # its heading, then its end, where pytest puts what was raised
+        report = [report[0], "...", *report[-(OUTPUT_LINES - 1) :]]
+    tail = "\n".join(output[-OUTPUT_LINES:])
+    return TraceError(
+        f"coverage_tests: while measuring which test runs which line, {who} {how}"
+        + (f": {raised}" if raised else "")
+        + f"; {todo} (or leave it out of coverage_tests in [tool.docs_hooks]). "
+        + (
+            "pytest reported:\n" + "\n".join(report)
+            if report
+            else f"Last lines of its output:\n{tail}"
+            if tail
+            else "It printed nothing."
+        ),
+        "pyproject.toml",
+    )
 
 
 #: What the coverage run imports: coverage.py, which measures, and pytest, which runs the tests.

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from docs_hooks.base.errors import TraceError
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Recording
+from docs_hooks.run.request import Request
 
 if TYPE_CHECKING:
     from docs_hooks.read.spec import SpecIndex

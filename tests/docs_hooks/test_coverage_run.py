@@ -614,3 +614,42 @@ def test_the_line_of_a_setting_in_its_table():
     from docs_hooks.run.coverage_run import setting_line
 
     assert setting_line(Path("/nonexistent/pyproject.toml"), "coverage_tests") is None
+
+
+def test_how_a_run_that_wrote_no_line_map_ended_is_told_by_its_exit_code():
+    from docs_hooks.run.coverage_run import how_it_ended
+
+    assert [how_it_ended(code) for code in (-9, 1, 2)] == ["was killed by signal 9", "failed", "ended with exit code 2"]
+    assert how_it_ended(0) == "ended the run (exit code 0) before the line map was written (os._exit, say)"
+
+
+def test_a_failed_run_names_the_test_pytest_reported_else_the_one_running_else_its_last_output():
+    from docs_hooks.run.coverage_run import run_failure
+
+    report = [
+        "F",
+        "=== FAILURES ===",
+        "___ test_large ___",
+        "tests/test_b.py:9: in test_large",
+        "E   AssertionError",
+        "=== short test summary info ===",
+        "FAILED tests/test_b.py::test_large - AssertionError",
+    ]
+    reported = run_failure(report, "3 tests/test_b.py::test_other", "failed", "fix the test")
+    stopped = run_failure(["collected 2 items"], "2 tests/test_b.py::test_slow", "did not finish", "make it finish")
+    silent = run_failure([], None, "was killed by signal 9", "fix the test")
+
+    assert str(reported) == (
+        "pyproject.toml: coverage_tests: while measuring which test runs which line, the test "
+        "tests/test_b.py::test_large failed: tests/test_b.py:9: AssertionError; fix the test (or leave it out of "
+        "coverage_tests in [tool.docs_hooks]). pytest reported:\n___ test_large ___\ntests/test_b.py:9: in test_large\n"
+        "E   AssertionError"
+    )
+    assert str(stopped).endswith(
+        "the test tests/test_b.py::test_slow did not finish; make it finish (or leave it out of coverage_tests in "
+        "[tool.docs_hooks]). Last lines of its output:\ncollected 2 items"
+    )
+    assert str(silent).endswith(
+        "the run of pytest was killed by signal 9; fix the test (or leave it out of "
+        "coverage_tests in [tool.docs_hooks]). It printed nothing."
+    )

@@ -1207,7 +1207,7 @@ def test_an_example_of_the_test_itself_records_only_the_test_and_the_prefetch_as
 
 def test_an_example_with_central_differences_or_of_another_function_records_every_call():
     from docs_hooks.kinds.example import _example_request
-    from docs_hooks.run.record import Request
+    from docs_hooks.run.request import Request
 
     req = Request("tests/test_ops.py::test_worked_example", "tests.test_ops", "test_worked_example")
     assert _example_request(req, "tests.test_ops.test_worked_example", {}).target_only

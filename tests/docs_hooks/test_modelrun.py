@@ -40,8 +40,8 @@ from docs_hooks.kinds.modelrun import (
     requests_of,
 )
 from docs_hooks.read.blocks import Block
-from docs_hooks.run.record import Request
 from docs_hooks.run.recording import Made, Opaque
+from docs_hooks.run.request import Request
 
 from .conftest import BASE_FILES, PYPROJECT, write_tree
 

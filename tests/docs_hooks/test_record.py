@@ -1,21 +1,21 @@
-"""The build's side of recording: one child serves a build's batches, recordings are stored and read back
-by the code they touched, and a test that hangs, exits or ends the child is one clear error."""
+"""The build's side of recording: a large batch is shared with helper processes, recordings are stored and read
+back by the code they touched, and a test that exits is one clear error. (The child process and the conversation
+with it: test_record_process.py; the recordings store: test_record_store.py; requests and their keys:
+test_request.py.)"""
 
 import re
-
-import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import expand_site, make_build
-from docs_hooks.run import record  # test_request by its module: pytest would collect the name
-from docs_hooks.run.record import Request
-from docs_hooks.run.recording import Call, Recording, pack, unpack
+from docs_hooks.run import record, record_process
+from docs_hooks.run.request import Request
+from docs_hooks.run.request import test_request as request_of_test  # by another name: pytest would collect it
 from docs_hooks.run.workers import recorder_path
 
-from .conftest import BASE_FILES, expand_page, make_recorder, page, store_rows, stored_rows
+from .conftest import BASE_FILES, expand_page, make_recorder, page
 
-# ----------------------------------------------------------------------------- the child process
+# ------------------------------------------------------- helper processes, the store, callers that wait
 
 
 NOISY = """
@@ -41,44 +41,6 @@ def nap(n):
 def die():
     os._exit(3)
 """
-
-
-def test_one_child_serves_every_batch_of_a_build_and_what_the_code_prints_stays_out_of_the_replies(tmp_path):
-    rec = make_recorder(tmp_path, "noisy", NOISY)
-    try:
-        first = rec.record([Request("shout 1", "noisy", "shout", (1,)), Request("pid 1", "noisy", "pid")])
-        second = rec.record([Request("shout 2", "noisy", "shout", (2,)), Request("pid 2", "noisy", "pid")])
-    finally:
-        rec.close()
-
-    assert list(first.values())[0].result == 2 and list(second.values())[0].result == 4
-    assert list(first.values())[1].result == list(second.values())[1].result  # the same process
-    assert rec.child.runs == 1
-    assert [c.function for c in list(second.values())[0].calls] == ["noisy.shout"]
-
-
-def test_a_child_that_dies_is_a_clear_error_and_the_next_batch_gets_a_new_child(tmp_path):
-    rec = make_recorder(tmp_path, "noisy", NOISY)
-    try:
-        with pytest.raises(
-            TraceError, match=r"die ended the recording process before it returned: the process exited with code 3"
-        ):
-            rec.record([Request("die", "noisy", "die")])
-        after = rec.record([Request("shout 3", "noisy", "shout", (3,))])
-    finally:
-        rec.close()
-
-    assert list(after.values())[0].result == 6
-    assert rec.child.runs == 2
-
-
-def test_closing_the_recorder_stops_its_child(tmp_path):
-    rec = make_recorder(tmp_path, "noisy", NOISY)
-    rec.record([Request("shout 4", "noisy", "shout", (4,))])
-    proc = rec.child.proc
-    rec.close()
-
-    assert proc.poll() is not None
 
 
 def gone(pid: int) -> bool:
@@ -118,7 +80,7 @@ def test_no_helper_starts_while_the_builds_other_runs_take_the_spare_cores(tmp_p
     rec.busy = lambda: taken[0]
     n = 4 * record.PER_CHILD
     naps = [Request(f"nap {i}", "noisy", "nap", (i,)) for i in range(n)]
-    run = record.RecordingChild.run
+    run = record_process.RecordingChild.run
 
     def counting(self, requests):
         out = run(self, requests)
@@ -128,11 +90,11 @@ def test_no_helper_starts_while_the_builds_other_runs_take_the_spare_cores(tmp_p
         return out
 
     values: list = []
-    record.RecordingChild.run = counting
+    record_process.RecordingChild.run = counting
     try:
         out = rec.record(naps)
     finally:
-        record.RecordingChild.run = run
+        record_process.RecordingChild.run = run
         rec.close()
     order = [out[r].result[1] for r in naps]
     assert [out[r].result[0] for r in naps] == [2 * i for i in range(n)]
@@ -236,22 +198,6 @@ def test_a_caller_waiting_for_another_callers_batch_goes_on_when_that_batch_is_i
     assert rec.child.runs == 1
 
 
-def test_replies_go_through_files_that_are_removed_and_the_child_removes_its_folder(tmp_path):
-    import os
-
-    rec = make_recorder(tmp_path, "sleepy", SLEEPY)
-    rec.child.timeout = 1
-    try:
-        rec.record([Request("nap 0", "sleepy", "nap", (0,))])
-        folder = rec.child.proc.replies  # the child's folder for its replies ...
-        assert os.listdir(folder) == []  # ... holds no reply once it was read
-        stopped = rec.record_each([Request("nap 1000", "sleepy", "nap", (1000,))])  # killed at its time limit
-        assert isinstance(list(stopped.values())[0], TraceError)
-        assert not os.path.exists(folder)  # and goes with the child, even one that was killed
-    finally:
-        rec.close()
-
-
 def test_recordings_reach_the_store_even_when_the_recorder_is_never_flushed_or_closed(tmp_path):
     import gc
 
@@ -340,19 +286,6 @@ def problems(result) -> list[str]:
     return [str(p) for p in result.problems if "not reviewed yet" not in str(p)]
 
 
-def test_a_test_that_hangs_is_stopped_at_test_timeout_with_one_error_and_the_page_goes_on(make_project):
-    root = misbehaving(make_project, "test_hangs", "test_rows_have_zero_mean", timeout=2)
-
-    result = expand_page(root)
-
-    assert problems(result) == [
-        "docs/page.md:10: example 'test_hangs': tests/test_ops.py::test_hangs did not finish within "
-        "test_timeout = 2 s, so it was stopped (with every process it started); make it finish sooner, "
-        "or raise test_timeout in [tool.docs_hooks]"
-    ]
-    assert "Tiny numerical example" in result.markdown or "test_rows_have_zero_mean" in result.markdown
-
-
 def test_a_test_that_calls_sys_exit_is_named_at_its_example_with_its_code_and_output(make_project):
     root = misbehaving(make_project, "test_exits_3")
 
@@ -365,92 +298,6 @@ def test_a_test_that_calls_sys_exit_is_named_at_its_example_with_its_code_and_ou
         "(or show another test). Where it exited:"
     )
     assert lines[-4:] == ["    sys.exit(3)", "SystemExit: 3", "Last lines of its output:", "about to exit"]
-
-
-def test_a_test_that_ends_the_recording_process_is_named_at_its_example_and_the_next_one_records(make_project):
-    root = misbehaving(make_project, "test_leaves", "test_rows_have_zero_mean")
-
-    result = expand_page(root)
-
-    assert problems(result) == [
-        "docs/page.md:10: example 'test_leaves': tests/test_ops.py::test_leaves ended the recording process "
-        "before it returned: the process exited with code 0 (os._exit, or a crash); a test that a page records "
-        "must return normally: remove the exit (or show another test). Last lines of its output:\n"
-        "about to leave"
-    ]
-
-
-def test_cache_rows_are_read_as_data_so_a_row_that_would_run_code_is_a_miss(make_project, tmp_path):
-    import pickle
-
-    root = misbehaving(make_project, "test_rows_have_zero_mean")
-    first = expand_page(root)
-    assert problems(first) == []
-    store = root / ".cache/docs_hooks/recordings.sqlite3"
-    marker = tmp_path / "ran"
-
-    class Writes:
-        def __reduce__(self):
-            return (open, (str(marker), "w"))
-
-    store_rows(store, dict.fromkeys(stored_rows(store), pickle.dumps(Writes())))  # sealed: the reader must refuse it
-
-    again = expand_page(root, rendered=False)
-
-    assert not marker.exists()
-    assert problems(again) == [] and again.markdown == first.markdown  # recorded again
-    values = list(stored_rows(store).values())
-    assert values and all(unpack(v)["recording"].request for v in values)  # rewritten as data
-
-
-def _not_the_stored_form(stored: dict, how: str) -> dict:
-    """An entry that reads back as data, but not as what the build stores."""
-    depends, rec = stored["depends"], stored["recording"]
-    if how == "a digest that is a number":
-        return {"depends": {**depends, "functions": dict.fromkeys(depends["functions"], [5, 1])}, "recording": rec}
-    if how == "a file named by a tuple":
-        return {"depends": {**depends, "files": {("src", "ops.py"): "x"}}, "recording": rec}
-    if how == "not a recording":
-        return {"depends": depends, "recording": "a recording"}
-    if how == "calls that are not calls":
-        return {"depends": depends, "recording": Recording(rec.request, [1, "two"], rec.files, rec.result)}
-    call = rec.calls[0]
-    return {
-        "depends": depends,
-        "recording": Recording(rec.request, [Call(call.function, None, "3", call.args, [], None)], rec.files),
-    }
-
-
-@pytest.mark.parametrize(
-    "how",
-    [
-        "a digest that is a number",
-        "a file named by a tuple",
-        "not a recording",
-        "calls that are not calls",
-        "a call of the wrong types",
-    ],
-)
-def test_a_stored_entry_that_is_data_but_not_a_recording_is_recorded_again(make_project, how):
-    root = misbehaving(make_project, "test_rows_have_zero_mean")
-    first = expand_page(root)
-    store = root / ".cache/docs_hooks/recordings.sqlite3"
-    rows = stored_rows(store)
-    store_rows(store, {key: pack(_not_the_stored_form(unpack(value), how)) for key, value in rows.items()})
-
-    again = expand_page(root, rendered=False)
-
-    assert problems(again) == [] and again.markdown == first.markdown  # recorded again
-    assert recorded(stored_rows(store)) == recorded(rows)  # and stored as it was
-
-
-def recorded(rows: dict) -> dict:
-    """What the recordings store holds, as plain values: each recording's request and the functions it saw."""
-    return {key: (rec.request, [c.function for c in rec.calls]) for key, rec in recordings(rows).items()}
-
-
-def recordings(rows: dict) -> dict:
-    return {key: unpack(value)["recording"] for key, value in rows.items()}
 
 
 def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_widget_is_refused(make_project):
@@ -468,26 +315,6 @@ def test_a_shown_local_of_ten_million_numbers_is_recorded_as_its_summary_and_a_w
     ]
     assert "trace-example-data" not in result.markdown  # no widget data
     assert (root / ".cache/docs_hooks/recordings.sqlite3").stat().st_size < 2_000_000
-
-
-def test_the_recordings_store_keeps_within_its_bound_and_gives_back_the_space_of_deleted_rows(tmp_path, monkeypatch):
-    import time
-
-    cache = tmp_path / "cache"
-    store_path = cache / "recordings.sqlite3"
-    rec = make_recorder(tmp_path, "noisy", NOISY, cache=cache)
-    rec.store.put_many({"old": b"o" * 3_000_000}, now=1.0)
-    rec.store.put_many({"mid": b"m" * 3_000_000}, now=2.0)
-    rec.store.put_many({"new": b"n" * 3_000_000}, now=3.0)
-    monkeypatch.setattr(record, "MAX_STORE_BYTES", 7_000_000)
-    rec.close()
-
-    assert store_path.stat().st_size < 7_000_000  # the least recently read went, and its space with it
-    again = make_recorder(tmp_path, "noisy", NOISY, cache=cache)
-    assert sorted(again.store.get_many(["old", "mid", "new"])) == ["mid", "new"]
-    again.store.prune(before=time.time() + 10)  # as the cache's pruning deletes rows no build used for a while
-    again.close()
-    assert store_path.stat().st_size < 100_000
 
 
 def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_example(make_project, caplog):
@@ -510,26 +337,6 @@ def test_a_damaged_recordings_file_is_a_note_naming_it_not_an_error_at_an_exampl
 
 
 # ----------------------------------------------------------------------------- test ids
-
-
-def test_a_test_id_names_a_class_and_its_method_and_the_module_as_pytest_imports_it(tmp_path):
-    (tmp_path / "test_layers.py").write_text("", encoding="utf-8")
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_ops.py").write_text("", encoding="utf-8")
-
-    assert record.test_request("test_layers.py::TestLayerNorm::test_forward", tmp_path) == Request(
-        "test_layers.py::TestLayerNorm::test_forward", "test_layers", "TestLayerNorm.test_forward"
-    )
-    # tests/ is no package: pytest's default import mode imports the file from its own folder
-    assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "test_ops"
-    (tmp_path / "tests" / "__init__.py").write_text("", encoding="utf-8")
-    assert record.test_request("tests/test_ops.py::test_forward", tmp_path).module == "tests.test_ops"
-    with pytest.raises(TraceError) as err:
-        record.test_request("test_layers.py::TestLayerNorm::", tmp_path)
-    assert str(err.value) == (
-        "'test_layers.py::TestLayerNorm::' is not a test id; write it as "
-        "tests/test_file.py::test_name or tests/test_file.py::TestClass::test_name"
-    )
 
 
 HELPED = """\
@@ -646,13 +453,13 @@ def example_values(markdown: str) -> dict[str, str]:
 def recordings_made(monkeypatch) -> list[str]:
     """The names of the requests the recording child runs from now on (a stored recording is not run)."""
     made: list[str] = []
-    run = record.RecordingChild.run
+    run = record_process.RecordingChild.run
 
     def counting(self, requests):
         made.extend(r.name for r in requests)
         return run(self, requests)
 
-    monkeypatch.setattr(record.RecordingChild, "run", counting)
+    monkeypatch.setattr(record_process.RecordingChild, "run", counting)
     return made
 
 
@@ -911,7 +718,7 @@ def test_a_recording_depends_on_the_functions_it_ran_not_on_those_an_earlier_req
         }
     )
     rec = two_recorder(root, tmp_path / "cache")
-    requests = [record.test_request(f"tests/test_both.py::test_{n}", root) for n in ("one", "two")]
+    requests = [request_of_test(f"tests/test_both.py::test_{n}", root) for n in ("one", "two")]
     try:
         out = rec.record(requests)  # one batch, one child: the second request runs after the first
     finally:
@@ -973,22 +780,3 @@ def test_a_data_file_a_test_module_reads_when_it_is_imported_reaches_every_examp
 
     assert problems(after) == []
     assert re.findall(r"<code>(\[\[\d+\.\d+\]\])</code>", after.markdown) == ["[[31.0000]]", "[[62.0000]]"]
-
-
-def test_a_recording_made_by_other_recording_code_is_made_again(make_project, monkeypatch):
-    """What records is part of every recording's key: the recording child's code, Python and NumPy. A cache
-    kept across an upgrade of the generator (CI restores one) never shows what the old recorder saw."""
-    from docs_hooks.run import record
-
-    root = data_project(make_project)
-    store = root / ".cache/docs_hooks/recordings.sqlite3"
-    first = expand_page(root)
-    assert problems(first) == []
-    before = set(stored_rows(store))
-
-    monkeypatch.setattr(record, "recorder_environment", lambda: "a recorder that records otherwise")
-    again = expand_page(root, rendered=False)
-
-    assert problems(again) == [] and again.markdown == first.markdown
-    after = set(stored_rows(store))
-    assert before < after and len(after) == 2 * len(before)  # each recorded again, under a key of its own

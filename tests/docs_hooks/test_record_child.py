@@ -1,75 +1,12 @@
-"""What the recording child records: every first call from each place, or only the test's own call; a value
-too large to keep as its summary; a test method on an instance of its class, set up and torn down."""
+"""What the recording child runs: a test method on an instance of its class, set up and torn down; a test whose
+imports fail, named at the line that failed. (What it records of each call: test_record_trace.py.)"""
 
 import collections
 
-import pytest
-
 from docs_hooks.base.errors import TraceError
-from docs_hooks.run.record import Request
-from docs_hooks.run.recording import MAX_ENTRIES, Capped
+from docs_hooks.run.request import Request
 
 from .conftest import expand_page, make_recorder
-
-NESTED = """
-import numpy as np
-
-
-def helper(x):
-    return x * 2
-
-
-def worked_example():
-    data = np.arange(3.0)
-    doubled = helper(data)
-    data += 100  # changed after helper saw it
-    total = float(doubled.sum())
-    return total
-"""
-
-
-def test_a_target_only_request_records_the_function_itself_and_nothing_it_calls(tmp_path):
-    rec = make_recorder(tmp_path, "nested", NESTED)
-    only = Request("worked", "nested", "worked_example", target_only=True)
-    full = Request("worked", "nested", "worked_example")  # the same name: replies go by position
-    try:
-        out = rec.record([only, full])
-    finally:
-        rec.close()
-
-    [call] = out[only].calls
-    assert call.function == "nested.worked_example" and call.args == {}
-    assert call.locals["total"] == 6.0 and call.result == 6.0 == out[only].result
-    assert list(call.locals["data"]) == [100.0, 101.0, 102.0]  # the locals as they were on return
-    assert out[only].files == ["src/nested.py"]
-    assert [c.function for c in out[full].calls] == ["nested.helper", "nested.worked_example"]
-    assert list(out[full].first("nested.helper").args["x"]) == [0.0, 1.0, 2.0]  # as helper saw it
-
-
-def test_a_large_recorded_value_is_kept_as_its_shape_dtype_summary_and_first_entries(tmp_path):
-    rec = make_recorder(
-        tmp_path,
-        "big",
-        "import numpy as np\n\n\ndef big():\n    X = np.linspace(-1.0, 1.0, 10_000_000)\n    return X.sum()\n",
-        digest="one",
-        cache=tmp_path / "cache",
-    )
-    request = Request("big", "big", "big")
-    try:
-        [recording] = rec.record([request]).values()
-    finally:
-        rec.close()
-
-    X = recording.first("big.big").locals["X"]
-    assert isinstance(X, Capped) and (X.shape, X.dtype, X.size) == ((10_000_000,), "float64", 10_000_000)
-    assert X.summary == {"min": -1.0, "max": 1.0, "mean": pytest.approx(0.0, abs=1e-12)}
-    assert X.first[0] == -1.0 and len(X.first) == 10
-    assert repr(X).startswith(
-        f"<numpy.ndarray of shape (10000000,), float64, 10000000 entries: too large to "
-        f"record (more than {MAX_ENTRIES}); min -1, max 1, mean "
-    )
-    assert (tmp_path / "cache/recordings.sqlite3").stat().st_size < 1_000_000
-
 
 CLASS_TESTS = """
 import unittest

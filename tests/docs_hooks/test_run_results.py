@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from docs_hooks.base.errors import TraceError
-from docs_hooks.run.record import Request
+from docs_hooks.run.request import Request
 from docs_hooks.run.results import COVERAGE, Formula, Results
 
 RELU = Request("relu", "ops", "relu")

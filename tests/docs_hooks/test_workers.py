@@ -14,7 +14,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
 from docs_hooks.resolve.callgraph import ObservedCall
-from docs_hooks.run.record import Request
+from docs_hooks.run.request import Request
 from docs_hooks.run.workers import Workers, recorder_path
 
 WHOAMI = "import os\n\n\ndef pid():\n    return os.getpid()\n"

@@ -1,0 +1,87 @@
+"""The recordings store: what an entry of it holds, how the recorder's pending recordings are written to it, and
+how it is kept within its bound.
+
+Every recording of the project is one entry of one ``cachedir.Store``, under its key (see
+``request.recording_key``): what it depended on and the recording, packed as data (``recording.pack``). An entry
+is used only when it reads back in the form written here (``stored_form``); anything else is a miss, recorded
+again. ``record.Recorder`` reads and writes it; this module holds no state of its own.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from docs_hooks.base.cachedir import Store
+from docs_hooks.run.recording import Call, Recording, pack
+
+#: A recording larger than this (packed) is not stored: it is recorded again when needed.
+MAX_STORED_BYTES = 32 * 1024 * 1024
+
+#: The recordings store keeps at most this many bytes of recordings: the least recently read go first.
+MAX_STORE_BYTES = 256 * 1024 * 1024
+
+#: The recordings store is vacuumed when more than this share of its file is free pages.
+VACUUM_SHARE = 0.5
+
+
+def vacuum(path: Path) -> None:
+    """Keep the store within MAX_STORE_BYTES (the least recently read recordings go), and give the file's
+    free pages back (after rows were deleted, here or by the cache's pruning) when they are most of it."""
+    if not path.is_file():
+        return
+    try:
+        db = sqlite3.connect(path, timeout=1, isolation_level=None)
+        try:
+            total = db.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM entries").fetchone()[0]
+            if total > MAX_STORE_BYTES:
+                kept, drop = 0, []
+                for key, size in db.execute("SELECT key, LENGTH(value) FROM entries ORDER BY used DESC").fetchall():
+                    kept += size
+                    if kept > MAX_STORE_BYTES:
+                        drop.append((key,))
+                with db:
+                    db.execute("BEGIN")
+                    db.executemany("DELETE FROM entries WHERE key = ?", drop)
+            else:
+                drop = []
+            free = db.execute("PRAGMA freelist_count").fetchone()[0]
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            if drop or (pages and free / pages > VACUUM_SHARE):
+                db.execute("VACUUM")
+        finally:
+            db.close()
+    except sqlite3.Error:
+        pass  # busy (another build) or damaged (the next read makes it again): only a saving of space
+
+
+def stored_form(recording: object) -> bool:
+    """Whether an entry holds a recording as ``write_recordings`` stores it: a Recording of Calls (what it
+    depends on is checked by ``Dependencies.moved``)."""
+    if type(recording) is not Recording or type(recording.request) is not str or type(recording.calls) is not list:
+        return False
+    if type(recording.files) is not list or not all(type(f) is str for f in recording.files):
+        return False
+    return all(
+        type(c) is Call
+        and type(c.function) is str
+        and type(c.caller) in (str, type(None))
+        and type(c.caller_line) is int
+        and type(c.args) is dict
+        and type(c.locals) is dict
+        for c in recording.calls
+    )
+
+
+def write_recordings(store: Store | None, pending: dict[str, tuple[dict, Recording]]) -> None:
+    """Write ``pending`` (key -> (dependencies, recording)) to ``store`` in one transaction, and empty it.
+
+    A recording larger than MAX_STORED_BYTES is left out (it is recorded again when needed).
+    """
+    if store is None or not pending:
+        return
+    items = dict(pending)
+    for key in items:
+        pending.pop(key, None)
+    packed = {key: pack({"depends": deps, "recording": rec}) for key, (deps, rec) in items.items()}
+    store.put_many({key: raw for key, raw in packed.items() if len(raw) <= MAX_STORED_BYTES})
