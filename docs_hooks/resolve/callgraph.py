@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from docs_hooks.resolve.codeindex import CallSite, CodeIndex, Function, Statement
-from docs_hooks.resolve.values import Values
+from docs_hooks.resolve.hierarchy import Hierarchy
 
 REACHED_SHOWN = 100  # tests listed as reaching a function through others (see CallGraph.reached_by_tests)
 
@@ -78,7 +78,7 @@ class CallGraph:
         self.index = index
         self.evidence = evidence
         self._memo: dict[tuple, list[str]] = {}
-        self._values: Values | None = None
+        self._hierarchy: Hierarchy | None = None
         self._run_sites: dict[str, list[RunSite]] = {}  # callee -> call sites only seen at run time
         self._reached: dict[str, set[str]] = {}  # function -> tests seen running it
         self._ran: set[tuple[str, int]] = set()  # (caller, line) of every call seen
@@ -243,15 +243,17 @@ class CallGraph:
         ``name`` and whose ``written`` is the callee as written (``layer.forward_pass``), in the order of
         the callers' names and lines.
         """
-        values = self._values = self._values or Values(self.index)
-        cls = values.owner(name)
+        classes = self._hierarchy = self._hierarchy or Hierarchy(
+            self.index.functions, self.index.classes, self.index.bases
+        )
+        cls = classes.owner(name)
         if cls is None:
             return []
         method = name.rsplit(".", 1)[-1]
         names = {method}
-        for owner in [cls, *values.subclasses(cls)]:
-            call = values.method_of(owner, "__call__")
-            if values.method_of(owner, method) == name and (
+        for owner in [cls, *classes.subclasses(cls)]:
+            call = classes.method_of(owner, "__call__")
+            if classes.method_of(owner, method) == name and (
                 call == name or (call is not None and method in self.index.on_self.get(call, ()))
             ):
                 names.add("__call__")
