@@ -17,10 +17,11 @@ state on the plugin object (MkDocs keeps the object across the rebuilds of
 - on_page_content: in a dirty build, note what the page came out as;
 - on_nav / on_env / on_page_context: under Material for MkDocs, render the site
   navigation of the source pages once per build for every source page at the same
-  depth (``SourceNav``);
+  depth (``SourcePages``, with ``plugin_material.SourceNav``);
 - Material's search plugin reads each page without the spans of the generated
   HTML, the same text with far fewer tags (``render.search``): the plugin wraps
-  the search plugin's on_page_context and puts the page back after it;
+  the search plugin's on_page_context and puts the page back after it
+  (``plugin_material.SearchReading``);
 - on_post_build: wait for the background work; in a strict build, fail on any
   problem the generator met, whatever the log level;
 - on_serve / on_shutdown: watch the code; end the build's processes when serving stops.
@@ -36,8 +37,7 @@ its message, starting with the file and line, and no traceback.
 from __future__ import annotations
 
 import logging
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from markdown import Markdown
@@ -50,13 +50,14 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from docs_hooks.base import gcpause
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune_if_due
 from docs_hooks.base.errors import TraceError
-from docs_hooks.base.settings import installed_version, is_virtualenv
+from docs_hooks.base.settings import Settings, is_virtualenv
 from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, without_front_matter
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
 from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
 from docs_hooks.pages import written_by_pages
-from docs_hooks.render import search, sources
+from docs_hooks.plugin_material import SOURCE_TEMPLATE, SearchReading, SourceNav, material_navigation
+from docs_hooks.render import sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
@@ -65,18 +66,6 @@ EXTENSION = "docs_hooks.extension"  # the Python-Markdown extension, as mkdocs.y
 # browser has reloaded the page, and the author reads it.
 SETTLE_AFTER = 1.0
 TEMPLATES = Path(__file__).parent / "templates"  # added to the theme's folders under Material for MkDocs
-SOURCE_TEMPLATE = "docs_hooks/source.html"  # a source page's template there (see SourceNav)
-# The templates Material renders a page's site navigation from (its site_nav block, in base.html); SourceNav is
-# used only when all of them are Material's own.
-NAVIGATION_TEMPLATES = (
-    "base.html",
-    "partials/nav.html",
-    "partials/nav-item.html",
-    "partials/logo.html",
-    "partials/source.html",
-    "partials/toc.html",
-    "partials/toc-item.html",
-)
 
 
 class PluginConfig(base.Config):
@@ -93,13 +82,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
     def __init__(self) -> None:
         self._session: Session | None = None
         self.current: tuple[str, int] | None = None  # the page MkDocs converts now: (path, lines of front matter)
-        self.source_files: set[str] = set()  # src_uri of each source page this plugin adds
+        self.sources = SourcePages()  # the source pages this plugin adds, and their navigation under Material
         self.problems: list[str] = []  # what this build reported, for a strict build under -q
         # ``mkdocs serve --dirty`` (or ``build --dirty``): MkDocs builds only the pages that changed
         self._dirty: DirtyPages | None = None
         self.serving = False  # ``mkdocs serve``: the process stays for the next build
         self._search: SearchReading | None = None  # how Material's search plugin reads the pages
-        self._source_nav: SourceNav | None = None  # this build's navigation of the source pages, under Material
 
     @property
     def session(self) -> Session:
@@ -147,23 +135,15 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if config.theme.name == "material" and str(TEMPLATES) not in config.theme.dirs:
             config.theme.dirs.append(str(TEMPLATES))  # last: a template of the site's own comes first
         if self.config.assets:
-            for sheet in stylesheets():
-                if sheet not in config.extra_css:
-                    config.extra_css.append(sheet)
-            for script in scripts():
-                if script not in [str(s) for s in config.extra_javascript]:
-                    config.extra_javascript.append(script)
+            _link_assets(config)
         return config
 
     def on_files(self, files, *, config):
         session = self.session
         settings, build = session.settings, session.build
-        made = {sources.page_uri(p) for p in build.project.index.file_digests}
-        made.update(uri for uri, _ in asset_paths(build.workers.math.assets(f"{SITE_ASSETS}/katex")))
-        if settings.spec_pdf:
-            made.add(settings.spec_pdf)
-        made.update(written_by_pages(settings.docs_dir))
-        kept_out = self._kept_out()
+        katex = build.workers.math.assets(f"{SITE_ASSETS}/katex")
+        made = _made_by_plugin(settings, build.project.index.file_digests, katex)
+        kept_out = _kept_out(settings)
         for f in list(files):
             # what the plugin makes itself (a copy 'python -m docs_hooks pages' wrote may be older), the lock,
             # and the helpers the build runs are not pages of the site
@@ -178,21 +158,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
             # resolved again when it is converted
             text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
             pages[rel] = as_markdown_reads(text, tab)
-        self.source_files = set()
-        source_pages = {}
         try:
             cited = build.source_files(pages)  # resolves the pages now: the source pages are made from them
         except TraceError as err:
             raise PluginError(str(err)) from None
-        for repo_path in cited:
-            page = File.generated(
-                config,
-                sources.page_uri(repo_path),
-                content=sources.page_markdown(repo_path),
-                inclusion=InclusionLevel.NOT_IN_NAV,
-            )  # reached by links, not listed in the nav
-            files.append(page)
-            self.source_files.add(page.src_uri)
+        source_pages = {}
+        for repo_path, page in self.sources.add(files, config, cited).items():
             source_pages[repo_path] = page.url
             rel = self._rel(page)
             page_urls[rel] = page.url
@@ -206,7 +177,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         try:
             session.plan_site(pages)
             if self._dirty is not None:
-                self._dirty.mark(files, pages, build, session, self._rel, self.source_files)
+                self._dirty.mark(files, pages, build, session, self._rel, self.sources.uris)
         except TraceError as err:
             raise PluginError(str(err)) from None
         return files
@@ -224,21 +195,6 @@ class TracePlugin(BasePlugin[PluginConfig]):
             return settings.rel(Path(f.abs_src_path))
         return settings.rel(settings.docs_dir / f.src_uri)
 
-    def _kept_out(self) -> Callable[[Path], bool]:
-        """Whether a file of the docs folder is the build's, not the reader's: the lock, the helpers it runs
-        (their folder, when it is not the docs folder itself)."""
-        s = self.session.settings
-        lock = s.lock_path.resolve()
-        helper = s.model_run.resolve().parent if s.model_run is not None else None
-        if helper == s.docs_dir.resolve():
-            helper = None
-
-        def kept_out(path: Path) -> bool:
-            path = path.resolve()
-            return path == lock or (helper is not None and helper in path.parents)
-
-        return kept_out
-
     # ------------------------------------------------------------------ pages
 
     def on_page_markdown(self, markdown, *, page, config, files):
@@ -254,23 +210,17 @@ class TracePlugin(BasePlugin[PluginConfig]):
         return self.current
 
     def on_nav(self, nav, *, config, files):
-        self._source_nav = SourceNav(nav) if config.theme.name == "material" else None
+        self.sources.navigation(nav, material=config.theme.name == "material")
         return nav
 
     def on_env(self, env, *, config, files):
         """The source pages get the template that renders their navigation once (``SourceNav``), where the
         templates it is made from are Material's own."""
-        if self._source_nav is not None and not material_navigation(env):
-            self._source_nav = None
-        if self._source_nav is not None:
-            for f in files.documentation_pages():
-                if f.src_uri in self.source_files and f.page is not None and "template" not in f.page.meta:
-                    f.page.meta["template"] = SOURCE_TEMPLATE
+        self.sources.templates(env, files)
         return env
 
     def on_page_context(self, context, *, page, config, nav):
-        if self._source_nav is not None and page.meta.get("template") == SOURCE_TEMPLATE:
-            context["docs_hooks_site_nav"] = self._source_nav.for_page(page, context["base_url"])
+        self.sources.context(context, page)
         return context
 
     def on_post_build(self, *, config):
@@ -285,8 +235,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
         removed = prune_if_due(self.session.settings.cache_dir)  # entries no build has used for a month
         if removed:
             log.info(f"docs_hooks: removed {removed} cache entries unused for {MAX_AGE_DAYS} days")
-        if self._source_nav is not None and self._source_nav.pages:
-            nav = self._source_nav
+        nav = self.sources.nav
+        if nav is not None and nav.pages:
             log.debug(f"docs_hooks: the site navigation of {nav.pages} source pages rendered {nav.renders} time(s)")
         if self.serving:
             self.session.build.warm_up()
@@ -304,19 +254,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
     # ------------------------------------------------------------------ serve
 
     def on_serve(self, server, *, config, builder):
-        s = self.session.settings
-        watched = [s.source_root, s.tests_root, s.lock_path]
-        if s.model_run is not None:
-            watched.append(s.model_run.parent)
-        if s.spec_source is not None:
-            watched.append(s.spec_source.parent)
-        for path in dict.fromkeys(watched):
-            if path.resolve() == s.project_root:  # code beside everything: not the site, the cache, the venv
-                for child in sorted(path.iterdir()):
-                    if not s.is_excluded(child) and not (child.is_dir() and is_virtualenv(child)):
-                        server.watch(str(child))
-            elif path.exists():
-                server.watch(str(path))
+        for path in _watched(self.session.settings):
+            server.watch(str(path))
         return server
 
     def on_shutdown(self):
@@ -333,6 +272,62 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self._dirty is not None and self.current is not None:
             self._dirty.problems.add(self.current[0])
         log.warning(str(problem))
+
+
+def _link_assets(config) -> None:
+    """Link the plugin's stylesheets and scripts into every page, each once."""
+    for sheet in stylesheets():
+        if sheet not in config.extra_css:
+            config.extra_css.append(sheet)
+    for script in scripts():
+        if script not in [str(s) for s in config.extra_javascript]:
+            config.extra_javascript.append(script)
+
+
+def _made_by_plugin(settings: Settings, code: Iterable[str], katex: list[tuple[str, Path]]) -> set[str]:
+    """The src_uri of each file the plugin makes itself: the source pages of the ``code`` files, KaTeX's assets,
+    the specification, and the pages ``python -m docs_hooks pages`` writes."""
+    made = {sources.page_uri(p) for p in code}
+    made.update(uri for uri, _ in asset_paths(katex))
+    if settings.spec_pdf:
+        made.add(settings.spec_pdf)
+    made.update(written_by_pages(settings.docs_dir))
+    return made
+
+
+def _kept_out(s: Settings) -> Callable[[Path], bool]:
+    """Whether a file of the docs folder is the build's, not the reader's: the lock, the helpers it runs
+    (their folder, when it is not the docs folder itself)."""
+    lock = s.lock_path.resolve()
+    helper = s.model_run.resolve().parent if s.model_run is not None else None
+    if helper == s.docs_dir.resolve():
+        helper = None
+
+    def kept_out(path: Path) -> bool:
+        path = path.resolve()
+        return path == lock or (helper is not None and helper in path.parents)
+
+    return kept_out
+
+
+def _watched(s: Settings) -> list[Path]:
+    """What ``mkdocs serve`` watches: the code, the tests, the lock, the helpers' folder, the specification's;
+    where the code lies beside everything, each file and folder of the project but the site, the cache and a
+    virtual environment."""
+    watched = [s.source_root, s.tests_root, s.lock_path]
+    if s.model_run is not None:
+        watched.append(s.model_run.parent)
+    if s.spec_source is not None:
+        watched.append(s.spec_source.parent)
+    out = []
+    for path in dict.fromkeys(watched):
+        if path.resolve() == s.project_root:  # code beside everything: not the site, the cache, the venv
+            for child in sorted(path.iterdir()):
+                if not s.is_excluded(child) and not (child.is_dir() and is_virtualenv(child)):
+                    out.append(child)
+        elif path.exists():
+            out.append(path)
+    return out
 
 
 class DirtyPages:
@@ -401,159 +396,48 @@ class DirtyPages:
         self.problems = set()
 
 
-class SourceNav:
-    """The site navigation Material renders into every source page (in sidebars the page hides, shown in the
-    drawer of a small screen), rendered once per build for all the source pages at one depth.
+class SourcePages:
+    """The source pages the plugin adds, one for each file of the code the pages cite (reached by links, not
+    listed in the nav), and, under Material, their site navigation rendered once per depth (``SourceNav``)."""
 
-    A source page is in no section of the navigation, so the navigation marks none of its items as the
-    page's. Between two source pages it differs only in what depends on where the page is: the links'
-    relative paths, which are the same for two pages at the same depth (``base_url``) while no page of the
-    navigation lies in the source pages' folder; the page's ``hide`` list; and its table of contents as
-    Material's partials/toc.html shows it, which is a first heading's subheadings when that heading is the
-    page's title (level 1): none on a source page. Those make the key. The plugin uses this only where every
-    template the navigation is made from is Material's own (``material_navigation``)."""
+    def __init__(self) -> None:
+        self.uris: set[str] = set()  # src_uri of each source page this build adds
+        self.nav: SourceNav | None = None  # this build's navigation of the source pages, under Material
 
-    def __init__(self, nav) -> None:
-        self._made: dict[tuple, str] = {}
-        self._shared = not any(url.startswith(f"{sources.PREFIX}/") for url in _nav_urls(nav.items))
-        self.pages = 0  # source pages that asked for their navigation in this build
-        self.renders = 0  # and how many times it was rendered for them
+    def add(self, files: Files, config, cited: Iterable[str]) -> dict[str, File]:
+        """Add a source page to ``files`` for each repo path of ``cited``; returns them by repo path."""
+        self.uris = set()
+        added = {}
+        for repo_path in cited:
+            page = File.generated(
+                config,
+                sources.page_uri(repo_path),
+                content=sources.page_markdown(repo_path),
+                inclusion=InclusionLevel.NOT_IN_NAV,
+            )  # reached by links, not listed in the nav
+            files.append(page)
+            self.uris.add(page.src_uri)
+            added[repo_path] = page
+        return added
 
-    def for_page(self, page, base_url: str) -> Callable[[Callable[[], str]], str]:
-        """What the page's template calls with the theme's own rendering of its navigation block."""
-        toc = list(page.toc)
-        shown = toc[0].children if toc and toc[0].level == 1 else toc  # what partials/toc.html lists
-        key = (base_url if self._shared else page.url, repr(page.meta.get("hide")), repr(_toc(shown)))
-        self.pages += 1
+    def navigation(self, nav, material: bool) -> None:
+        """A new build's navigation: rendered once for the source pages under Material (``SourceNav``)."""
+        self.nav = SourceNav(nav) if material else None
 
-        def site_nav(render: Callable[[], str]) -> str:
-            made = self._made.get(key)
-            if made is None:
-                made = self._made[key] = render()
-                self.renders += 1
-            return made
+    def templates(self, env, files: Files) -> None:
+        """Give the source pages the template that renders their navigation once, where the templates it is
+        made from are Material's own."""
+        if self.nav is not None and not material_navigation(env):
+            self.nav = None
+        if self.nav is not None:
+            for f in files.documentation_pages():
+                if f.src_uri in self.uris and f.page is not None and "template" not in f.page.meta:
+                    f.page.meta["template"] = SOURCE_TEMPLATE
 
-        return site_nav
-
-
-def material_navigation(env) -> bool:
-    """Whether every template Material renders the site navigation from is its own: not overridden by the
-    theme's ``custom_dir`` (a main.html there may extend Material's, but not replace its site_nav block)."""
-    import material  # type: ignore[import-untyped]
-    from jinja2 import TemplateNotFound
-
-    home = Path(material.__file__).resolve().parent / "templates"
-    try:
-        for name in NAVIGATION_TEMPLATES:
-            _, filename, _ = env.loader.get_source(env, name)
-            if filename is None or home not in Path(filename).resolve().parents:
-                return False
-        source, filename, _ = env.loader.get_source(env, "main.html")
-    except TemplateNotFound:
-        return False
-    return filename is not None and (home in Path(filename).resolve().parents or "site_nav" not in source)
-
-
-def _nav_urls(items) -> list[str]:
-    """The URL of every page and link of the navigation, in its sections too."""
-    urls = []
-    for item in items:
-        if getattr(item, "url", None) is not None:
-            urls.append(item.url)
-        urls.extend(_nav_urls(getattr(item, "children", None) or []))
-    return urls
-
-
-class SearchReading:
-    """How Material's search plugin (version 9, whose reading of a page ``render.search`` follows) reads the
-    pages: its on_page_context handler, wrapped. A page it read in an earlier build, with the same HTML and
-    the same everything else it reads of a page, is not read again: the entries it made of it then go into
-    its index as they were (``search.IndexedPages``). Any other page is handed over without its spans
-    (``search.without_spans``), and put back once read; or as it is, when its spans cannot be taken out
-    exactly, or it is one the search plugin leaves out of its index. A page the search plugin rewrote (it takes out attributes such as ``data-search-exclude``) is
-    read again by every build."""
-
-    def __init__(self, cache_dir: Path | None):
-        self.cache_dir = cache_dir
-        self.indexed = search.IndexedPages(cache_dir)
-
-    def wrap(self, config) -> None:
-        handlers = config.plugins.events.get("page_context", [])
-        for i, handler in enumerate(handlers):
-            search_plugin = getattr(handler, "__self__", None)
-            # A search plugin turned off (its own `enabled: false`) reads no page: nothing to hand it.
-            if search_plugin is not None and _is_material_search(search_plugin) and search_plugin.config.enabled:
-                handlers[i] = self._reading(handler, search_plugin)
-
-    def _reading(self, handler, search_plugin):
-        version = installed_version("mkdocs-material")
-        # The entries are what the search plugin makes of the page as it is; the release of docs_hooks that
-        # took its spans out is named too, so that a later release does not keep a wrong reading.
-        settings = [("docs-hooks", installed_version("docs-hooks"))]
-        settings += sorted((k, repr(v)) for k, v in search_plugin.config.items())
-        # It segments Chinese text when jieba is installed (its module's `jieba` is then not None).
-        segments = getattr(sys.modules[type(search_plugin).__module__], "jieba", None) is not None
-        settings.append(("jieba installed", repr(segments)))
-
-        def on_page_context(context, *, page, config, nav):
-            full = page.content
-            if not full:
-                return handler(context, page=page, config=config, nav=nav)
-            meta = page.meta
-            reads = (version, settings, page.url, repr(page.title), *map(repr, map(meta.get, _META)), _toc(page.toc))
-            key = search.entries_key(full, reads)
-            entries = search_plugin.search_index.entries
-            found = self.indexed.get(key)
-            if found is not None:  # it made these of the page below, and changed nothing else
-                entries.extend(found)
-                return None  # what its handler returns
-            listed = meta.get("search") or {}
-            # A page the search plugin leaves out of the index (a source page): it reads none of it, so the page
-            # is handed as it is.
-            light = None if isinstance(listed, dict) and listed.get("exclude") else search.without_spans(full)
-            handed = full if light is None else light
-            before = len(entries)
-            page.content = handed
-            try:
-                result = handler(context, page=page, config=config, nav=nav)
-            finally:
-                read = page.content
-                if light is not None:
-                    page.content = full
-            if light is not None and read != light:  # it rewrites more of a page than render.search knows of
-                raise PluginError(
-                    f"docs_hooks: {page.file.src_uri}: Material's search plugin (mkdocs-material {version}) changed "
-                    "the page docs_hooks handed it without its spans, which docs_hooks cannot carry over to the "
-                    "page; install another mkdocs-material 9 release, and report this with the version"
-                )
-            if result is None and read == handed:  # it only read the page
-                self.indexed.add(key, entries[before:])
-            return result
-
-        return on_page_context
-
-    def flush(self) -> None:
-        """Keep what the search plugin made of the pages of this build."""
-        self.indexed.flush()
-
-    def close(self) -> None:
-        self.indexed.close()
-
-
-_META = ("title", "search", "tags")  # what Material's search plugin reads of a page's front matter
-
-
-def _toc(toc) -> list:
-    """A page's table of contents as plain data: the search plugin takes a section's link from it."""
-    return [(item.id, item.url, item.title, item.level, _toc(item.children)) for item in toc]
-
-
-def _is_material_search(plugin: object) -> bool:
-    """Whether ``plugin`` is Material's search plugin of mkdocs-material 9, whose reading of a page
-    ``render.search`` follows."""
-    kind = type(plugin)
-    named = (kind.__module__, kind.__name__) == ("material.plugins.search.plugin", "SearchPlugin")
-    return named and installed_version("mkdocs-material").startswith("9.")
+    def context(self, context, page) -> None:
+        """Hand a source page's template the navigation rendered for its depth."""
+        if self.nav is not None and page.meta.get("template") == SOURCE_TEMPLATE:
+            context["docs_hooks_site_nav"] = self.nav.for_page(page, context["base_url"])
 
 
 def _always() -> bool:

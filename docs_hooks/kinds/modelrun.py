@@ -36,7 +36,7 @@ from docs_hooks.render import html as R
 from docs_hooks.render import sources
 from docs_hooks.render.links import Links
 from docs_hooks.resolve.codeindex import CodeIndex, Function, did_you_mean
-from docs_hooks.resolve.values import mro
+from docs_hooks.resolve.hierarchy import mro
 from docs_hooks.run.recording import Call, Made, Opaque, Recording
 from docs_hooks.run.request import Request
 from docs_hooks.run.results import Results

@@ -86,6 +86,72 @@ def walk(node: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
         stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(current))))
 
 
+def expression_paths(node: ast.AST) -> list[Path]:
+    """What an expression may be, as paths ([] for a literal: no object of the project)."""
+    path = path_of(node)
+    if path is not None:
+        return [path]
+    if isinstance(node, (ast.Constant, ast.JoinedStr, ast.Lambda, *_CONTAINERS)):
+        return []  # a container's items are bound by Binder._put, under the name that holds it
+    if isinstance(node, ast.IfExp):
+        return expression_paths(node.body) + expression_paths(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return [p for v in node.values for p in expression_paths(v)]
+    if isinstance(node, ast.NamedExpr):
+        return expression_paths(node.value)
+    return [UNKNOWN]
+
+
+def looped(target: ast.AST, iterable: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None, list[Path] | None]]:
+    """What ``for target in iterable`` binds, as the assignments ``(target, value, paths)`` it makes: through
+    ``reversed``, ``sorted``, ``enumerate``, ``zip``, ``.values()`` and ``.items()`` to what they iterate; the
+    items of a literal list, tuple or set one by one; else an element of what the iterable is."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.args:
+        name, args = iterable.func.id, iterable.args
+        if name in _SAME_ITEMS:
+            yield from looped(target, args[0])
+            return
+        if name == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            yield target.elts[0], None, []
+            yield from looped(target.elts[1], args[0])
+            return
+        if name == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(args):
+            for sub, arg in zip(target.elts, args):
+                yield from looped(sub, arg)
+            return
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args:
+        method, owner = iterable.func.attr, iterable.func.value
+        if method == "values":
+            yield from looped(target, owner)
+            return
+        if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            yield target.elts[0], None, []
+            yield from looped(target.elts[1], owner)
+            return
+    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+        for item in iterable.elts:
+            if isinstance(item, ast.Starred):
+                yield from looped(target, item.value)
+            else:
+                yield target, item, None
+        return
+    path = path_of(iterable)
+    yield target, None, [path + (ELEMENT,)] if path is not None else [UNKNOWN]
+
+
+def imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[tuple[str, Path]]:
+    """The names an import written in ``module`` binds, each with the path of what it imports: its absolute
+    dotted name (``import a.b`` binds ``a``; ``from . import x`` in ``pkg.m``, ``x`` to ``("=pkg.x",)``)."""
+    if isinstance(node, ast.Import):
+        out: list[tuple[str, Path]] = []
+        for a in node.names:
+            bound = a.asname or a.name.split(".")[0]
+            out.append((bound, ("=" + (a.name if a.asname else bound),)))
+        return out
+    base = absolute_import(module, is_package, node.level, node.module)
+    return [(a.asname or a.name, (f"={base}.{a.name}" if base else "=" + a.name,)) for a in node.names if a.name != "*"]
+
+
 class Binder:
     """Collects the bindings of one scope: ``names`` (name -> paths) and, in a method, ``attrs`` (attribute
     of ``self`` -> paths)."""
@@ -116,9 +182,7 @@ class Binder:
         for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
             if arg.arg == self.self_name:
                 continue
-            described = _annotation(arg.annotation) if arg.annotation is not None else []
-            paths = described + (self.values(default) if default is not None else [])
-            self.names.setdefault(arg.arg, []).extend(paths if described else [*paths, UNKNOWN])
+            self.names.setdefault(arg.arg, []).extend(_parameter(arg.annotation, default))
         for rest in (args.vararg, args.kwarg):
             if rest is not None:
                 self.names.setdefault(rest.arg, []).append(UNKNOWN)
@@ -169,7 +233,8 @@ class Binder:
             if node.name:
                 self.names.setdefault(node.name, []).append(UNKNOWN)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            self._import(node)
+            for name, path in imported(node, self.module, self.is_package):
+                self.names.setdefault(name, []).append(path)
         elif isinstance(node, (ast.Return, ast.Yield)):
             if not nested and node.value is not None:
                 self._put(self.names, RETURN if isinstance(node, ast.Return) else YIELD, node.value)
@@ -206,52 +271,8 @@ class Binder:
 
     def iterate(self, target: ast.AST, iterable: ast.AST) -> None:
         """Bind a loop's ``target`` to the items of ``iterable``."""
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.args:
-            name, args = iterable.func.id, iterable.args
-            if name in _SAME_ITEMS:
-                self.iterate(target, args[0])
-                return
-            if name == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
-                self.assign(target.elts[0], None, [])
-                self.iterate(target.elts[1], args[0])
-                return
-            if name == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(args):
-                for sub, arg in zip(target.elts, args):
-                    self.iterate(sub, arg)
-                return
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args:
-            method, owner = iterable.func.attr, iterable.func.value
-            if method == "values":
-                self.iterate(target, owner)
-                return
-            if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
-                self.assign(target.elts[0], None, [])
-                self.iterate(target.elts[1], owner)
-                return
-        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
-            for item in iterable.elts:
-                if isinstance(item, ast.Starred):
-                    self.iterate(target, item.value)
-                else:
-                    self.assign(target, item)
-            return
-        path = path_of(iterable)
-        self.assign(target, None, [path + (ELEMENT,)] if path is not None else [UNKNOWN])
-
-    def values(self, node: ast.AST) -> list[Path]:
-        """What an expression may be, as paths ([] for a literal: no object of the project)."""
-        path = path_of(node)
-        if path is not None:
-            return [path]
-        if isinstance(node, (ast.Constant, ast.JoinedStr, ast.Lambda, *_CONTAINERS)):
-            return []  # a container's items are bound by _put, under the name that holds it
-        if isinstance(node, ast.IfExp):
-            return self.values(node.body) + self.values(node.orelse)
-        if isinstance(node, ast.BoolOp):
-            return [p for v in node.values for p in self.values(v)]
-        if isinstance(node, ast.NamedExpr):
-            return self.values(node.value)
-        return [UNKNOWN]
+        for sub, value, paths in looped(target, iterable):
+            self.assign(sub, value, paths)
 
     # ------------------------------------------------------------------ helpers
 
@@ -283,9 +304,9 @@ class Binder:
                 elif isinstance(item, _CONTAINERS):
                     self._put(table, key + ELEMENT, item)
                 else:
-                    items.extend(self.values(item))
+                    items.extend(expression_paths(item))
         elif value is not None:
-            bucket.extend(self.values(value))
+            bucket.extend(expression_paths(value))
 
     def _stored_by_call(self, call: ast.Call) -> None:
         """``x.append(v)``, ``x.insert(i, v)``, ``x.add(v)``, ``x.setdefault(k, v)``: v is an element of x;
@@ -321,20 +342,6 @@ class Binder:
         else:
             where[0].setdefault(where[1], [])
 
-    def _import(self, node: ast.Import | ast.ImportFrom) -> None:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    self.names.setdefault(a.asname, []).append(("=" + a.name,))
-                else:
-                    top = a.name.split(".")[0]
-                    self.names.setdefault(top, []).append(("=" + top,))
-            return
-        base = absolute_import(self.module, self.is_package, node.level, node.module)
-        for a in node.names:
-            if a.name != "*":
-                self.names.setdefault(a.asname or a.name, []).append((f"={base}.{a.name}" if base else "=" + a.name,))
-
     def imports(self) -> dict[str, str]:
         """The names bound by imports alone, to the absolute names they import."""
         out = {}
@@ -353,6 +360,14 @@ def _items(node: _Container) -> list[ast.AST]:
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         return [node.elt]
     return list(node.elts)
+
+
+def _parameter(annotation: ast.AST | None, default: ast.AST | None) -> list[Path]:
+    """What a parameter may hold, by what its annotation and its default say; unknown too where no annotation
+    describes it (a caller may pass anything)."""
+    described = _annotation(annotation) if annotation is not None else []
+    paths = described + (expression_paths(default) if default is not None else [])
+    return paths if described else [*paths, UNKNOWN]
 
 
 def _annotation(node: ast.AST) -> list[Path]:

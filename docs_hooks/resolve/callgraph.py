@@ -7,7 +7,8 @@ model run execute (``ObservedCall``, plain data defined here so that the run
 stage can fill it without this stage importing a later one); a graph made with
 that evidence (``RunEvidence``) answers from both: a call the index resolved
 shows its statement, a call only seen at run time shows the caller's line of the
-call and says that it was seen at run time.
+call and says that it was seen at run time. What the runs saw, set beside the
+index, is ``RunCalls``; ``CallGraph`` asks it and the index together.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from docs_hooks.resolve.codeindex import CallSite, CodeIndex, Function, Statement
-from docs_hooks.resolve.values import Values
+from docs_hooks.resolve.hierarchy import Hierarchy
 
 REACHED_SHOWN = 100  # tests listed as reaching a function through others (see CallGraph.reached_by_tests)
 
@@ -70,22 +71,18 @@ def seen_at_run_time(site) -> bool:
     return isinstance(site, RunSite)
 
 
-class CallGraph:
-    """The call graph of one code index, merged with what the runs saw (``evidence``), each answer kept for the
-    build (entries ask several times)."""
+class RunCalls:
+    """What the runs of one build saw of the calls (``evidence``), set beside the code index's: the call sites
+    only a run saw, the tests seen running each function, and the lines at which a call was seen."""
 
     def __init__(self, index: CodeIndex, evidence: RunEvidence | None = None):
         self.index = index
-        self.evidence = evidence
-        self._memo: dict[tuple, list[str]] = {}
-        self._values: Values | None = None
-        self._run_sites: dict[str, list[RunSite]] = {}  # callee -> call sites only seen at run time
-        self._reached: dict[str, set[str]] = {}  # function -> tests seen running it
+        self.lines: Mapping[str, Collection[int]] = evidence.lines if evidence is not None else {}
+        self.sites: dict[str, list[RunSite]] = {}  # callee -> call sites only seen at run time
+        self.reached: dict[str, set[str]] = {}  # function -> tests seen running it
         self._ran: set[tuple[str, int]] = set()  # (caller, line) of every call seen
         if evidence is not None:
             self._merge(evidence.calls)
-
-    # ------------------------------------------------------------------ the merge
 
     def _merge(self, calls: Iterable[ObservedCall]) -> None:
         functions = self.index.functions
@@ -95,7 +92,7 @@ class CallGraph:
             if call.callee not in functions:
                 continue
             if call.test is not None and call.test in functions:
-                self._reached.setdefault(call.callee, set()).add(call.test)
+                self.reached.setdefault(call.callee, set()).add(call.test)
             caller = functions.get(call.caller) if call.caller is not None else None
             if caller is None:
                 continue
@@ -108,27 +105,37 @@ class CallGraph:
                 continue  # the index has this call: its own site shows it
             seen.add(key)
             site = RunSite(caller.name, call.callee, statement, call.line, call.via)
-            self._run_sites.setdefault(call.callee, []).append(site)
-        for sites in self._run_sites.values():
+            self.sites.setdefault(call.callee, []).append(site)
+        for sites in self.sites.values():
             sites.sort(key=lambda s: (s.caller, s.line))
-
-    def sites_to(self, name: str) -> list[CallSite | RunSite]:
-        """Every call site of ``name``: the index's, then those only seen at run time (``seen_at_run_time``)."""
-        return [*self.index.calls_to(name), *self._run_sites.get(name, ())]
 
     def unobserved(self, sites: Iterable) -> list:
         """The call sites (anything with ``caller`` and ``line``, such as calls the index could not resolve) whose
         line no run executed: what they call is known neither from the code nor from a run."""
-        lines = self.evidence.lines if self.evidence is not None else {}
         out = []
         for site in sites:
             fn = self.index.functions.get(site.caller)
             if (site.caller, site.line) in self._ran:
                 continue
-            if fn is not None and site.line in lines.get(fn.repo_path, ()):
+            if fn is not None and site.line in self.lines.get(fn.repo_path, ()):
                 continue
             out.append(site)
         return out
+
+
+class CallGraph:
+    """The call graph of one code index, merged with what the runs saw (``evidence``), each answer kept for the
+    build (entries ask several times)."""
+
+    def __init__(self, index: CodeIndex, evidence: RunEvidence | None = None):
+        self.index = index
+        self.runs = RunCalls(index, evidence)
+        self._memo: dict[tuple, list[str]] = {}
+        self._hierarchy: Hierarchy | None = None
+
+    def sites_to(self, name: str) -> list[CallSite | RunSite]:
+        """Every call site of ``name``: the index's, then those only seen at run time (``seen_at_run_time``)."""
+        return [*self.index.calls_to(name), *self.runs.sites.get(name, ())]
 
     # ------------------------------------------------------------------ questions
 
@@ -211,7 +218,9 @@ class CallGraph:
         seen = {f.name for f in functions}
         found: set[str] = set()
         for fn in functions:  # what the runs saw, whatever called it in between
-            found.update(t for t in self._reached.get(fn.name, ()) if self.index.runs_as_test(self.index.functions[t]))
+            found.update(
+                t for t in self.runs.reached.get(fn.name, ()) if self.index.runs_as_test(self.index.functions[t])
+            )
         found -= direct
         frontier = sorted(seen)  # a fixed order: which tests are found first must not change between builds
         while frontier and len(found) <= REACHED_SHOWN:
@@ -243,15 +252,17 @@ class CallGraph:
         ``name`` and whose ``written`` is the callee as written (``layer.forward_pass``), in the order of
         the callers' names and lines.
         """
-        values = self._values = self._values or Values(self.index)
-        cls = values.owner(name)
+        classes = self._hierarchy = self._hierarchy or Hierarchy(
+            self.index.functions, self.index.classes, self.index.bases
+        )
+        cls = classes.owner(name)
         if cls is None:
             return []
         method = name.rsplit(".", 1)[-1]
         names = {method}
-        for owner in [cls, *values.subclasses(cls)]:
-            call = values.method_of(owner, "__call__")
-            if values.method_of(owner, method) == name and (
+        for owner in [cls, *classes.subclasses(cls)]:
+            call = classes.method_of(owner, "__call__")
+            if classes.method_of(owner, method) == name and (
                 call == name or (call is not None and method in self.index.on_self.get(call, ()))
             ):
                 names.add("__call__")

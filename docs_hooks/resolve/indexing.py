@@ -156,13 +156,13 @@ def _resolve_calls(index: CodeIndex, pending_calls: list[tuple]) -> None:
                     done.add(callee)
                     add(CallSite(caller, callee, stmt, line))
             elif kind == "o":
-                call = found.method_of(rest[0], "__call__")
+                call = found.hierarchy.method_of(rest[0], "__call__")
                 if call is None or call in done:
                     continue
                 done.add(call)
                 add(CallSite(caller, call, stmt, line))
                 for name in index.on_self.get(call, ()):  # dispatched on the instance's own class
-                    reached = found.method_of(rest[0], name)
+                    reached = found.hierarchy.method_of(rest[0], name)
                     if reached is not None and reached != call and reached not in done:
                         done.add(reached)
                         add(CallSite(caller, reached, stmt, line, via=call, written=_last_name(path)))
@@ -193,7 +193,7 @@ def _argument_flows(
             if kind == "c":
                 callee = _constructed(index, rest[0])
             elif kind == "o":
-                callee = found.method_of(rest[0], "__call__")
+                callee = found.hierarchy.method_of(rest[0], "__call__")
             elif kind == "f":
                 callee = rest[0]
             else:
@@ -225,7 +225,7 @@ def _method_names(index: CodeIndex, found: Values) -> set[str]:
     must call to be counted as one that may reach the project's code."""
     out = set()
     for name, fn in index.functions.items():
-        if not fn.is_test and found.owner(name) is not None:
+        if not fn.is_test and found.hierarchy.owner(name) is not None:
             out.add(fn.short_name)
     return out
 
@@ -248,8 +248,10 @@ def _dispatched(index: CodeIndex, found: Values, caller: str, path: tuple, metho
     instances reach it (see ``on_self``), so it is resolved where the instance is called."""
     if len(path) != 2 or index.scopes.get(caller, {}).get(path[0]) != [("*self",)]:
         return False
-    owner = found.owner(caller)
-    return owner is not None and any(found.method_of(sub, method) for sub in found.subclasses(owner))
+    owner = found.hierarchy.owner(caller)
+    return owner is not None and any(
+        found.hierarchy.method_of(sub, method) for sub in found.hierarchy.subclasses(owner)
+    )
 
 
 def _last_name(path: tuple) -> str:

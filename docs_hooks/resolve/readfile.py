@@ -228,7 +228,7 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
                 continue
             stmt = _innermost(by_start, call.lineno)
             if stmt is not None:
-                part.pending.append((fn.name, path, call.lineno, stmt, _arguments(binder, call, unknown)))
+                part.pending.append((fn.name, path, call.lineno, stmt, _arguments(call, unknown)))
         for read in reads:
             stmt = _innermost(by_start, read.lineno)
             if stmt is not None and isinstance(read.value, ast.Name):  # so it is (see the walk above)
@@ -257,7 +257,7 @@ def _read_file(text: str, digest: str, file: Path, root: Root, project_root: Pat
 _BUILTINS = frozenset(dir(builtins)) - {"super"}  # super() reaches the bases: see values
 
 
-def _arguments(binder: Binder, call: ast.Call, unknown: frozenset[str]) -> tuple:
+def _arguments(call: ast.Call, unknown: frozenset[str]) -> tuple:
     """A call's arguments that may be objects of the project, as (place or keyword, paths): not literals,
     not the locals the reading cannot tell (most arguments of numerical code are arrays)."""
     given: list[tuple[int | str, ast.expr]] = [
@@ -266,7 +266,7 @@ def _arguments(binder: Binder, call: ast.Call, unknown: frozenset[str]) -> tuple
     given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
     out = []
     for key, node in given:
-        paths = tuple(p for p in binder.values(node) if p != bindings.UNKNOWN and p[0] not in unknown)
+        paths = tuple(p for p in bindings.expression_paths(node) if p != bindings.UNKNOWN and p[0] not in unknown)
         if paths:
             out.append((key, paths))
     return tuple(out)

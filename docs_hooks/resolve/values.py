@@ -13,16 +13,22 @@ an instance of that class, ``("m", name)`` a module of the project, ``("b", ...)
 items are bound in the code, ``EXTERNAL`` something from outside the project (numpy, a builtin), and
 ``UNKNOWN`` what the reading cannot tell (a parameter nothing describes). Each question is answered
 once: the answers are kept for the build.
+
+``Values`` looks up where a path starts (a name of a function, of a module, an import); ``Operations``
+says what each step after it gives (an attribute, a call, an item). The classes' bases and methods are
+``hierarchy``'s, the pytest fixtures a test's parameters name are ``fixtures``'.
 """
 
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from docs_hooks.resolve.bindings import CALL, ELEMENT, PROPERTY, RETURN, YIELD, Path
+from docs_hooks.resolve.fixtures import Fixtures
+from docs_hooks.resolve.hierarchy import Hierarchy
 
 Value = tuple
 UNKNOWN: Value = ("?",)
@@ -35,27 +41,6 @@ _EXTERNAL = frozenset([EXTERNAL])
 # Methods of a container that hand back its items, or the container itself.
 _ITEM_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 _SAME_METHODS = frozenset({"values", "copy"})
-
-
-def mro(bases: Mapping[str, Sequence[str]], cls: str) -> list[str]:
-    """``cls`` and the classes it inherits from, in the order Python looks a method up (C3, as ``__mro__``):
-    the classes ``bases`` knows, each once. Where C3 has no answer (Python would refuse the class), the bases
-    depth first."""
-
-    def linear(name: str, seen: tuple[str, ...]) -> list[str]:
-        parents = [b for b in bases.get(name, ()) if b != name and b not in seen]
-        rest = [linear(b, (*seen, name)) for b in parents] + [list(parents)]
-        out = [name]
-        while any(rest):
-            rest = [r for r in rest if r]
-            head = next((r[0] for r in rest if not any(r[0] in other[1:] for other in rest)), None)
-            if head is None:  # inconsistent: depth first, each once
-                return list(dict.fromkeys(out + [c for r in rest for c in r]))
-            out.append(head)
-            rest = [r[1:] if r[0] == head else r for r in rest]
-        return list(dict.fromkeys(out))
-
-    return linear(cls, ())
 
 
 @dataclass
@@ -99,22 +84,22 @@ class _Index(Protocol):
 
 
 class Values:
-    """Answers "what may this path be?" over one code index (see the module's docstring)."""
+    """Answers "what may this path be?" over one code index (see the module's docstring): a path's root is
+    looked up here (a name of a function's scope, of a module, an import), its operations are applied by
+    ``Operations``."""
 
     def __init__(self, index: _Index, flows: dict[str, dict[str, list[tuple[str, Path]]]] | None = None) -> None:
         # What calls pass to parameters the reading cannot tell: function -> parameter -> [(caller, path)].
         self.flows = flows or {}
         self.modules: dict[str, ModuleBindings] = index.modules
         self.scopes: dict[str, dict[str, list[Path]]] = index.scopes
-        self.attrs: dict[str, dict[str, list[tuple[str, Path]]]] = index.attrs
         self.functions = index.functions
         self.classes = index.classes
-        self.bases: dict[str, list[str]] = index.bases
+        self.hierarchy = Hierarchy(index.functions, index.classes, index.bases)
+        self.operations = Operations(self, index.attrs)
+        self._fixtures = Fixtures(index.functions, self.hierarchy.owner)
         self._memo: dict[tuple, frozenset] = {}
-        self._methods: dict[tuple[str, str], str | None] = {}  # (class, name) -> the method found
         self._names: dict[tuple, dict[str, frozenset]] = {}
-        self._subclasses: dict[str, list[str]] | None = None
-        self._conftest: dict[str, list[tuple[pathlib.Path, str]]] | None = None
 
     # ------------------------------------------------------------------ questions
 
@@ -127,67 +112,28 @@ class Values:
         found = [v[1] for v in self._dotted(dotted) if v[0] == "c"]
         return found[0] if len(found) == 1 else None
 
-    def method_of(self, cls: str, name: str) -> str | None:
-        """``cls.name`` if the index has it, else the first of ``cls``'s bases (in Python's order) that has it."""
-        key = (cls, name)
-        if key not in self._methods:
-            self._methods[key] = self._find_method(cls, name)
-        return self._methods[key]
-
-    def _find_method(self, cls: str, name: str) -> str | None:
-        return next((f"{c}.{name}" for c in mro(self.bases, cls) if f"{c}.{name}" in self.functions), None)
-
     def attribute(self, value: Value, name: str) -> frozenset:
         """What attribute ``name`` of ``value`` may be."""
-        return self._attribute(value, name)
-
-    def subclasses(self, cls: str) -> list[str]:
-        """Every class of the index that derives from ``cls``, however far down."""
-        if self._subclasses is None:
-            self._subclasses = {}
-            for sub, bases in self.bases.items():
-                for base in bases:
-                    self._subclasses.setdefault(base, []).append(sub)
-        out, todo = [], list(self._subclasses.get(cls, ()))
-        while todo:
-            sub = todo.pop()
-            if sub not in out:
-                out.append(sub)
-                todo.extend(self._subclasses.get(sub, ()))
-        return out
-
-    def owner(self, function: str) -> str | None:
-        """The class a function is a method of (None for a module-level function)."""
-        fn = self.functions.get(function)
-        if fn is None:
-            return None
-        owner = function[: -len(fn.short_name) - 1]
-        return owner if owner in self.classes else None
+        return self.operations.attribute(value, name)
 
     # ------------------------------------------------------------------ following paths
 
-    def _remembered(self, key: tuple, compute: Callable[[], Iterable[Value]]) -> frozenset:
-        found = self._memo.get(key)
-        if found is None:
-            self._memo[key] = NOTHING  # asked again while being answered: a cycle, which adds nothing
-            found = self._memo[key] = frozenset(compute())
-        return found
-
-    def _path(self, scope: tuple, path: Path) -> frozenset:
+    def bound(self, scope: tuple, path: Path) -> frozenset:
         """What a path bound in a scope may be (kept: bindings are followed again and again)."""
-        return self._remembered(("path", scope, path), lambda: self._follow(scope, path))
+        return _remembered(self._memo, ("path", scope, path), lambda: self._follow(scope, path))
 
     def _follow(self, scope: tuple, path: Path) -> frozenset:
         root, ops = path[0], path[1:]
         if root == "?":
             return _UNKNOWN
+        owner = self.hierarchy.owner
         if root[0] == "=":
             values = self._dotted(root[1:])
-        elif root == "super" and ops[:1] == (CALL,) and scope[0] == "f" and self.owner(scope[1]):
-            values, ops = frozenset([("s", self.owner(scope[1]))]), ops[1:]
+        elif root == "super" and ops[:1] == (CALL,) and scope[0] == "f" and owner(scope[1]):
+            values, ops = frozenset([("s", owner(scope[1]))]), ops[1:]
         else:
             values = self._name(scope, root)
-        step = self._step
+        step = self.operations.step
         for op in ops:
             if not values:
                 break
@@ -214,40 +160,23 @@ class Values:
         if kind == "f":
             fn = self.functions.get(where)
             if fn is not None and fn.is_test and name in fn.params:
-                fixture = self._fixture(fn, name)
+                fixture = self._fixtures.named(fn, name)
                 if fixture is not None:  # pytest passes what the fixture of that name returns or yields
-                    return self._key(("f", fixture), RETURN) | self._key(("f", fixture), YIELD)
+                    return self.binding(("f", fixture), RETURN) | self.binding(("f", fixture), YIELD)
             table = self.scopes.get(where, {})
             if name in table:
-                found = self._key(scope, name)
+                found = self.binding(scope, name)
             elif fn is not None and name in fn.local_names:
                 found = _UNKNOWN  # bound in ways the reading does not follow
             else:
-                return self._global(fn.module if fn is not None else "", name)
+                return self.top_level(fn.module if fn is not None else "", name)
             passed = self.flows.get(where, {}).get(name)
             if passed:  # a parameter: also what the calls of the function pass it
-                found = found.union(*(self._path(("f", caller), path) for caller, path in passed))
+                found = found.union(*(self.bound(("f", caller), path) for caller, path in passed))
             return found
-        return self._global(where, name)
+        return self.top_level(where, name)
 
-    def _fixture(self, test: _Function, name: str) -> str | None:
-        """The pytest fixture a parameter of a test (or of a fixture) names: a method of its class, a function
-        of its module, else of the nearest ``conftest.py`` above it."""
-        owner = self.owner(test.name)
-        for candidate in (f"{owner}.{name}" if owner else None, f"{test.module}.{name}"):
-            if candidate is not None and candidate in self.functions and candidate != test.name:
-                return candidate
-        if self._conftest is None:
-            self._conftest = {}
-            for fn in self.functions.values():
-                if fn.file.name == "conftest.py" and fn.name == f"{fn.module}.{fn.short_name}":
-                    self._conftest.setdefault(fn.short_name, []).append((fn.file.parent, fn.name))
-        above = [
-            (len(folder.parts), found) for folder, found in self._conftest.get(name, ()) if folder in test.file.parents
-        ]
-        return max(above)[1] if above else None
-
-    def _key(self, scope: tuple, key: str) -> frozenset:
+    def binding(self, scope: tuple, key: str) -> frozenset:
         """What a scope's binding ``key`` may hold (a name, ``name[]`` for its items, ``return``)."""
 
         def compute() -> set[Value]:
@@ -256,28 +185,28 @@ class Values:
             out: set[Value] = set()
             for path in table.get(key, ()):
                 if path == ("*self",):
-                    out.add(("o", self.owner(where)))
+                    out.add(("o", self.hierarchy.owner(where)))
                 elif path == ("*cls",):
-                    out.add(("c", self.owner(where)))
+                    out.add(("c", self.hierarchy.owner(where)))
                 else:
-                    out.update(self._path(scope, path))
+                    out.update(self.bound(scope, path))
             if key + ELEMENT in table:
                 out.add(("b", kind, where, key))
             return out
 
-        return self._remembered(("key", scope, key), compute)
+        return _remembered(self._memo, ("key", scope, key), compute)
 
     def _module(self, name: str) -> ModuleBindings:
         return self.modules.get(name) or ModuleBindings()
 
-    def _global(self, module: str, name: str) -> frozenset:
+    def top_level(self, module: str, name: str) -> frozenset:
         """What a name of ``module``'s top level may be: what it binds, defines, or imports ``*`` from."""
 
         def compute() -> set[Value]:
             out: set[Value] = set()
             bindings = self._module(module)
             if name in bindings.names:
-                out.update(self._key(("m", module), name))
+                out.update(self.binding(("m", module), name))
             dotted = f"{module}.{name}"
             if dotted in self.functions:
                 out.add(("f", dotted))
@@ -287,20 +216,13 @@ class Values:
                 out.add(("m", dotted))
             if not out:
                 for star in bindings.stars:
-                    if self._exports(star, name):
-                        out.update(self._global(star, name))
+                    if _exports(self.modules, star, name):
+                        out.update(self.top_level(star, name))
                     elif star not in self.modules:
                         out.add(EXTERNAL)  # from outside the project: whatever it exports
             return out or {EXTERNAL}  # a builtin, or no name of the project
 
-        return self._remembered(("global", module, name), compute)
-
-    def _exports(self, module: str, name: str) -> bool:
-        """Whether ``from module import *`` brings ``name``: in its ``__all__``, else any public name."""
-        if module not in self.modules:
-            return False
-        exports = self.modules[module].exports
-        return name in exports if exports is not None else not name.startswith("_")
+        return _remembered(self._memo, ("global", module, name), compute)
 
     def _dotted(self, name: str) -> frozenset:
         """What an absolute dotted name leads to: the longest module of the project it starts with, then
@@ -313,15 +235,30 @@ class Values:
                 if module in self.modules:
                     values = {("m", module)}
                     for attr in parts[i:]:
-                        values = {out for v in values for out in self._attribute(v, attr)}
+                        values = {out for v in values for out in self.operations.attribute(v, attr)}
                     return values
             return {EXTERNAL}
 
-        return self._remembered(("dotted", name), compute)
+        return _remembered(self._memo, ("dotted", name), compute)
 
-    # ------------------------------------------------------------------ operations
 
-    def _step(self, value: Value, op: str) -> frozenset:
+class Operations:
+    """What an operation on a value gives (the rules ``Values`` applies to a path, step by step): an attribute
+    of a module, of a class or an instance (a method through the bases, a property's result, what the code
+    binds the attribute to), of ``super()``, of a container; a call of a function, a class, an instance
+    (its ``__call__``); an item of a container or of an instance (its ``__getitem__``). What a binding holds
+    is asked of ``values``; each answer is kept for the build."""
+
+    def __init__(self, values: Values, attrs: dict[str, dict[str, list[tuple[str, Path]]]]) -> None:
+        self.values = values
+        self.attrs = attrs  # class -> attribute -> [(function that binds it, or "" for the class body, path)]
+        self.modules = values.modules
+        self.scopes = values.scopes
+        self.hierarchy = values.hierarchy
+        self._memo: dict[tuple, frozenset] = {}
+
+    def step(self, value: Value, op: str) -> frozenset:
+        """What operation ``op`` (``.name``, ``()``, ``[]``) on ``value`` may give."""
         if value is EXTERNAL or value == EXTERNAL:
             return _EXTERNAL if op[0] == "." else _UNKNOWN  # what outside code returns may be a project object
         if value == UNKNOWN:
@@ -331,32 +268,33 @@ class Values:
         if found is None:
             self._memo[key] = NOTHING
             if op == CALL:
-                found = self._call(value)
+                found = self.call(value)
             elif op == ELEMENT:
-                found = self._items(value)
+                found = self.items(value)
             else:
-                found = self._attribute(value, op[1:])
+                found = self.attribute(value, op[1:])
             self._memo[key] = found
         return found
 
-    def _attribute(self, value: Value, attr: str) -> frozenset:
+    def attribute(self, value: Value, attr: str) -> frozenset:
+        """What attribute ``attr`` of ``value`` may be."""
         kind = value[0]
         if kind == "m":
             module = f"{value[1]}.{attr}"
-            found = self._global(value[1], attr)
+            found = self.values.top_level(value[1], attr)
             if module in self.modules and found == _EXTERNAL:
                 return frozenset([("m", module)])
             return found
         if kind in ("o", "c"):
-            method = self.method_of(value[1], attr)
+            method = self.hierarchy.method_of(value[1], attr)
             if method is not None:
                 if kind == "o" and PROPERTY in self.scopes.get(method, {}):
-                    return self._call(("f", method))  # a property: what it returns
+                    return self.call(("f", method))  # a property: what it returns
                 return frozenset([("f", method)])
             return self._class_attribute(value[1], attr)
         if kind == "s":  # super(): a method of the bases
-            for base in self.bases.get(value[1], ()):
-                method = self.method_of(base, attr)
+            for base in self.hierarchy.bases.get(value[1], ()):
+                method = self.hierarchy.method_of(base, attr)
                 if method is not None:
                     return frozenset([("f", method)])
             return _EXTERNAL
@@ -376,56 +314,74 @@ class Values:
 
         def compute() -> set[Value]:
             out: set[Value] = set()
-            for owners in ([cls, *self._ancestors(cls)], self.subclasses(cls)):
+            for owners in ([cls, *self.hierarchy.mro(cls)[1:]], self.hierarchy.subclasses(cls)):
                 bound = False
                 for owner in owners:
                     table = self.attrs.get(owner, {})
                     bound = bound or key in table or key + ELEMENT in table
                     for function, path in table.get(key, ()):
-                        scope = ("f", function) if function else ("m", self._module_of_class(owner))
-                        out.update(self._path(scope, path))
+                        scope = ("f", function) if function else ("m", _module_of(self.modules, owner))
+                        out.update(self.values.bound(scope, path))
                     if key + ELEMENT in table:
                         out.add(("b", "c", owner, key))
                 if bound:
                     return out
             return {UNKNOWN}
 
-        return self._remembered(("attr", cls, key), compute)
+        return _remembered(self._memo, ("attr", cls, key), compute)
 
-    def _ancestors(self, cls: str) -> list[str]:
-        return mro(self.bases, cls)[1:]
-
-    def _module_of_class(self, cls: str) -> str:
-        parts = cls.split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            if ".".join(parts[:i]) in self.modules:
-                return ".".join(parts[:i])
-        return ""
-
-    def _call(self, value: Value) -> frozenset:
+    def call(self, value: Value) -> frozenset:
+        """What calling ``value`` may give."""
         kind = value[0]
         if kind == "f":
-            return self._key(("f", value[1]), RETURN)
+            return self.values.binding(("f", value[1]), RETURN)
         if kind == "c":
             return frozenset([("o", value[1])])
         if kind == "o":
-            method = self.method_of(value[1], "__call__")
-            return self._key(("f", method), RETURN) if method is not None else _UNKNOWN
+            method = self.hierarchy.method_of(value[1], "__call__")
+            return self.values.binding(("f", method), RETURN) if method is not None else _UNKNOWN
         if kind == "i":  # d.get(name): an item of d
-            return self._items(value[1])
+            return self.items(value[1])
         if kind == "=":  # d.values(), d.copy(): d itself
             return frozenset([value[1]])
         return _UNKNOWN  # what outside code returns may be anything, a project object passed in included
 
-    def _items(self, value: Value) -> frozenset:
+    def items(self, value: Value) -> frozenset:
+        """What an item of ``value`` may be."""
         kind = value[0]
         if kind == "b":
             _, where_kind, where, key = value
             if where_kind == "c":
                 return self._class_attribute(where, key + ELEMENT)
-            return self._key((where_kind, where), key + ELEMENT)
+            return self.values.binding((where_kind, where), key + ELEMENT)
         if kind == "o":
-            method = self.method_of(value[1], "__getitem__")
+            method = self.hierarchy.method_of(value[1], "__getitem__")
             if method is not None:
-                return self._key(("f", method), RETURN)
+                return self.values.binding(("f", method), RETURN)
         return _UNKNOWN
+
+
+def _remembered(memo: dict[tuple, frozenset], key: tuple, compute: Callable[[], Iterable[Value]]) -> frozenset:
+    """``memo[key]``, computed once; asked again while being computed (a cycle), nothing."""
+    found = memo.get(key)
+    if found is None:
+        memo[key] = NOTHING  # asked again while being answered: a cycle, which adds nothing
+        found = memo[key] = frozenset(compute())
+    return found
+
+
+def _exports(modules: Mapping[str, ModuleBindings], module: str, name: str) -> bool:
+    """Whether ``from module import *`` brings ``name``: in its ``__all__``, else any public name."""
+    if module not in modules:
+        return False
+    listed = modules[module].exports
+    return name in listed if listed is not None else not name.startswith("_")
+
+
+def _module_of(modules: Mapping[str, ModuleBindings], cls: str) -> str:
+    """The module of the project a class is defined in (the longest one its dotted name starts with)."""
+    parts = cls.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:i]) in modules:
+            return ".".join(parts[:i])
+    return ""

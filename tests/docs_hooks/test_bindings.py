@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from docs_hooks.resolve.bindings import UNKNOWN, Binder, absolute_import, written
+from docs_hooks.resolve.bindings import UNKNOWN, Binder, absolute_import, expression_paths, imported, looped, written
 
 
 @pytest.mark.parametrize(
@@ -110,3 +110,48 @@ def test_a_method_binds_self_its_attributes_the_items_it_stores_and_what_it_retu
 def test_a_path_is_written_as_code_for_messages():
     assert written(("self", ".layers", "[]", ".forward")) == "self.layers[...].forward"
     assert written(("=pkg.layers.Dense", "()")) == "pkg.layers.Dense(...)"
+
+
+def expression(code: str) -> ast.expr:
+    return ast.parse(code, mode="eval").body
+
+
+def test_an_expression_may_be_what_each_of_its_branches_is_and_a_literal_nothing_of_the_project():
+    assert expression_paths(expression("self.layers[0]")) == [("self", ".layers", "[]")]
+    assert expression_paths(expression("a if flag else b()")) == [("a",), ("b", "()")]
+    assert expression_paths(expression("given or Default()")) == [("given",), ("Default", "()")]
+    assert expression_paths(expression("[Dense(), ReLU()]")) == []  # its items are bound under its name
+    assert expression_paths(expression("1.5")) == []
+    assert expression_paths(expression("a + b")) == [UNKNOWN]
+
+
+def test_a_loop_binds_its_target_to_the_items_of_what_it_iterates_through_the_builtins_that_keep_them():
+    def bound(loop: str) -> list[tuple[str, str | None, list | None]]:
+        node = ast.parse(loop).body[0]
+        assert isinstance(node, ast.For)
+        return [
+            (ast.unparse(t), ast.unparse(v) if v is not None else None, p) for t, v, p in looped(node.target, node.iter)
+        ]
+
+    assert bound("for layer in reversed(self.layers): pass") == [("layer", None, [("self", ".layers", "[]")])]
+    assert bound("for i, (a, b) in enumerate(zip(xs, ys)): pass") == [
+        ("i", None, []),
+        ("a", None, [("xs", "[]")]),
+        ("b", None, [("ys", "[]")]),
+    ]
+    assert bound("for name, cls in table.items(): pass") == [("name", None, []), ("cls", None, [("table", "[]")])]
+    assert bound("for f in [relu, *others]: pass") == [("f", "relu", None), ("f", None, [("others", "[]")])]
+    assert bound("for x in range(3) + y: pass") == [("x", None, [UNKNOWN])]
+
+
+def test_an_import_binds_each_name_to_what_it_imports_by_its_absolute_name():
+    def bound(code: str, module: str = "pkg.layers", is_package: bool = False) -> list:
+        node = ast.parse(code).body[0]
+        assert isinstance(node, (ast.Import, ast.ImportFrom))
+        return imported(node, module, is_package)
+
+    assert bound("import numpy.linalg, numpy as np") == [("numpy", ("=numpy",)), ("np", ("=numpy",))]
+    assert bound("import numpy.linalg as la") == [("la", ("=numpy.linalg",))]
+    assert bound("from .ops import relu as r, gelu") == [("r", ("=pkg.ops.relu",)), ("gelu", ("=pkg.ops.gelu",))]
+    assert bound("from . import ops", "pkg", True) == [("ops", ("=pkg.ops",))]
+    assert bound("from .ops import *") == []  # a star binds what the module exports: see module_level

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for, make_build
-from docs_hooks.resolve.callgraph import REACHED_SHOWN, CallGraph, ObservedCall, RunEvidence, seen_at_run_time
+from docs_hooks.resolve.callgraph import (
+    REACHED_SHOWN,
+    CallGraph,
+    ObservedCall,
+    RunCalls,
+    RunEvidence,
+    seen_at_run_time,
+)
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, connection_rows, expand_page, page, write_tree
 
@@ -368,9 +375,29 @@ def test_a_call_site_is_unobserved_when_no_run_executed_its_line(make_project):
     ]
     never = SimpleNamespace(caller="net.Net.all_at_once", line=loop + 4)
 
-    assert merged.unobserved([*sites, never]) == [never]  # a call seen there, a line covered, a line never run
+    assert merged.runs.unobserved([*sites, never]) == [never]  # a call seen there, a line covered, a line never run
     static, _, _ = net_graph(make_project)
-    assert static.unobserved(sites) == sites  # no run: nothing is known of them
+    assert static.runs.unobserved(sites) == sites  # no run: nothing is known of them
+
+
+def test_the_runs_calls_keep_the_sites_only_a_run_saw_and_the_tests_seen_reaching_each_function(make_project):
+    from .test_observed import NET, line_of
+
+    loop, made = line_of(NET, "x = layer.forward(x)"), line_of(NET, "return Scale(2.0)")
+    test = "tests.test_net.test_net"
+    seen = [
+        ObservedCall("net.Net.forward_pass", "net.Scale.forward", loop, test),
+        ObservedCall("net.Net.forward_pass", "net.Scale.forward", loop, test),  # the same call again: one site
+        ObservedCall("net.default_scale", "net.Scale.__init__", made, None),  # the index has it
+    ]
+    _, merged, fn = net_graph(make_project, seen)
+    runs = RunCalls(merged.index, RunEvidence(tuple(seen)))
+
+    assert [(s.caller, s.callee, s.line) for sites in runs.sites.values() for s in sites] == [
+        ("net.Net.forward_pass", "net.Scale.forward", loop)
+    ]
+    assert runs.reached == {"net.Scale.forward": {test}}
+    assert RunCalls(merged.index).sites == {} == RunCalls(merged.index).reached  # no evidence: nothing seen
 
 
 def test_the_implemented_check_reads_the_merged_graph(make_project):

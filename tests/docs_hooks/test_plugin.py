@@ -638,66 +638,6 @@ def test_under_material_the_source_pages_share_one_rendering_of_their_navigation
     assert 'class="md-nav__link"' in (root / "site-shared" / source_pages[0]).read_text(encoding="utf-8")
 
 
-class _Item:
-    def __init__(self, url: str | None, children: list | None = None, level: int = 1):
-        self.url, self.children, self.level, self.title, self.id = url, children or [], level, url, url
-
-
-class _Page:
-    def __init__(self, url: str, toc: list):
-        self.url, self.toc, self.meta = url, toc, {"hide": ["navigation", "toc"]}
-
-
-def test_source_nav_renders_once_per_depth_and_table_of_contents_and_per_page_when_a_nav_page_is_among_them():
-    from docs_hooks.plugin import SourceNav
-
-    nav = type("Nav", (), {"items": [_Item("index.html"), _Item(None, [_Item("ops/"), _Item("https://x.org/")])]})()
-    shared = SourceNav(nav)
-    made = []
-    calls = [
-        shared.for_page(_Page(url, toc), base)(lambda url=url: made.append(url) or f"nav of {url}")
-        for url, toc, base in [
-            ("source/src/a.py/", [_Item("#a")], "../../.."),  # its title: not listed by partials/toc.html
-            ("source/src/b.py/", [_Item("#b")], "../../.."),
-            ("source/src/pkg/c.py/", [_Item("#c")], "../../../.."),  # deeper
-            ("source/src/d.py/", [_Item("#d", [_Item("#d-1", level=2)])], "../../.."),  # a subheading
-        ]
-    ]
-    assert made == ["source/src/a.py/", "source/src/pkg/c.py/", "source/src/d.py/"]
-    assert calls[1] == "nav of source/src/a.py/"
-    assert (shared.pages, shared.renders) == (4, 3)
-
-    nav.items.append(_Item("source/notes/"))  # a page of the navigation in the source pages' folder
-    apart = SourceNav(nav)
-    for url in ("source/src/a.py/", "source/src/b.py/"):
-        apart.for_page(_Page(url, []), "../../..")(lambda: "nav")
-    assert apart.renders == 2
-
-
-def test_source_nav_is_used_only_where_the_templates_of_the_navigation_are_materials_own(tmp_path):
-    import jinja2
-    import material
-
-    from docs_hooks.plugin import material_navigation
-
-    material_dir = str(Path(material.__file__).parent / "templates")
-
-    def env(overrides: dict[str, str]):
-        custom = tmp_path / f"custom{len(list(tmp_path.iterdir()))}"
-        for name, text in overrides.items():
-            (custom / name).parent.mkdir(parents=True, exist_ok=True)
-            (custom / name).write_text(text)
-        custom.mkdir(exist_ok=True)
-        return jinja2.Environment(loader=jinja2.FileSystemLoader([str(custom), material_dir]))
-
-    assert material_navigation(env({}))
-    assert material_navigation(env({"main.html": '{% extends "base.html" %}{% block content %}x{% endblock %}'}))
-    assert not material_navigation(env({"main.html": '{% extends "base.html" %}{% block site_nav %}{% endblock %}'}))
-    assert not material_navigation(env({"partials/nav-item.html": "mine"}))
-    assert not material_navigation(env({"base.html": "mine"}))
-    assert not material_navigation(jinja2.Environment(loader=jinja2.FileSystemLoader([str(tmp_path)])))
-
-
 # Builds the site twice in one process, as mkdocs serve does, with a sentence of docs/page.md edited before the
 # second build; prints how many times each build resolved a page (core.site.plan_page), and which pages.
 PLANS = r"""

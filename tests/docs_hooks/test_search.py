@@ -191,7 +191,7 @@ def f(x):
 
 BUILD = """
 import sys
-from docs_hooks.plugin import SearchReading
+from docs_hooks.plugin_material import SearchReading
 from docs_hooks.render import search
 
 light = []
@@ -240,69 +240,6 @@ def test_a_material_site_built_with_the_spans_taken_out_has_the_same_search_inde
     assert any("Raw HTML: a note and ." in d["text"] for d in docs), docs  # the excluded span stays out
     for page in sorted(off.rglob("*.html")):
         assert (on / page.relative_to(off)).read_bytes() == page.read_bytes(), page
-
-
-TITLED = """\
----
-title: {title}
-tags: [{tag}]
----
-
-## A section
-
-Text and code:
-
-```python
-y = f(x)
-```
-"""
-
-
-def test_a_page_the_search_plugin_read_in_an_earlier_build_is_not_read_again_and_indexed_the_same(make_project):
-    root = make_project(
-        {
-            "mkdocs.yml": MKDOCS_YML,
-            "docs/page.md": PAGE,
-            "docs/titled.md": TITLED.format(title="One", tag="first"),
-            "docs/prose.md": "# Prose\n\nJust text.\n",
-            # The search plugin takes a valued data-search-... attribute out of the page: read by every build.
-            "docs/rewritten.md": '# Rewritten\n\n<p data-search-exclude="yes">Hidden</p>\n',
-        }
-    )
-    assert run_cli(root, "relock") == 0
-    first, said = build(root, "on")
-    assert re.search(r"lightened [1-9]\d* of", said), said
-
-    again, said = build(root, "again")
-
-    assert "lightened 0 of 1" in said, said  # every page's entries were found but the rewritten one's
-    assert "data-search-exclude" not in (again / "rewritten/index.html").read_text(encoding="utf-8")
-    for page in sorted(first.rglob("*.html")) + [first / "search/search_index.json"]:
-        assert (again / page.relative_to(first)).read_bytes() == page.read_bytes(), page
-
-    # The page's HTML stays the same, but the title and the tags its section is indexed with change.
-    for title, tag in (("Two", "first"), ("Two", "second")):
-        (root / "docs/titled.md").write_text(TITLED.format(title=title, tag=tag), encoding="utf-8")
-        (kept, said), (off, _) = build(root, "kept"), build(root, "off")
-        assert "lightened 1 of 2" in said, said  # that page, read again (and the rewritten one)
-        index = (kept / "search/search_index.json").read_bytes()
-        assert index == (off / "search/search_index.json").read_bytes()
-        titled = [d for d in json.loads(index)["docs"] if d["location"].startswith("titled/")]
-        assert titled[0]["title"] == title and {d["location"]: d["tags"] for d in titled} == {
-            "titled/": [tag],
-            "titled/#a-section": [tag],
-        }, titled
-
-
-def test_a_search_plugin_turned_off_is_handed_nothing(make_project):
-    config = MKDOCS_YML.replace("  - search\n", "  - search:\n      enabled: false\n")
-    root = make_project({"mkdocs.yml": config, "docs/page.md": PAGE, "docs/prose.md": "# Prose\n"})
-    assert run_cli(root, "relock") == 0
-
-    site, said = build(root, "on")
-
-    assert "lightened 0 of 0" in said, said
-    assert not (site / "search/search_index.json").exists()
 
 
 def test_entries_are_kept_only_as_json_gives_them_back_and_a_damaged_row_is_a_miss(tmp_path):

@@ -422,27 +422,3 @@ def test_a_parameter_holds_what_the_calls_of_its_function_pass_it(tmp_path):
     assert callers(graph, "pkg.build.Penalty.__call__") == ["pkg.build.Scaled.penalty"]  # by keyword
     # what else a caller may pass is still not known: the call stays counted for other layers
     assert [s.caller for s in graph.index.unresolved_calling("forward_pass")] == ["pkg.net.Pipeline.forward"]
-
-
-def test_a_method_is_looked_up_through_the_bases_in_pythons_own_order():
-    from docs_hooks.resolve.values import mro
-
-    class Base: ...
-
-    class A(Base): ...
-
-    class B(Base): ...
-
-    class C(A, B): ...
-
-    class D(B): ...
-
-    class E(C, D): ...
-
-    bases = {"E": ["C", "D"], "C": ["A", "B"], "D": ["B"], "A": ["Base"], "B": ["Base"], "Base": []}
-    assert mro(bases, "E") == [k.__name__ for k in E.__mro__[:-1]] == ["E", "C", "A", "D", "B", "Base"]
-    assert mro({"X": ["Y", "Z"], "Y": ["Z"], "Z": []}, "X") == ["X", "Y", "Z"]
-    # an order Python would refuse (class X(Z, Y) with Y(Z)): depth first, each class once
-    assert mro({"X": ["Z", "Y"], "Y": ["Z"], "Z": []}, "X") == ["X", "Z", "Y"]
-    assert mro({"X": ["Y"], "Y": ["X"]}, "X") == ["X", "Y"]  # a cycle the code cannot hold ends
-    assert mro({}, "Q") == ["Q"]  # a class outside the index: itself only
