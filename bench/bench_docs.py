@@ -356,7 +356,7 @@ DEVICES = {
     "prefetch": "every plan's needs started in the background as soon as the pages are resolved (Build._prefetch)",
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
     "light-search": "Material's search plugin handed each page without its spans, and what it made of a page kept "
-    "(plugin.SearchReading; search-kept is the second alone)",
+    "(plugin_material.SearchReading; search-kept is the second alone)",
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     "warm-up": "the call graph made while mkdocs serve waits for the author's edit (core.site.Build.warm_up)",
@@ -365,7 +365,7 @@ DEVICES = {
     "recording-children": "a large batch of recordings shared with a helper process per spare core "
     "(run.record.Recorder._run)",
     "source-nav": "the site navigation of the source pages rendered once per build for all those at one depth, "
-    "under Material (plugin.SourceNav)",
+    "under Material (plugin_material.SourceNav)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
