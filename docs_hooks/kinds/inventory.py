@@ -3,10 +3,11 @@ and ``trace-inventory``.
 
 ``trace-params`` shows the parameters (``kinds.params``, or ``kinds.layerparams``
 for a layer class; their table: ``kinds.paramtable``), ``trace-config`` the config
-values (``kinds.config``), each the rows its block asks for; ``trace-inventory`` a
-whole table: ``of: parameters``, ``of: config``, and the site-wide tables of
-``render.matrix`` (``of: matrix``, ``uncovered``, ``undocumented``, ``spec``,
-``pages``). Each reads the model run's recordings through ``kinds.modelrun.Evidence``.
+values (``kinds.config``; their table: ``kinds.configtable``), each the rows its
+block asks for; ``trace-inventory`` a whole table: ``of: parameters``, ``of:
+config``, and the site-wide tables of ``render.matrix`` (``of: matrix``,
+``uncovered``, ``undocumented``, ``spec``, ``pages``). Each reads the model run's
+recordings through ``kinds.modelrun.Evidence``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Project, Rendered, Scope
-from docs_hooks.kinds.config import config_fields_table, config_requests, config_table, constructor_config
+from docs_hooks.kinds.config import config_requests, constructor_config
+from docs_hooks.kinds.configtable import config_fields_table, config_table
 from docs_hooks.kinds.layerparams import class_decay_request, class_parameters
 from docs_hooks.kinds.modelrun import (
     RUN,
