@@ -1,12 +1,13 @@
 """The kinds that show inventories read from the code and from running it: ``trace-params``, ``trace-config``
 and ``trace-inventory``.
 
-``trace-params`` shows the parameters (``kinds.params``), ``trace-config`` the
-config values (``kinds.config``), each the rows its block asks for;
-``trace-inventory`` a whole table: ``of: parameters``, ``of: config``, and the
-site-wide tables of ``render.matrix`` (``of: matrix``, ``uncovered``,
-``undocumented``, ``spec``, ``pages``). Each reads the model run's recordings
-through ``kinds.modelrun.Evidence``.
+``trace-params`` shows the parameters (``kinds.params``, or ``kinds.layerparams``
+for a layer class; their table: ``kinds.paramtable``), ``trace-config`` the config
+values (``kinds.config``; their table: ``kinds.configtable``), each the rows its
+block asks for; ``trace-inventory`` a whole table: ``of: parameters``, ``of:
+config``, and the site-wide tables of ``render.matrix`` (``of: matrix``,
+``uncovered``, ``undocumented``, ``spec``, ``pages``). Each reads the model run's
+recordings through ``kinds.modelrun.Evidence``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Project, Rendered, Scope
-from docs_hooks.kinds.config import config_fields_table, config_requests, config_table, constructor_config
+from docs_hooks.kinds.config import config_requests, constructor_config
+from docs_hooks.kinds.configtable import config_fields_table, config_table
+from docs_hooks.kinds.layerparams import class_decay_request, class_parameters
 from docs_hooks.kinds.modelrun import (
     RUN,
     Evidence,
@@ -25,15 +28,8 @@ from docs_hooks.kinds.modelrun import (
     model_run,
     requests_of,
 )
-from docs_hooks.kinds.params import (
-    choose_params,
-    class_decay_request,
-    class_parameters,
-    inventory_requests,
-    param_table,
-    parameters,
-    parameters_table,
-)
+from docs_hooks.kinds.params import inventory_requests, parameters
+from docs_hooks.kinds.paramtable import choose_params, param_table, parameters_table
 from docs_hooks.read.blocks import Block
 from docs_hooks.read.blockspec import BLOCK_KINDS
 from docs_hooks.render import matrix

@@ -9,22 +9,18 @@ concrete shape, its scalar count, its initialisation read from that statement
 the values, and whether weight decay applies, decided by calling the optimizer's
 own rule (setting ``decay_rule``) on it in the child.
 
-A class-based project holds its parameters on layer objects (``self.W = ...`` in
-``__init__`` or ``initialize``, or a ``params()`` dict). Without ``init_params``,
-the inventory of a layer's method shows the array attributes of every instance of
-that class the model run made (found in the recordings: each object the run
-handled, with its fields, see ``run.recording.Opaque``).
-
-Shown by ``trace-params`` and ``trace-inventory of: parameters``
-(``kinds.inventory``).
+A class-based project holds its parameters on layer objects: ``kinds.layerparams``
+reads them into the same ``Params``, with the initialisation and weight decay read
+here. ``kinds.paramtable`` shows either as ``trace-params`` and ``trace-inventory
+of: parameters`` do (``kinds.inventory``).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` uses none (bench/README.md, "check")
     import numpy as np
@@ -32,20 +28,9 @@ if TYPE_CHECKING:  # numpy is imported in the functions that use it: `check` use
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
-from docs_hooks.kinds.base import Project
-from docs_hooks.kinds.modelrun import (
-    Desc,
-    Evidence,
-    config_made,
-    def_node,
-    fmt_value,
-    method_of,
-    model_run,
-)
-from docs_hooks.read.blocks import Block
-from docs_hooks.render import html as R
-from docs_hooks.resolve.codeindex import CodeIndex, Function, Statement, did_you_mean
-from docs_hooks.run.recording import Made, Opaque
+from docs_hooks.kinds.modelrun import Desc, Evidence, config_made, def_node, fmt_value, model_run
+from docs_hooks.resolve.codeindex import CodeIndex, Function, Statement
+from docs_hooks.run.recording import Made
 from docs_hooks.run.request import Request
 
 PARAMS = "params"
@@ -63,7 +48,9 @@ def _setting(value: str | None, setting: str) -> str:
     return value
 
 
-def _split(index, dotted: str | None, setting: str) -> tuple[str, str]:
+def setting_function(index, dotted: str | None, setting: str) -> tuple[str, str]:
+    """The module and the name in it of the function a setting names (``decay_rule``), or the TraceError
+    saying the setting is not set or names no function of the code."""
     dotted = _setting(dotted, setting)
     try:
         fn = index.function(dotted)
@@ -77,7 +64,7 @@ def inventory_requests(s: Settings, index: CodeIndex) -> dict[str, Request | Tra
     optimizer's weight-decay rule on each parameter."""
     out: dict[str, Request | TraceError] = {}
     try:
-        module, function = _split(index, s.init_params, "init_params")
+        module, function = setting_function(index, s.init_params, "init_params")
         rng = Made("numpy.random", "default_rng", (0,))
         real = Made(module, function, (config_made(s), rng))
         out[PARAMS] = Request(f"{s.init_params}(config(), default_rng(0))", module, function, (config_made(s), rng))
@@ -90,7 +77,7 @@ def inventory_requests(s: Settings, index: CodeIndex) -> dict[str, Request | Tra
     if not s.decay_rule:
         return out  # no rule: the weight decay column says so
     try:
-        rule_module, rule = _split(index, s.decay_rule, "decay_rule")
+        rule_module, rule = setting_function(index, s.decay_rule, "decay_rule")
         out[DECAYS] = Request(f"{s.decay_rule}(name, array) for each parameter", rule_module, rule, over=real)
     except TraceError as err:
         out[DECAYS] = err
@@ -98,10 +85,6 @@ def inventory_requests(s: Settings, index: CodeIndex) -> dict[str, Request | Tra
 
 
 NO_RULE = "the project names no rule"  # the weight decay column without the decay_rule setting
-
-
-def _stmt_link(ev: Evidence, fn: Function, stmt: Statement) -> str:
-    return ev.links.line_link(fn, stmt.start, stmt.end)
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -183,10 +166,10 @@ def _parameters(ev: Evidence) -> Params:
         twin = _twin(first, pattern, probe)
         desc = run.dims.describe(real[first], probe[twin])
         fn, stmt, value_node = _creating_statement(ev, creators, pattern, first)
-        init = _init_kind(ev, fn, value_node, run.dims.real)
-        _check_init(init, pattern, [real[n] for n in names], fn, stmt)
-        decay = _decay_words(decays, names)
-        param = Param(pattern, names, key, desc, int(real[first].size), _symbolic_size(desc), fn, stmt, init, decay)
+        init = init_kind(ev, fn, value_node, run.dims.real)
+        check_init(init, pattern, [real[n] for n in names], fn, stmt)
+        decay = decay_words(decays, names)
+        param = Param(pattern, names, key, desc, int(real[first].size), symbolic_size(desc), fn, stmt, init, decay)
         out.params.append(param)
         out.total += param.total
         if key:
@@ -199,7 +182,7 @@ def _parameters(ev: Evidence) -> Params:
     return out
 
 
-def _decay_words(decays: dict | None, names: list[str]) -> str:
+def decay_words(decays: dict | None, names: list[str]) -> str:
     """What the optimizer's rule said of these parameters: yes, no, the answer for each, or that there is no rule."""
     if decays is None:
         return NO_RULE
@@ -272,7 +255,8 @@ def _twin(name: str, pattern: str, probe: dict) -> str:
     )
 
 
-def _symbolic_size(desc: Desc) -> str:
+def symbolic_size(desc: Desc) -> str:
+    """A parameter's scalar count in symbols: ``d·F``, ``d²``, ``1`` for a scalar."""
     if desc.kind != "array":
         return "1"
     counts: dict[str, int] = {}
@@ -372,7 +356,9 @@ def _resolve_name(ev: Evidence, fn: Function, name: str) -> ast.expr | None:
     return None
 
 
-def _init_kind(ev: Evidence, fn: Function, value: ast.expr, config: dict) -> Init:
+def init_kind(ev: Evidence, fn: Function, value: ast.expr, config: dict) -> Init:
+    """How ``value`` (what a statement of ``fn`` assigns to a parameter) initialises it: ones, zeros, normal with
+    the mean and std it reads (literals or config fields), else its code."""
     name = _call_name(value)
     if name in ("ones", "ones_like"):
         return Init("ones", "ones")
@@ -414,7 +400,7 @@ def _number(ev: Evidence, fn: Function, node: ast.expr, config: dict) -> tuple[f
     return None
 
 
-def _check_init(
+def check_init(
     init: Init,
     pattern: str,
     arrays: list[np.ndarray],
@@ -438,298 +424,3 @@ def _check_init(
                 f"parameter {pattern}: {where} reads as {init.text}, but the values {source} have "
                 f"mean {mu:.3g} and std {sd:.3g}; check which config field the statement reads"
             )
-
-
-# ----------------------------------------------------------------------------- parameters: rendering
-
-
-def _param_rows(ev: Evidence, params: list[Param], roles: dict[str, str] | None) -> list[list[str]]:
-    rows = []
-    for p in params:
-        name = R.code(p.pattern) + "<br>" + _stmt_link(ev, p.function, p.statement)
-        if p.index_field:
-            count = (
-                f"{R.code(p.symbolic_size)} {p.size} per block, × {R.esc(p.index_field)} = {len(p.names)}: {p.total}"
-            )
-        else:
-            count = f"{R.code(p.symbolic_size)} {p.size}"
-        symbolic = p.desc.symbolic() if p.desc.kind != "scalar" else "scalar"
-        concrete = p.desc.concrete() if p.desc.kind != "scalar" else "scalar"
-        row = [name, R.code(symbolic), R.code(concrete), count, R.esc(p.init.text), R.esc(p.decay)]
-        if any(q.holder for q in params):
-            row.insert(1, R.code(p.holder))
-        if roles is not None:
-            row.append(R.esc(roles.get(p.pattern, "")))
-        rows.append(row)
-    return rows
-
-
-def param_table(ev: Evidence, params: list[Param], roles, dims, rule: str) -> str:
-    headers = [
-        "Name",
-        "Shape",
-        "With config",
-        "Scalars",
-        "Initialisation",
-        f"Weight decay ({rule})" if rule else "Weight decay",
-    ]
-    if any(p.holder for p in params):
-        headers.insert(1, "Held by")
-    if roles is not None:
-        headers.append("Role")
-    keys: list[str] = []
-    for p in params:
-        for k in p.desc.symbol_keys():
-            if k not in keys:
-                keys.append(k)
-    legend = dims.legend(keys)
-    out = R.table(headers, _param_rows(ev, params, roles), "trace-table trace-params")
-    if legend:
-        out += f'\n<p class="trace-shapes-legend">{R.esc(legend)}</p>'
-    return out + "\n"
-
-
-def choose_params(inv: Params, block: Block) -> tuple[list[Param], dict[str, str] | None]:
-    """The parameters a trace-params block shows (each name that contains one of its ``match`` texts) and
-    the role it gives each, checked against the recorded inventory."""
-    chosen: list[Param] = []
-    unmatched: list[str] = []
-    for text in block.data["match"]:
-        hits = [p for p in inv.params if text in p.pattern]
-        if not hits:
-            unmatched.append(text)
-        chosen.extend(p for p in hits if p not in chosen)
-    if unmatched:
-        names = [p.pattern for p in inv.params]
-        raise TraceError(
-            f"no parameter name contains '{unmatched[0]}'{did_you_mean(unmatched[0], names)}; "
-            f"the parameters are: {', '.join(names)}"
-        )
-    roles: dict[str, str] | None = None
-    if block.data.get("roles") is not None:
-        roles = {}
-        for key, text in block.data["roles"].items():
-            patterns = [p.pattern for p in chosen if p.pattern == key] or [
-                p.pattern for p in chosen if str(key) in p.pattern
-            ]
-            if not patterns:
-                raise TraceError(
-                    f"role '{key}' matches none of the parameters shown ({', '.join(p.pattern for p in chosen)}); "
-                    "key roles by a name pattern from the table"
-                )
-            for h in patterns:
-                roles[h] = str(text)
-    return chosen, roles
-
-
-def parameters_table(ev: Evidence) -> str:
-    """Every parameter of the model, with the totals of one block and of the whole model."""
-    inv = parameters(ev)
-    out = param_table(ev, inv.params, None, model_run(ev).dims, inv.rule)
-    parts = []
-    if inv.index_field:
-        parts.append(f"One block: {inv.per_block:,} scalars; {inv.index_field} = {inv.blocks} blocks.")
-    parts.append(f"The whole model: {inv.total:,} scalars in {sum(len(p.names) for p in inv.params)} arrays.")
-    return out + f'<p class="trace-params-total">{R.esc(" ".join(parts))}</p>\n'
-
-
-# ----------------------------------------------------------------------------- parameters on layer objects
-
-#: The methods that create a layer's parameters: ``self.W = ...`` there makes W one (a value, not a constant).
-CREATING_METHODS = ("__init__", "build", "initialize")
-CLASS_DECAYS = "decays of the layers' parameters"
-
-
-@dataclass(frozen=True)
-class Attribute:
-    """A parameter of a layer class: the attribute that holds it, and the statement that creates it."""
-
-    name: str  # as the table names it: the attribute, or the key of params()
-    attr: str
-    function: Function
-    statement: Statement
-    value: ast.expr
-
-
-def layer_attributes(project: Project, cls: str) -> list[Attribute]:
-    """The attributes a ``cls`` object's parameters may be in: each ``self.X = value`` of its creating methods
-    (the last one of them that assigns X), or the entries of the dict its ``params()`` returns."""
-    index = project.index
-    found: dict[str, Attribute] = {}
-    for method in CREATING_METHODS:
-        fn = method_of(index, cls, method)
-        if fn is None:
-            continue
-        for node in ast.walk(def_node(project, fn)):
-            if not isinstance(node, ast.Assign) or isinstance(node.value, ast.Constant):
-                continue
-            for target in node.targets:
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                ):
-                    stmt = next((s for s in fn.statements if s.start == node.lineno), None)
-                    if stmt is not None:
-                        found[target.attr] = Attribute(target.attr, target.attr, fn, stmt, node.value)
-    params = method_of(index, cls, "params")
-    if params is None:
-        return list(found.values())
-    keyed = []
-    for node in ast.walk(def_node(project, params)):
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
-            for key, value in zip(node.value.keys, node.value.values):
-                attr = value.attr if isinstance(value, ast.Attribute) else None
-                if isinstance(key, ast.Constant) and isinstance(key.value, str) and attr in found:
-                    keyed.append(replace(found[attr], name=key.value))
-    if not keyed:
-        raise TraceError(
-            f"{params.name} ({params.display_path}:{params.start}) should return a dict of the parameters, "
-            '"name": self.attribute for each, so that the table can name each and find the line that creates it'
-        )
-    return keyed
-
-
-def instances(rec, cls: str) -> list[tuple[str, list[Opaque]]]:
-    """Every ``cls`` object a recording holds, each once, named by where the run kept it (``Net.layers[0]``),
-    else by the call that made it (``made in run, line 17``), else by a call it was passed to; with every
-    snapshot of it the recording took, in the order the run met them: first those taken as a call began or
-    returned, then those kept inside other objects (the recorder copies an object's fields at those moments,
-    but what the object holds in turn may be as the run left it). An object is told apart by its repr (a
-    default repr holds its address)."""
-    HELD, MADE, PASSED = 0, 1, 2  # how well a name says where the object is, best first
-    found: dict[tuple, tuple[tuple[int, int, str], list[tuple[bool, Opaque]]]] = {}
-
-    def visit(value, label: str, rank: int, depth: int) -> None:
-        if depth > 8:
-            return
-        if isinstance(value, Opaque):
-            if value.type == cls:
-                key = (value.type, value.text)
-                name, seen = found.get(key, (None, []))
-                mine = (rank, len(label), label)
-                found[key] = (mine if name is None or mine < name else name, [*seen, (rank == HELD, value)])
-            short = value.type.rsplit(".", 1)[-1]
-            for k, v in value.fields.items():
-                visit(v, f"{short}.{k}", HELD, depth + 1)
-        elif isinstance(value, (list, tuple)):
-            for i, v in enumerate(value):
-                visit(v, f"{label}[{i}]", rank, depth + 1)
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                visit(v, f"{label}[{k!r}]", rank, depth + 1)
-
-    for call in rec.calls:
-        short = ".".join(call.function.rsplit(".", 2)[-2:])
-        for kind, values in (("argument", call.args), ("local", call.locals)):
-            for k, v in values.items():
-                if k == "self" and isinstance(v, Opaque) and call.function == f"{v.type}.__init__":
-                    maker = call.caller.rsplit(".", 1)[-1] if call.caller else "the model run helper"
-                    where = f"made in {maker}, line {call.caller_line}"
-                    visit(v, where, MADE, 0)
-                else:
-                    visit(v, f"{k} of {short}" if kind == "argument" else f"{k} in {short}", PASSED, 0)
-        visit(call.result, f"what {short} returned", PASSED, 0)
-    visit(rec.result, "what run() returned", PASSED, 0)
-    return [(name[2], [v for _, v in sorted(seen, key=lambda s: s[0])]) for name, seen in found.values()]
-
-
-def _first_array(snapshots: list[Opaque], attr: str):
-    """The attribute's first array value among the snapshots of one object: the parameter as it was made, as
-    near as the recording tells (a training step in the run changes it later, not its shape)."""
-    import numpy as np
-
-    for snap in snapshots:
-        value = snap.fields.get(attr)
-        if isinstance(value, np.ndarray):
-            return value
-    return None
-
-
-def _layer_arrays(rec, cls: str, attrs: list[Attribute]) -> list[tuple[str, Attribute, Any]]:
-    """(holder, attribute, array) for each parameter the run's ``cls`` objects hold."""
-    out = []
-    for holder, snapshots in instances(rec, cls):
-        for a in attrs:
-            value = _first_array(snapshots, a.attr)
-            if value is not None:
-                out.append((holder, a, value))
-    return out
-
-
-def class_decay_request(project: Project, cls: str, rec) -> Request | TraceError | None:
-    """The optimizer's rule asked of each parameter the run's ``cls`` objects hold (with an array of its shape
-    and type); None without a rule."""
-    s = project.settings
-    if not s.decay_rule:
-        return None
-    try:
-        rule_module, rule = _split(project.index, s.decay_rule, "decay_rule")
-        arrays = _layer_arrays(rec, cls, layer_attributes(project, cls))
-    except TraceError as err:
-        return err
-    made = tuple(
-        (f"{holder}.{a.name}", Made("numpy", "zeros", (tuple(int(d) for d in v.shape), v.dtype.str)))
-        for holder, a, v in arrays
-    )
-    return Request(
-        f"{s.decay_rule}(name, array) for each parameter of the {cls} objects",
-        rule_module,
-        rule,
-        over=Made("builtins", "dict", (made,)),
-    )
-
-
-def class_parameters(ev: Evidence, cls: str) -> Params:
-    return ev.once(f"params of {cls}", lambda: _class_parameters(ev, cls))
-
-
-def _class_parameters(ev: Evidence, cls: str) -> Params:
-    run = model_run(ev)
-    attrs = layer_attributes(ev.project, cls)
-    real = _layer_arrays(run.real, cls, attrs)
-    probe = {(holder, a.name): v for holder, a, v in _layer_arrays(run.probe, cls, attrs)}
-    if not real:
-        if not instances(run.real, cls):
-            what = f"made no {cls} object"
-        else:
-            kept = ", ".join(a.attr for a in attrs) or "an attribute its __init__ or initialize sets"
-            what = f"made {cls} objects, but none holds an array in {kept}"
-        raise TraceError(
-            f"the model run ({run.helper}) {what}; trace-params shows the arrays a layer's __init__ or initialize "
-            "keeps on it (self.W = ...), for each layer of that class the run makes"
-        )
-    decays = None
-    request = class_decay_request(ev.project, cls, run.real)  # None without the decay_rule setting
-    if isinstance(request, TraceError):
-        raise request
-    if request is not None:
-        decays = ev.results.recording(request).result
-    out = Params(rule=ev.settings.decay_rule or "")
-    for holder, a, value in real:
-        twin = probe.get((holder, a.name))
-        if twin is None:
-            raise TraceError(
-                f"the probe run holds no {holder}.{a.attr}; run(cfg) in {run.helper} must make the same layers "
-                "whatever the sizes"
-            )
-        desc = run.dims.describe(value, twin)
-        init = _init_kind(ev, a.function, a.value, run.dims.real)
-        _check_init(init, a.name, [value], a.function, a.statement, f"{holder} held")
-        name = f"{holder}.{a.name}"
-        param = Param(
-            a.name,
-            [name],
-            None,
-            desc,
-            int(value.size),
-            _symbolic_size(desc),
-            a.function,
-            a.statement,
-            init,
-            _decay_words(decays, [name]),
-            holder,
-        )
-        out.params.append(param)
-        out.total += param.total
-    return out

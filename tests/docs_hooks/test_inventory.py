@@ -1,5 +1,6 @@
 """Tests of docs_hooks.kinds.inventory: the kinds that show inventories, as a build resolves and renders them
-(the parameters and config values they read: test_params, test_config)."""
+(the parameters and config values they read: test_params, test_layerparams, test_paramtable, test_config,
+test_configfields, test_configreaders, test_configtable)."""
 
 from __future__ import annotations
 

@@ -5,12 +5,15 @@ The tiny project is the one of test_shapes: its init_params makes
 ``head_w``, and its optimizer rule decays exactly the names that contain a
 'w', whatever their shape, so that a table that followed the shape instead of
 the rule would show. A class-based project (``layers_project``) holds its
-parameters on layer objects.
+parameters on layer objects (test_layerparams); the table is test_paramtable's.
 """
 
 from __future__ import annotations
 
 import re
+
+from docs_hooks.kinds.modelrun import Desc, Dim
+from docs_hooks.kinds.params import decay_words, symbolic_size
 
 from .conftest import write_tree
 from .test_shapes import MODEL, build, line_of, link, table_rows, tiny_project
@@ -150,25 +153,25 @@ def test_an_init_the_values_contradict_fails(tmp_path):
     ]
 
 
-def test_params_match_nothing_fails(tmp_path):
-    root = tiny_project(tmp_path, params_page("[ln1_]"))
-    _, problems, _ = build(root)
-    assert problems == [
-        "docs/page.md:1: no parameter name contains 'ln1_'; the parameters are: "
-        "emb, b{l}.ln_g, b{l}.ln_b, b{l}.w1, b{l}.b1, head_w"
-    ]
+def test_the_symbolic_size_multiplies_the_symbols_and_writes_a_repeated_one_as_a_power():
+    d, F = Dim(4, "width", "d"), Dim(6, "hidden", "F")
+
+    assert symbolic_size(Desc("array", (d, F))) == "d·F"
+    assert symbolic_size(Desc("array", (d, d))) == "d²"
+    assert symbolic_size(Desc("array", (Dim(3, None, None), d))) == "3·d"  # a size no field explains: its number
+    assert symbolic_size(Desc("scalar", text="0.5")) == "1"
 
 
-def test_a_role_for_a_parameter_not_shown_fails(tmp_path):
-    root = tiny_project(tmp_path, params_page("[ln_, w1]", "{ln_g: LayerNorm scale, head: The head}"))
-    _, problems, _ = build(root)
-    assert problems == [
-        "docs/page.md:1: role 'head' matches none of the parameters shown (b{l}.ln_g, b{l}.ln_b, b{l}.w1); "
-        "key roles by a name pattern from the table"
-    ]
+def test_the_decay_words_say_what_the_rule_answered_for_every_name_of_a_row():
+    decays = {"b0.w": True, "b1.w": True, "b0.g": False, "b1.g": True}
+
+    assert decay_words(decays, ["b0.w", "b1.w"]) == "yes"
+    assert decay_words(decays, ["b0.g"]) == "no"
+    assert decay_words(decays, ["b0.g", "b1.g"]) == "mixed: b0.g: no, b1.g: yes"
+    assert decay_words(None, ["b0.w"]) == "the project names no rule"
 
 
-# ----------------------------------------------------------------------------- config
+# ----------------------------------------------------------------------------- a class-based project
 
 
 SOURCE_URL = "../source/"  # the source pages, from a page at docs/page.md (its URL: page/)
@@ -290,91 +293,6 @@ def layers_project(tmp_path, page: str, settings: str = "", files: dict | None =
     )
 
 
-def test_the_parameters_of_a_layer_class_are_the_arrays_its_objects_hold_in_the_model_run(tmp_path):
-    root = layers_project(tmp_path, params_page("[W, b]", "{W: Weights}"))
-    markdown, problems, _ = build(root)
-
-    assert problems == []
-    w = flat_link("layers.py", line_of(LAYERS, "self.W = rng.normal("), "layers.Dense.initialize")
-    b = flat_link("layers.py", line_of(LAYERS, "self.b = np.zeros("), "layers.Dense.initialize")
-    made = line_of(LAYERS_RUN, 'Dense(cfg["h"], 1, scale=2.0)')
-    normal = "normal, mean 0, std 0.5"  # not read from the statement: its std is an attribute, no number
-    assert table_rows(markdown, "trace-params") == [
-        [
-            f"<code>W</code><br>{w}",
-            "<code>Net.layers[0]</code>",
-            "<code>(D, H)</code>",
-            "<code>(3, 4)</code>",
-            "<code>D·H</code> 12",
-            "rng.normal(0.0, self.scale, (self.n_in, self.n_out))",
-            "the project names no rule",
-            "Weights",
-        ],
-        [
-            f"<code>W</code><br>{w}",
-            "<code>Net.layers[1]</code>",
-            "<code>(H, D)</code>",
-            "<code>(4, 3)</code>",
-            "<code>H·D</code> 12",
-            "rng.normal(0.0, self.scale, (self.n_in, self.n_out))",
-            "the project names no rule",
-            "Weights",
-        ],
-        [
-            f"<code>W</code><br>{w}",
-            f"<code>made in the model run helper, line {made}</code>",
-            "<code>(H, 1)</code>",
-            "<code>(4, 1)</code>",
-            "<code>H·1</code> 4",
-            "rng.normal(0.0, self.scale, (self.n_in, self.n_out))",
-            "the project names no rule",
-            "Weights",
-        ],
-        [
-            f"<code>b</code><br>{b}",
-            "<code>Net.layers[0]</code>",
-            "<code>(H,)</code>",
-            "<code>(4,)</code>",
-            "<code>H</code> 4",
-            "zeros",
-            "the project names no rule",
-            "",
-        ],
-        [
-            f"<code>b</code><br>{b}",
-            "<code>Net.layers[1]</code>",
-            "<code>(D,)</code>",
-            "<code>(3,)</code>",
-            "<code>D</code> 3",
-            "zeros",
-            "the project names no rule",
-            "",
-        ],
-        [
-            f"<code>b</code><br>{b}",
-            f"<code>made in the model run helper, line {made}</code>",
-            "<code>(1,)</code>",
-            "<code>(1,)</code>",
-            "<code>1</code> 1",
-            "zeros",
-            "the project names no rule",
-            "",
-        ],
-    ]
-    assert "<th>Held by</th>" in markdown and "<th>Weight decay</th>" in markdown
-    assert normal not in markdown  # scale is an attribute, not a number the statement names
-
-
-def test_a_layers_parameters_ask_the_decay_rule_with_each_one(tmp_path):
-    rule = "def decays(name, array):\n    return array.ndim >= 2\n"
-    root = layers_project(tmp_path, params_page("[W, b]"), 'decay_rule = "optim.decays"\n', {"optim.py": rule})
-    markdown, problems, _ = build(root)
-
-    assert problems == []
-    assert "<th>Weight decay (optim.decays)</th>" in markdown
-    assert [r[-1] for r in table_rows(markdown, "trace-params")] == ["yes", "yes", "yes", "no", "no", "no"]
-
-
 def test_trace_params_outside_a_class_without_init_params_says_what_to_set(tmp_path):
     root = layers_project(tmp_path, "")
     (root / "docs/page.md").write_text("# Params\n\n" + params_page("[W]"), encoding="utf-8")
@@ -384,24 +302,6 @@ def test_trace_params_outside_a_class_without_init_params_says_what_to_set(tmp_p
         "docs/page.md:3: trace-params shows the parameters init_params(cfg, rng) creates (set init_params in "
         "[tool.docs_hooks]), or, in an entry of a layer class's method, the arrays that class's objects hold in the "
         "model run"
-    ]
-
-
-def test_a_layer_class_the_model_run_never_makes_is_named(tmp_path):
-    run = LAYERS_RUN.replace(
-        '    Dense(cfg["h"], 1, scale=2.0).initialize(np.random.default_rng(1))  # made, never held: named where it was\n',
-        "",
-    )
-    run = run.replace('net = Net([cfg["d"], cfg["h"], cfg["d"]])', "net = None").replace(
-        'return net.forward(np.ones((cfg["n"], cfg["d"])))', "return net"
-    )
-    root = layers_project(tmp_path, params_page("[W]"), files={"docs/examples/model_run.py": run})
-    _, problems, _ = build(root)
-
-    assert problems == [
-        "docs/page.md:8: the model run (docs/examples/model_run.py) made no layers.Dense object; trace-params shows "
-        "the arrays a layer's __init__ or initialize keeps on it (self.W = ...), for each layer of that class the run "
-        "makes"
     ]
 
 
