@@ -128,6 +128,10 @@ class Build:
                 [self.plan(p, pages[p]) for p in to_render], [self.plans.parse(p, pages[p]) for p in to_render]
             )
 
+    def site_entries(self):
+        """Every page's entries (see ``planned.SitePlans.site_entries``)."""
+        return self.plans.site_entries()
+
     def source_files(self, pages: dict[str, str] | None = None) -> list[str]:
         """The files of the code that get a source page (see ``planned.source_files``)."""
         return self.plans.source_files(pages)

@@ -639,13 +639,13 @@ def test_under_material_the_source_pages_share_one_rendering_of_their_navigation
 
 
 # Builds the site twice in one process, as mkdocs serve does, with a sentence of docs/page.md edited before the
-# second build; prints how many times each build resolved a page (core.site.plan_page), and which pages.
+# second build; prints how many times each build resolved a page (core.planned.plan_page), and which pages.
 PLANS = r"""
 import json, logging, sys
 from pathlib import Path
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
-from docs_hooks.core import site
+from docs_hooks.core import planned as site
 
 root = Path(sys.argv[1])
 logging.getLogger("mkdocs").setLevel(logging.ERROR)
