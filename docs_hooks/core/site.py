@@ -36,7 +36,7 @@ from docs_hooks.render.listings import Listings
 from docs_hooks.render.segments import Piece
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Root
-from docs_hooks.resolve.entries import EntryData
+from docs_hooks.resolve.entries import EntryData, SiteEntries
 from docs_hooks.resolve.indexing import build_index
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.resolve.modules import Modules
@@ -88,7 +88,6 @@ class Build:
         self.links = Links(project.settings, project.index)
         self.workers = workers
         self.plans = SitePlans(project, KINDS, build_order)
-        self.site = self.plans.site
         self.listings: Listings | None = None  # each source file highlighted, kept in the cache folder by its text
         self.results: Results | None = None
         if workers is not None:  # a build that renders
@@ -112,6 +111,11 @@ class Build:
 
     # ------------------------------------------------------------------ read and resolve (see planned)
 
+    @property
+    def site(self) -> SiteEntries:
+        """The entries of the site's pages as resolved so far (see ``planned.SitePlans``)."""
+        return self.plans.site
+
     def plan(self, page: str, text: str) -> PagePlan:
         """The page resolved (once for each text of it); its entries join the site's."""
         return self.plans.plan(page, text)
@@ -128,7 +132,7 @@ class Build:
                 [self.plan(p, pages[p]) for p in to_render], [self.plans.parse(p, pages[p]) for p in to_render]
             )
 
-    def site_entries(self):
+    def site_entries(self) -> SiteEntries:
         """Every page's entries (see ``planned.SitePlans.site_entries``)."""
         return self.plans.site_entries()
 

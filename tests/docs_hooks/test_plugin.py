@@ -645,13 +645,13 @@ import json, logging, sys
 from pathlib import Path
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
-from docs_hooks.core import planned as site
+from docs_hooks.core import planned
 
 root = Path(sys.argv[1])
 logging.getLogger("mkdocs").setLevel(logging.ERROR)
-planned = []
-resolve = site.plan_page
-site.plan_page = lambda page, *args: planned.append(page.path) or resolve(page, *args)
+resolved = []
+resolve = planned.plan_page
+planned.plan_page = lambda page, *args: resolved.append(page.path) or resolve(page, *args)
 first = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
 first.plugins.on_startup(command="serve", dirty=False)
 for edit in range(2):
@@ -661,8 +661,8 @@ for edit in range(2):
     config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
     config.plugins = first.plugins
     build(config, serve_url="http://127.0.0.1:8000/")
-    print(json.dumps(sorted(planned)), flush=True)
-    planned.clear()
+    print(json.dumps(sorted(resolved)), flush=True)
+    resolved.clear()
 first.plugins.on_shutdown()
 """
 
