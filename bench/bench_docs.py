@@ -356,7 +356,9 @@ DEVICES = {
     "prefetch": "every plan's needs started in the background as soon as the pages are resolved (Build._prefetch)",
     "gc-freeze": "the collector kept off the build's long-lived objects (base.gcpause)",
     "light-search": "Material's search plugin handed each page without its spans, and what it made of a page kept "
-    "(plugin_material.SearchReading; search-kept is the second alone)",
+    "(plugin_search.SearchReading; search-kept is the second alone)",
+    "search-process": "the pages Material's search plugin has to read, in a build with many, read by a process beside "
+    "the build as MkDocs converts them (plugin_search.SearchProcess)",
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     "warm-up": "the call graph made while mkdocs serve waits for the author's edit (core.site.Build.warm_up)",
@@ -377,7 +379,7 @@ _off = os.environ.get("BENCH_DOCS_WITHOUT")
 if _off:
     import contextlib
 
-    from docs_hooks import plugin
+    from docs_hooks import plugin, plugin_search
     from docs_hooks.base import gcpause
     from docs_hooks.core import session, site
     from docs_hooks.render import search
@@ -386,7 +388,8 @@ if _off:
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
                         (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
-                        (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation")]:
+                        (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation"),
+                        (plugin_search, "PROCESS_FROM")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -401,6 +404,8 @@ if _off:
         observed.CallObserver._hook = lambda self: None  # no trace or profile function: nothing noted
     elif _off == "light-search":
         plugin.SearchReading.wrap = lambda self, config: None
+    elif _off == "search-process":
+        plugin_search.PROCESS_FROM = 10**12  # no build has that much to read
     elif _off == "search-kept":
         search.IndexedPages.get = lambda self, key: None
     elif _off == "prune-daily":

@@ -21,7 +21,8 @@ state on the plugin object (MkDocs keeps the object across the rebuilds of
 - Material's search plugin reads each page without the spans of the generated
   HTML, the same text with far fewer tags (``render.search``): the plugin wraps
   the search plugin's on_page_context and puts the page back after it
-  (``plugin_material.SearchReading``);
+  (``plugin_search.SearchReading``); in a build with many pages to read, a process of its own reads them
+  as MkDocs converts them (on_page_content), and the search plugin's on_post_build waits for it;
 - on_post_build: wait for the background work; in a strict build, fail on any
   problem the generator met, whatever the log level;
 - on_serve / on_shutdown: watch the code; end the build's processes when serving stops.
@@ -56,7 +57,8 @@ from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, styleshee
 from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
 from docs_hooks.pages import written_by_pages
-from docs_hooks.plugin_material import SOURCE_TEMPLATE, SearchReading, SourceNav, material_navigation
+from docs_hooks.plugin_material import SOURCE_TEMPLATE, SourceNav, material_navigation
+from docs_hooks.plugin_search import SearchReading
 from docs_hooks.render import sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
@@ -183,9 +185,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
         return files
 
     def on_page_content(self, html, *, page, config, files):
-        """For a dirty build: what the page came out as (see ``DirtyPages``)."""
+        """For a dirty build: what the page came out as (see ``DirtyPages``); the page to the process that
+        reads pages for Material's search plugin (``SearchReading.ahead``)."""
         if self._dirty is not None:
             self._dirty.built(self._rel(page.file), self.session)
+        if self._search is not None:
+            self._search.ahead(page, html)
         return html
 
     def _rel(self, f: File) -> str:
@@ -228,6 +233,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             self._dirty.done()  # every page MkDocs converted is written
         self.session.build.await_background()  # a bug in the background work is raised here, not lost
         if self._search is not None:
+            self._search.settle()  # when the search plugin's on_post_build came first, it settled already
             self._search.flush()
         # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
         # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
@@ -248,6 +254,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def on_build_error(self, *, error):
         gcpause.unfreeze()
+        if self._search is not None:
+            self._search.abandon()
         if self._dirty is not None:
             self._dirty.failed()
 

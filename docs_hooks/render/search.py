@@ -67,6 +67,11 @@ VOID = frozenset(
 _WBR = "<wbr>"
 
 
+def rewritten(html: str) -> bool:
+    """Whether the search plugin takes attributes out of the page (``data-search-...="..."``)."""
+    return _REWRITTEN.search(html) is not None
+
+
 def without_spans(html: str) -> str | None:
     """``html`` with its ``<span>`` tags taken out (an excluded span with its content), as the module's doc
     says; None when that cannot be done exactly, or there is no span to take out."""

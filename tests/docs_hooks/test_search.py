@@ -191,7 +191,7 @@ def f(x):
 
 BUILD = """
 import sys
-from docs_hooks.plugin_material import SearchReading
+from docs_hooks.plugin_search import SearchReading
 from docs_hooks.render import search
 
 light = []

@@ -1,0 +1,329 @@
+"""How Material's search plugin reads the pages under the MkDocs plugin (``SearchReading``): without the spans
+of the generated HTML, not again when a page is read as it was in an earlier build, and, in a build that
+has many pages to read, in a process beside the build (``SearchProcess``, running ``search_reader``).
+
+Material's search plugin reads each page in its on_page_context, after the template's context is made:
+MkDocs gets there only once every page of the site is converted, so reading them there adds its whole time
+to the build's. The plugin hands each page that the store of earlier readings does not have to the
+process as soon as MkDocs has converted it (its on_page_content); the search plugin's on_page_context then
+finds it read, or being read, when the page is still the same (the same key), and its on_post_build waits
+for what is still being read before it writes the index. The index comes out the same, entry for entry, as
+when the search plugin reads every page itself (``tests/docs_hooks/test_plugin_search.py``).
+
+``plugin.TracePlugin`` makes a ``SearchReading`` and calls it from its events; it does not know the plugin.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+from docs_hooks.base.settings import installed_version
+from docs_hooks.render import search
+from docs_hooks.run import children
+from docs_hooks.search_reader import PageReading, read_entries, receive, send, toc_items
+
+# Bytes of HTML the store of earlier readings does not have, in one build, from which the pages go to a
+# process of their own: below it (a rebuild after an edit) starting one costs more than it saves
+# (bench/README.md, "search-process").
+PROCESS_FROM = 256 * 1024
+WAIT = 300.0  # seconds the build waits for the process's reading of one page before it reads the page itself
+_META = ("title", "search", "tags")  # what Material's search plugin reads of a page's front matter
+
+
+class SearchReading:
+    """How Material's search plugin (version 9, whose reading of a page ``render.search`` follows) reads the
+    pages: its on_page_context and on_post_build handlers, wrapped.
+
+    A page it read in an earlier build, with the same HTML and the same everything else it reads of a page,
+    is not read again: the entries it made of it then go into its index as they were
+    (``search.IndexedPages``). Any other page is handed over without its spans (``search.without_spans``),
+    and put back once read; or as it is, when its spans cannot be taken out exactly, or it is one the search
+    plugin leaves out of its index. A page the search plugin rewrote (it takes out attributes such as
+    ``data-search-exclude``) is read again by every build. Once a build has ``PROCESS_FROM`` bytes of pages
+    to read, those that the search plugin would not rewrite are read by a ``SearchProcess`` as MkDocs
+    converts them (``ahead``), and their entries go into the index in the pages' order (``settle``)."""
+
+    def __init__(self, cache_dir: Path | None, process_from: int | None = None):
+        self.cache_dir = cache_dir
+        self.indexed = search.IndexedPages(cache_dir)
+        self.process_from = PROCESS_FROM if process_from is None else process_from
+        self._plugin = None  # Material's search plugin, when it reads the pages
+        self._settings: list = []  # what the key of a page's entries names of the search plugin and its release
+        self._process: SearchProcess | None = None
+        self._queued: list[tuple[str, PageReading]] = []  # to read, not yet handed to the process
+        self._queued_bytes = 0
+        self._ahead: dict[str, Future] = {}  # the pages handed to the process, by key
+        # the pages the search plugin found read by the process: (where their entries go, key, page, answer)
+        self._pending: list[tuple[int, str, PageReading, Future]] = []
+        self.read_aside = 0  # pages of this build read by the process
+
+    def wrap(self, config) -> None:
+        self._queued, self._queued_bytes, self._ahead, self._pending = [], 0, {}, []
+        self.read_aside = 0
+        self._plugin = None
+        handlers = config.plugins.events.get("page_context", [])
+        for i, handler in enumerate(handlers):
+            search_plugin = getattr(handler, "__self__", None)
+            # A search plugin turned off (its own `enabled: false`) reads no page: nothing to hand it.
+            if search_plugin is not None and _is_material_search(search_plugin) and search_plugin.config.enabled:
+                self._plugin = search_plugin
+                self._settings = _settings(search_plugin)
+                handlers[i] = self._reading(handler, search_plugin)
+        ends = config.plugins.events.get("post_build", [])
+        for i, handler in enumerate(ends):
+            if self._plugin is not None and getattr(handler, "__self__", None) is self._plugin:
+                ends[i] = self._settling(handler)
+
+    def _key(self, page, html: str) -> str:
+        meta = page.meta
+        reads = (*self._settings, page.url, repr(page.title), *map(repr, map(meta.get, _META)), toc_items(page.toc))
+        return search.entries_key(html, reads)
+
+    def ahead(self, page, html: str) -> None:
+        """MkDocs has converted ``page`` to ``html``: hand it to the process when the store does not have it
+        and the build has enough of such pages (see the class)."""
+        if self._plugin is None or not html or _segments(self._plugin):
+            return
+        listed = page.meta.get("search") or {}
+        if (isinstance(listed, dict) and listed.get("exclude")) or search.rewritten(html):
+            return  # the search plugin reads none of it, or rewrites it: it is read in the build
+        key = self._key(page, html)
+        if key in self._ahead or self.indexed.get(key) is not None:
+            return
+        self._queued.append((key, PageReading(html, toc_items(page.toc), page.url, page.title, _meta(page))))
+        self._queued_bytes += len(html)
+        if self._process is None and self._queued_bytes < self.process_from:
+            return
+        if self._process is None:
+            self._process = SearchProcess()
+        settings = dict(self._plugin.search_index.config)
+        for key, reading in self._queued:
+            self._ahead[key] = self._process.submit(settings, reading)
+        self._queued = []
+
+    def _reading(self, handler, search_plugin):
+        version = installed_version("mkdocs-material")
+
+        def on_page_context(context, *, page, config, nav):
+            full = page.content
+            if not full:
+                return handler(context, page=page, config=config, nav=nav)
+            key = self._key(page, full)
+            entries = search_plugin.search_index.entries
+            found = self.indexed.get(key)
+            if found is not None:  # it made these of the page below, and changed nothing else
+                entries.extend(found)
+                return None  # what its handler returns
+            answer = self._ahead.pop(key, None)
+            if answer is not None:  # the page as the process has it: its entries go here (settle)
+                reading = PageReading(full, toc_items(page.toc), page.url, page.title, _meta(page))
+                self._pending.append((len(entries), key, reading, answer))
+                return None
+            listed = page.meta.get("search") or {}
+            # A page the search plugin leaves out of the index (a source page): it reads none of it, so the page
+            # is handed as it is.
+            light = None if isinstance(listed, dict) and listed.get("exclude") else search.without_spans(full)
+            handed = full if light is None else light
+            before = len(entries)
+            page.content = handed
+            try:
+                result = handler(context, page=page, config=config, nav=nav)
+            finally:
+                read = page.content
+                if light is not None:
+                    page.content = full
+            if light is not None and read != light:  # it rewrites more of a page than render.search knows of
+                raise PluginError(
+                    f"docs_hooks: {page.file.src_uri}: Material's search plugin (mkdocs-material {version}) changed "
+                    "the page docs_hooks handed it without its spans, which docs_hooks cannot carry over to the "
+                    "page; install another mkdocs-material 9 release, and report this with the version"
+                )
+            if result is None and read == handed:  # it only read the page
+                self.indexed.add(key, entries[before:])
+            return result
+
+        return on_page_context
+
+    def _settling(self, handler):
+        def on_post_build(*, config):
+            self.settle()
+            return handler(config=config)
+
+        return on_post_build
+
+    def settle(self) -> None:
+        """Put the entries the process made into the search plugin's index, each page's where the search
+        plugin would have put them; a page the process could not read is read here. Then end the process."""
+        pending, self._pending = self._pending, []
+        process, self._process = self._process, None
+        if self._plugin is None or not pending:
+            if process is not None:
+                process.close()
+            return
+        entries = self._plugin.search_index.entries
+        settings = dict(self._plugin.search_index.config)
+        version = installed_version("mkdocs-material")
+        try:
+            # from the last: the places of those before it stay where they were
+            for place, key, reading, answer in reversed(pending):
+                made = process.entries(answer, version) if process is not None else None
+                if made is None:
+                    made = read_entries(settings, reading)
+                else:
+                    self.read_aside += 1
+                entries[place:place] = made
+                self.indexed.add(key, made)
+        finally:
+            self._ahead = {}
+            if process is not None:
+                process.close()
+        self.indexed.flush()
+
+    def abandon(self) -> None:
+        """The build failed: end the process, and forget what it was reading."""
+        self._queued, self._ahead, self._pending = [], {}, []
+        process, self._process = self._process, None
+        if process is not None:
+            process.close()
+
+    def flush(self) -> None:
+        """Keep what the search plugin made of the pages of this build."""
+        self.indexed.flush()
+
+    def close(self) -> None:
+        self.abandon()
+        self.indexed.close()
+
+
+class SearchProcess:
+    """``python -m docs_hooks.search_reader``, started with a lifeline (``run.children``): it reads the pages
+    it is handed as Material's search plugin does, one after the other, while the build goes on.
+
+    A thread writes the pages to it, so that the build never waits for a full pipe; another reads its
+    answers into the futures ``submit`` returned."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        here = str(Path(__file__).resolve().parents[1])  # the folder docs_hooks is imported from
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+        self._proc = children.start(
+            [sys.executable, "-m", "docs_hooks.search_reader"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        self._numbers = itertools.count()
+        self._answers: dict[int, Future] = {}
+        self._ended = False  # its answers' pipe closed: no more answers come
+        self._lock = threading.Lock()
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=f, daemon=True) for f in (self._write, self._read)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, settings: dict, page: PageReading) -> Future:
+        """The answer to come: ``(its mkdocs-material version, entries or None, what went wrong or None)``."""
+        answer: Future = Future()
+        number = next(self._numbers)
+        with self._lock:
+            if self._ended:  # nothing will read an answer of it: the build reads the page itself
+                answer.set_result((None, None, "the process ended"))
+                return answer
+            self._answers[number] = answer
+        self._outbox.put((number, settings, page))
+        return answer
+
+    def entries(self, answer: Future, version: str) -> list[dict] | None:
+        """The entries of an answer, or None when the process did not make them with this version of
+        Material (the build then reads the page itself)."""
+        try:
+            made_by, made, problem = answer.result(timeout=WAIT)
+        except FutureTimeout:
+            self.close()
+            return None
+        if problem is not None or made_by != version:
+            return None
+        return made
+
+    def _write(self) -> None:
+        stream = self._proc.stdin
+        assert stream is not None
+        try:
+            while (message := self._outbox.get()) is not None:
+                send(stream, message)
+        except OSError:  # it ended: the reader answers what is left
+            pass
+        finally:
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def _read(self) -> None:
+        stream = self._proc.stdout
+        assert stream is not None
+        try:
+            while True:
+                number, version, made, problem = receive(stream)
+                with self._lock:
+                    answer = self._answers.pop(number, None)
+                if answer is not None:
+                    answer.set_result((version, made, problem))
+        except Exception:  # noqa: BLE001 - it ended or wrote what is no answer: the build reads what is left
+            pass
+        finally:
+            with self._lock:
+                left, self._answers = list(self._answers.values()), {}
+                self._ended = True
+            for answer in left:
+                answer.set_result((None, None, "the process ended"))
+
+    def close(self) -> None:
+        """Let it finish what it was handed and end; kill it if it does not."""
+        self._outbox.put(None)
+        try:
+            self._proc.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            children.kill_group(self._proc)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join()
+        children.release(self._proc)
+
+
+def _settings(search_plugin) -> list:
+    # The entries are what the search plugin makes of the page as it is; the release of docs_hooks that
+    # took its spans out is named too, so that a later release does not keep a wrong reading.
+    settings = [installed_version("mkdocs-material"), ("docs-hooks", installed_version("docs-hooks"))]
+    settings += sorted((k, repr(v)) for k, v in search_plugin.config.items())
+    settings.append(("jieba installed", repr(_segments(search_plugin))))
+    return settings
+
+
+def _segments(search_plugin) -> bool:
+    """Whether the search plugin segments Chinese text: when jieba is installed (its module's ``jieba`` is then
+    not None), with dictionaries its on_config loaded, which a process of its own would not have."""
+    return getattr(sys.modules[type(search_plugin).__module__], "jieba", None) is not None
+
+
+def _meta(page) -> dict:
+    """What the search plugin reads of a page's front matter."""
+    return {k: page.meta[k] for k in _META if k in page.meta}
+
+
+def _is_material_search(plugin: object) -> bool:
+    """Whether ``plugin`` is Material's search plugin of mkdocs-material 9, whose reading of a page
+    ``render.search`` follows."""
+    kind = type(plugin)
+    named = (kind.__module__, kind.__name__) == ("material.plugins.search.plugin", "SearchPlugin")
+    return named and installed_version("mkdocs-material").startswith("9.")

@@ -1,0 +1,132 @@
+"""plugin_search: Material's search plugin reads the pages under the MkDocs plugin, in a process beside the
+build when there are many to read, and the index comes out the same as when it reads each one itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import BASE_FILES, REPO, run_cli, write_tree
+from .test_search import MKDOCS_YML, PAGE
+
+# The small Material site of test_search, with a page whose front matter the search plugin reads (its tags
+# and boost) and one with an attribute it takes out of the page (read in the build, never by the process).
+CONFIG = MKDOCS_YML.replace(
+    "  - Prose: prose.md\n", "  - Prose: prose.md\n  - Tagged: tagged.md\n  - Marked: marked.md\n"
+)
+FILES = {
+    "mkdocs.yml": CONFIG,
+    "docs/page.md": PAGE,
+    "docs/prose.md": "# Prose\n\nJust text, and `code`.\n\n## More\n\nA second section.\n",
+    "docs/tagged.md": "---\ntags: [norms, maths]\nsearch:\n  boost: 2\n---\n\n# Tagged\n\nA page with tags.\n",
+    "docs/marked.md": '# Marked\n\n<div data-search-exclude="yes" markdown>Left out.</div>\n\nKept.\n',
+}
+
+# Builds the site one way and says what the search plugin's reading did:
+#   off      the search plugin reads every page itself, as it is (SearchReading not at work)
+#   build    SearchReading at work, every page read in the build (a threshold no build reaches)
+#   process  every page the process may read read there (from the first byte)
+#   killed   the process killed as soon as it is started: the build reads those pages itself
+BUILD = """
+import json, sys
+from docs_hooks import plugin_search
+from docs_hooks.run import children
+
+how, site, config = sys.argv[1:4]
+started, ended, readings = [], [], []
+if how == "off":
+    plugin_search.SearchReading.wrap = lambda self, config: None
+plugin_search.PROCESS_FROM = 10**12 if how == "build" else 0
+start, close, settle = plugin_search.SearchProcess.__init__, plugin_search.SearchProcess.close, plugin_search.SearchReading.settle
+
+def starting(self):
+    start(self)
+    started.append(self)
+    if how == "killed":
+        children.kill_group(self._proc)
+
+def closing(self):
+    close(self)
+    ended.append(self._proc.poll())
+
+def settling(self):
+    settle(self)
+    readings.append(self.read_aside)
+
+plugin_search.SearchProcess.__init__ = starting
+plugin_search.SearchProcess.close = closing
+plugin_search.SearchReading.settle = settling
+from mkdocs.__main__ import cli
+try:
+    cli(["build", "--strict", "-q", "-d", site, "-f", config])
+finally:
+    print(json.dumps({"started": len(started), "ended": ended, "read aside": max(readings, default=0)}))
+"""
+
+
+def build(root: Path, how: str, name: str = "site") -> tuple[Path, dict]:
+    site = root / name
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", BUILD, how, str(site), "mkdocs.yml"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return site, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory):
+    """The site built each way, each on a cache with no reading of the search plugin in it."""
+    built = {}
+    for how in ("off", "build", "process", "killed"):
+        root = tmp_path_factory.mktemp(how) / "proj"
+        write_tree(root, {**BASE_FILES, **FILES})
+        (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+        assert run_cli(root, "relock") == 0
+        built[how] = build(root, how)
+    return built
+
+
+def test_pages_read_in_a_process_of_their_own_make_the_index_and_the_pages_they_make_when_read_in_the_build(sites):
+    (off, _), (in_build, said_build), (aside, said) = sites["off"], sites["build"], sites["process"]
+    assert said_build == {"started": 0, "ended": [], "read aside": 0}
+    # page, prose and tagged went to the process; marked has an attribute the search plugin takes out
+    assert said["started"] == 1 and said["read aside"] == 3, said
+    assert said["ended"] == [0]  # it ended with the build, having answered every page
+    index = (aside / "search/search_index.json").read_bytes()
+    assert (
+        index == (off / "search/search_index.json").read_bytes() == (in_build / "search/search_index.json").read_bytes()
+    )
+    docs = json.loads(index)["docs"]
+    tagged = [d for d in docs if d["location"].startswith("tagged/")]
+    assert tagged and tagged[0]["tags"] == ["norms", "maths"] and tagged[0]["boost"] == 2
+    assert not any("Left out." in d["text"] for d in docs) and any("Kept." in d["text"] for d in docs)
+    locations = [d["location"] for d in docs]
+    assert locations.index("prose/") < locations.index("prose/#more") < locations.index("tagged/"), locations
+    for page in sorted(off.rglob("*.html")):
+        assert (aside / page.relative_to(off)).read_bytes() == page.read_bytes(), page
+
+
+def test_when_the_process_dies_the_build_reads_its_pages_itself_and_the_index_is_the_same(sites):
+    (off, _), (killed, said) = sites["off"], sites["killed"]
+    assert said["started"] == 1 and said["read aside"] == 0, said
+    assert said["ended"] and said["ended"][0] != 0  # killed, not ended by the build
+    assert (killed / "search/search_index.json").read_bytes() == (off / "search/search_index.json").read_bytes()
+
+
+def test_a_warm_build_finds_every_page_read_and_starts_no_process(sites):
+    aside, said = sites["process"]
+    root = aside.parent
+    site, again = build(root, "process", "site-again")
+    assert again == {"started": 0, "ended": [], "read aside": 0}
+    assert (site / "search/search_index.json").read_bytes() == (aside / "search/search_index.json").read_bytes()
