@@ -168,7 +168,7 @@ class SearchReading:
         process, self._process = self._process, None
         if self._plugin is None or not pending:
             if process is not None:
-                process.close()
+                process.close(wait=False)
             return
         entries = self._plugin.search_index.entries
         settings = dict(self._plugin.search_index.config)
@@ -186,7 +186,7 @@ class SearchReading:
         finally:
             self._ahead = {}
             if process is not None:
-                process.close()
+                process.close(wait=False)
         self.indexed.flush()
 
     def abandon(self) -> None:
@@ -288,9 +288,16 @@ class SearchProcess:
             for answer in left:
                 answer.set_result((None, None, "the process ended"))
 
-    def close(self) -> None:
-        """Let it finish what it was handed and end; kill it if it does not."""
+    def close(self, wait: bool = True) -> None:
+        """Let it finish what it was handed and end; kill it if it does not. Without ``wait``, a thread waits
+        for that while the build goes on (it has every answer it asked for)."""
         self._outbox.put(None)
+        if wait:
+            self._end()
+        else:
+            threading.Thread(target=self._end, daemon=True).start()
+
+    def _end(self) -> None:
         try:
             self._proc.wait(timeout=WAIT)
         except subprocess.TimeoutExpired:

@@ -90,11 +90,15 @@ class KeptPages:
     def __init__(self, cache_dir: Path | None):
         path = store_file(cache_dir, "rendered")
         self.store = Store(path) if path is not None else None
+        self._fresh: dict[str, bytes] = {}  # rendered in this build, written by ``flush``
 
     def get_many(self, keys: list[str]) -> dict[str, list[Piece]]:
         if self.store is None or not keys:
             return {}
-        found = {}
+        found = {key: parts for key in keys if key in self._fresh and (parts := load(self._fresh[key])) is not None}
+        keys = [key for key in keys if key not in found]
+        if not keys:
+            return found
         for key, raw in self.store.get_many(keys).items():
             parts = load(raw)
             if parts is not None:
@@ -102,11 +106,18 @@ class KeptPages:
         return found
 
     def put(self, key: str, parts: list[Piece]) -> None:
+        """Keep the page (written by ``flush``: one transaction for the pages of a build)."""
         if self.store is not None:
-            self.store.put_many({key: dump(parts)})
+            self._fresh[key] = dump(parts)
+
+    def flush(self) -> None:
+        if self.store is not None and self._fresh:
+            self.store.put_many(self._fresh)
+        self._fresh = {}
 
     def close(self) -> None:
         if self.store is not None:
+            self.flush()
             self.store.close()
 
 

@@ -248,6 +248,8 @@ class Build:
         """Wait until the background work is done; raise what went wrong in it that was not a TraceError."""
         if self.workers is not None:
             self.workers.wait()
+        if self.kept is not None:
+            self.kept.flush()  # the pages this build rendered, for the next
 
     def warm_up(self) -> None:
         """Start making the call graph in the background, if this build has not made it (every page it

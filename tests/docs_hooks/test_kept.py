@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from docs_hooks.core import site as site_module
-from docs_hooks.core.kept import digest, dump, load
+from docs_hooks.core.kept import KeptPages, digest, dump, load
 from docs_hooks.render.segments import Html
 
 from .conftest import FWD_ENTRY, build_site
@@ -20,6 +20,19 @@ def test_pieces_come_back_as_they_were_stored_and_anything_else_is_a_miss():
     assert isinstance(load(dump(parts))[1], Html)
     for damaged in (b"", b"{", b'{"a": 1}', b'[["html"]]', b'[["html", 1]]', b"[3]", b"\xff"):
         assert load(damaged) is None
+
+
+def test_the_pages_of_a_build_are_found_at_once_and_written_in_one_go_when_it_is_done(tmp_path):
+    parts = ["# Title\n", Html("<p>x</p>", True)]
+    kept = KeptPages(tmp_path)
+    kept.put("page", parts)
+    assert kept.get_many(["page", "other"]) == {"page": parts}  # found in the same build, before it is written
+    assert KeptPages(tmp_path).get_many(["page"]) == {}  # not yet in the store
+    kept.flush()
+    assert KeptPages(tmp_path).get_many(["page"]) == {"page": parts}
+    kept.put("second", parts)
+    kept.close()  # a build that ends writes what it kept
+    assert KeptPages(tmp_path).get_many(["page", "second"]) == {"page": parts, "second": parts}
 
 
 def test_a_digest_tells_pages_apart_by_every_piece_and_whether_generated_html_is_a_block():

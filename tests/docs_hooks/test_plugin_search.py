@@ -50,9 +50,9 @@ def starting(self):
     if how == "killed":
         children.kill_group(self._proc)
 
-def closing(self):
-    close(self)
-    ended.append(self._proc.poll())
+def closing(self, wait=True):
+    close(self, wait)
+    ended.append(self._proc.wait(timeout=60))
 
 def settling(self):
     settle(self)
