@@ -63,12 +63,13 @@ class SearchReading:
         self._queued: list[tuple[str, PageReading]] = []  # to read, not yet handed to the process
         self._queued_bytes = 0
         self._ahead: dict[str, Future] = {}  # the pages handed to the process, by key
+        self._found: dict[str, list[dict]] = {}  # the entries of pages the store had when MkDocs converted them
         # the pages the search plugin found read by the process: (where their entries go, key, page, answer)
         self._pending: list[tuple[int, str, PageReading, Future]] = []
         self.read_aside = 0  # pages of this build read by the process
 
     def wrap(self, config) -> None:
-        self._queued, self._queued_bytes, self._ahead, self._pending = [], 0, {}, []
+        self._queued, self._queued_bytes, self._ahead, self._pending, self._found = [], 0, {}, [], {}
         self.read_aside = 0
         self._plugin = None
         handlers = config.plugins.events.get("page_context", [])
@@ -98,7 +99,11 @@ class SearchReading:
         if (isinstance(listed, dict) and listed.get("exclude")) or search.rewritten(html):
             return  # the search plugin reads none of it, or rewrites it: it is read in the build
         key = self._key(page, html)
-        if key in self._ahead or self.indexed.get(key) is not None:
+        if key in self._ahead or key in self._found:
+            return
+        found = self.indexed.get(key)
+        if found is not None:  # the search plugin's on_page_context takes it from here: one lookup a page
+            self._found[key] = found
             return
         self._queued.append((key, PageReading(html, toc_items(page.toc), page.url, page.title, _meta(page))))
         self._queued_bytes += len(html)
@@ -120,7 +125,9 @@ class SearchReading:
                 return handler(context, page=page, config=config, nav=nav)
             key = self._key(page, full)
             entries = search_plugin.search_index.entries
-            found = self.indexed.get(key)
+            found = self._found.pop(key, None)
+            if found is None:
+                found = self.indexed.get(key)
             if found is not None:  # it made these of the page below, and changed nothing else
                 entries.extend(found)
                 return None  # what its handler returns
@@ -191,7 +198,7 @@ class SearchReading:
 
     def abandon(self) -> None:
         """The build failed: end the process, and forget what it was reading."""
-        self._queued, self._ahead, self._pending = [], {}, []
+        self._queued, self._ahead, self._pending, self._found = [], {}, [], {}
         process, self._process = self._process, None
         if process is not None:
             process.close()
