@@ -4,15 +4,13 @@ build when there are many to read, and the index comes out the same as when it r
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from .conftest import BASE_FILES, REPO, run_cli, write_tree
 from .test_search import MKDOCS_YML, PAGE
+from .test_search import build as search_build
 
 # The small Material site of test_search, with a page whose front matter the search plugin reads (its tags
 # and boost) and one with an attribute it takes out of the page (read in the build, never by the process).
@@ -70,18 +68,8 @@ finally:
 
 
 def build(root: Path, how: str, name: str = "site") -> tuple[Path, dict]:
-    site = root / name
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run(
-        [sys.executable, "-c", BUILD, how, str(site), "mkdocs.yml"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return site, json.loads(result.stdout.strip().splitlines()[-1])
+    site, said = search_build(root, how, script=BUILD, site=root / name)
+    return site, json.loads(said.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")

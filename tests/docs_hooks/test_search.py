@@ -207,11 +207,14 @@ finally:
 """
 
 
-def build(root: Path, how: str, config: str = "mkdocs.yml") -> tuple[Path, str]:
-    site = root / f"site-{how}"
+def build(
+    root: Path, how: str, config: str = "mkdocs.yml", script: str = BUILD, site: Path | None = None
+) -> tuple[Path, str]:
+    """The site built by ``script`` (``how``, the site's folder and ``config`` its arguments), and what it printed."""
+    site = site or root / f"site-{how}"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     result = subprocess.run(
-        [sys.executable, "-c", BUILD, how, str(site), config],
+        [sys.executable, "-c", script, how, str(site), config],
         cwd=root,
         env=env,
         capture_output=True,
