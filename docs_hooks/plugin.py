@@ -185,8 +185,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         return files
 
     def on_page_content(self, html, *, page, config, files):
-        """For a dirty build: what the page came out as (see ``DirtyPages``); the page to the process that
-        reads pages for Material's search plugin (``SearchReading.ahead``)."""
+        """What the page came out as, for a dirty build (``DirtyPages``) and Material's search (``ahead``)."""
         if self._dirty is not None:
             self._dirty.built(self._rel(page.file), self.session)
         if self._search is not None:

@@ -30,7 +30,7 @@ from mkdocs.exceptions import PluginError
 from docs_hooks.base.settings import installed_version
 from docs_hooks.render import search
 from docs_hooks.run import children
-from docs_hooks.search_reader import PageReading, read_entries, receive, send, toc_items
+from docs_hooks.search_reader import PageReading, page_data, plain, read_entries, receive, send, toc_items
 
 # Bytes of HTML the store of earlier readings does not have, in one build, from which the pages go to a
 # process of their own: below it (a rebuild after an edit) starting one costs more than it saves
@@ -105,13 +105,16 @@ class SearchReading:
         if found is not None:  # the search plugin's on_page_context takes it from here: one lookup a page
             self._found[key] = found
             return
-        self._queued.append((key, PageReading(html, toc_items(page.toc), page.url, page.title, _meta(page))))
+        meta = _meta(page)
+        settings = dict(self._plugin.search_index.config)
+        if not (plain(meta) and plain(settings)):
+            return  # what JSON would not give back as it was: read in the build
+        self._queued.append((key, PageReading(html, toc_items(page.toc), page.url, page.title, meta)))
         self._queued_bytes += len(html)
         if self._process is None and self._queued_bytes < self.process_from:
             return
         if self._process is None:
             self._process = SearchProcess()
-        settings = dict(self._plugin.search_index.config)
         for key, reading in self._queued:
             self._ahead[key] = self._process.submit(settings, reading)
         self._queued = []
@@ -267,7 +270,8 @@ class SearchProcess:
         assert stream is not None
         try:
             while (message := self._outbox.get()) is not None:
-                send(stream, message)
+                number, settings, page = message
+                send(stream, [number, settings, page_data(page)])
         except OSError:  # it ended: the reader answers what is left
             pass
         finally:

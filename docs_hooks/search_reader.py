@@ -10,13 +10,15 @@ never handed here (``plugin_search``).
 
 The process reads requests from its standard input and writes answers to the pipe that was its standard
 output (its own standard output goes to standard error, so that nothing a library prints there can be
-taken for an answer). Each message is a pickle, after its length as 8 bytes (``send`` and ``receive``).
+taken for an answer). Each message is JSON, after its length as 8 bytes (``send`` and ``receive``): plain
+data both ways, so a page whose front matter JSON does not give back as it was is read in the build
+(``plain``).
 """
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -51,6 +53,37 @@ class PageReading:
     meta: dict = field(default_factory=dict)
 
 
+def plain(value: object) -> bool:
+    """Whether JSON gives ``value`` back as it was (what may go through the pipe)."""
+    try:
+        return json.loads(json.dumps(value)) == value
+    except (TypeError, ValueError):
+        return False
+
+
+def page_data(page: PageReading) -> dict:
+    """The page as plain data for the pipe (``page_from`` makes it again)."""
+    return {
+        "content": page.content,
+        "toc": _toc_data(page.toc),
+        "url": page.url,
+        "title": page.title,
+        "meta": page.meta,
+    }
+
+
+def page_from(data: dict) -> PageReading:
+    return PageReading(data["content"], _toc_from(data["toc"]), data["url"], data["title"], data["meta"])
+
+
+def _toc_data(toc: tuple[TocItem, ...]) -> list:
+    return [[t.id, t.url, t.title, t.level, _toc_data(t.children)] for t in toc]
+
+
+def _toc_from(data: list) -> tuple[TocItem, ...]:
+    return tuple(TocItem(i, url, title, level, _toc_from(children)) for i, url, title, level, children in data)
+
+
 def toc_items(toc) -> tuple[TocItem, ...]:
     """MkDocs' table of contents of a page as plain data."""
     return tuple(TocItem(t.id, t.url, t.title, t.level, toc_items(t.children)) for t in toc)
@@ -68,7 +101,7 @@ def read_entries(settings: dict, page: PageReading) -> list[dict]:
 
 
 def send(stream: IO[bytes], message: object) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    data = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
     stream.write(_LENGTH.pack(len(data)) + data)
     stream.flush()
 
@@ -82,7 +115,7 @@ def receive(stream: IO[bytes]) -> Any:
     data = stream.read(size)
     if len(data) < size:
         raise EOFError
-    return pickle.loads(data)
+    return json.loads(data.decode("utf-8", "surrogatepass"))
 
 
 def main() -> None:  # pragma: no cover - runs in the child process (tests/docs_hooks/test_plugin_search.py)
@@ -97,12 +130,12 @@ def main() -> None:  # pragma: no cover - runs in the child process (tests/docs_
     while True:
         try:
             number, settings, page = receive(requests)
-        except EOFError:
+        except (EOFError, ValueError):
             return
         try:
-            send(answers, (number, version, read_entries(settings, page), None))
+            send(answers, [number, version, read_entries(settings, page_from(page)), None])
         except Exception as exc:  # noqa: BLE001 - the build reads such a page itself, and meets it there
-            send(answers, (number, version, None, f"{type(exc).__name__}: {exc}"))
+            send(answers, [number, version, None, f"{type(exc).__name__}: {exc}"])
 
 
 if __name__ == "__main__":

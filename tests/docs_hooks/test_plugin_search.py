@@ -15,13 +15,15 @@ from .test_search import build as search_build
 # The small Material site of test_search, with a page whose front matter the search plugin reads (its tags
 # and boost) and one with an attribute it takes out of the page (read in the build, never by the process).
 CONFIG = MKDOCS_YML.replace(
-    "  - Prose: prose.md\n", "  - Prose: prose.md\n  - Tagged: tagged.md\n  - Marked: marked.md\n"
+    "  - Prose: prose.md\n", "  - Prose: prose.md\n  - Tagged: tagged.md\n  - Marked: marked.md\n  - Dated: dated.md\n"
 )
 FILES = {
     "mkdocs.yml": CONFIG,
     "docs/page.md": PAGE,
     "docs/prose.md": "# Prose\n\nJust text, and `code`.\n\n## More\n\nA second section.\n",
     "docs/tagged.md": "---\ntags: [norms, maths]\nsearch:\n  boost: 2\n---\n\n# Tagged\n\nA page with tags.\n",
+    # a tag YAML reads as a date, which JSON would not give back: read in the build
+    "docs/dated.md": "---\ntags: [2024-01-01, dated]\n---\n\n# Dated\n\nA page with a date for a tag.\n",
     "docs/marked.md": '# Marked\n\n<div data-search-exclude="yes" markdown>Left out.</div>\n\nKept.\n',
 }
 
@@ -88,7 +90,8 @@ def sites(tmp_path_factory):
 def test_pages_read_in_a_process_of_their_own_make_the_index_and_the_pages_they_make_when_read_in_the_build(sites):
     (off, _), (in_build, said_build), (aside, said) = sites["off"], sites["build"], sites["process"]
     assert said_build == {"started": 0, "ended": [], "read aside": 0}
-    # page, prose and tagged went to the process; marked has an attribute the search plugin takes out
+    # page, prose and tagged went to the process; marked has an attribute the search plugin takes out, and
+    # dated a tag JSON would not give back
     assert said["started"] == 1 and said["read aside"] == 3, said
     assert said["ended"] == [0]  # it ended with the build, having answered every page
     index = (aside / "search/search_index.json").read_bytes()
@@ -99,6 +102,8 @@ def test_pages_read_in_a_process_of_their_own_make_the_index_and_the_pages_they_
     tagged = [d for d in docs if d["location"].startswith("tagged/")]
     assert tagged and tagged[0]["tags"] == ["norms", "maths"] and tagged[0]["boost"] == 2
     assert not any("Left out." in d["text"] for d in docs) and any("Kept." in d["text"] for d in docs)
+    dated = [d for d in docs if d["location"].startswith("dated/")]
+    assert dated and dated[0]["tags"] == ["dated"]  # Material leaves out a tag that is no string or number
     locations = [d["location"] for d in docs]
     assert locations.index("prose/") < locations.index("prose/#more") < locations.index("tagged/"), locations
     for page in sorted(off.rglob("*.html")):
