@@ -120,7 +120,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             # While serving, a rebuild after a page edit keeps the build (its index and the pages it resolved)
             # when no code, test, helper or spec file changed; any change makes a new one, and the old one's
             # processes are ended.
-            self.session.refresh(kernels)
+            self.session.refresh(kernels).write_kept_when_done()  # on_post_build awaits the build
         except TraceError as err:
             raise PluginError(str(err)) from None
         # A site that also builds with Zensical names the extension itself: the plugin adds its own instance,

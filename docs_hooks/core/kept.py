@@ -91,6 +91,9 @@ class KeptPages:
         path = store_file(cache_dir, "rendered")
         self.store = Store(path) if path is not None else None
         self._fresh: dict[str, bytes] = {}  # rendered in this build, written by ``flush``
+        # A front end that tells the build when it is done (``Build.await_background``) has the pages of a
+        # build written in one transaction then; any other (the extension under Zensical) page by page.
+        self.batched = False
 
     def get_many(self, keys: list[str]) -> dict[str, list[Piece]]:
         if self.store is None or not keys:
@@ -106,9 +109,11 @@ class KeptPages:
         return found
 
     def put(self, key: str, parts: list[Piece]) -> None:
-        """Keep the page (written by ``flush``: one transaction for the pages of a build)."""
+        """Keep the page (when ``batched``, written by ``flush``: one transaction for the pages of a build)."""
         if self.store is not None:
             self._fresh[key] = dump(parts)
+            if not self.batched:
+                self.flush()
 
     def flush(self) -> None:
         if self.store is not None and self._fresh:

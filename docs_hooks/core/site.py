@@ -251,6 +251,12 @@ class Build:
         if self.kept is not None:
             self.kept.flush()  # the pages this build rendered, for the next
 
+    def write_kept_when_done(self) -> None:
+        """The front end calls ``await_background`` once the build is done: the pages it rendered are written
+        then, in one transaction."""
+        if self.kept is not None:
+            self.kept.batched = True
+
     def warm_up(self) -> None:
         """Start making the call graph in the background, if this build has not made it (every page it
         rendered was kept). A front end calls it once a build is done and its process stays (``mkdocs serve``):

@@ -24,7 +24,10 @@ def test_pieces_come_back_as_they_were_stored_and_anything_else_is_a_miss():
 
 def test_the_pages_of_a_build_are_found_at_once_and_written_in_one_go_when_it_is_done(tmp_path):
     parts = ["# Title\n", Html("<p>x</p>", True)]
+    KeptPages(tmp_path).put("alone", parts)  # a front end that never says the build is done: written at once
+    assert KeptPages(tmp_path).get_many(["alone"]) == {"alone": parts}
     kept = KeptPages(tmp_path)
+    kept.batched = True
     kept.put("page", parts)
     assert kept.get_many(["page", "other"]) == {"page": parts}  # found in the same build, before it is written
     assert KeptPages(tmp_path).get_many(["page"]) == {}  # not yet in the store
