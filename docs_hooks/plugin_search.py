@@ -62,15 +62,20 @@ class SearchReading:
         self._process: SearchProcess | None = None
         self._queued: list[tuple[str, PageReading]] = []  # to read, not yet handed to the process
         self._queued_bytes = 0
-        self._ahead: dict[str, Future] = {}  # the pages handed to the process, by key
+        self._ahead: dict[str, tuple[PageReading, Future]] = {}  # the pages handed to the process, by key
         self._found: dict[str, list[dict]] = {}  # the entries of pages the store had when MkDocs converted them
         # the pages the search plugin found read by the process: (where their entries go, key, page, answer)
         self._pending: list[tuple[int, str, PageReading, Future]] = []
+        # the search plugin's settings as the process is handed them, worked out once a build; None when a
+        # page cannot go to the process (see ``_handed_settings``)
+        self._handed: dict | None = None
+        self._handed_known = False
         self.read_aside = 0  # pages of this build read by the process
 
     def wrap(self, config) -> None:
         self._queued, self._queued_bytes, self._ahead, self._pending, self._found = [], 0, {}, [], {}
         self.read_aside = 0
+        self._handed, self._handed_known = None, False
         self._plugin = None
         handlers = config.plugins.events.get("page_context", [])
         for i, handler in enumerate(handlers):
@@ -93,7 +98,7 @@ class SearchReading:
     def ahead(self, page, html: str) -> None:
         """MkDocs has converted ``page`` to ``html``: hand it to the process when the store does not have it
         and the build has enough of such pages (see the class)."""
-        if self._plugin is None or not html or _segments(self._plugin):
+        if self._plugin is None or not html:
             return
         listed = page.meta.get("search") or {}
         if (isinstance(listed, dict) and listed.get("exclude")) or search.rewritten(html):
@@ -106,9 +111,9 @@ class SearchReading:
             self._found[key] = found
             return
         meta = _meta(page)
-        settings = dict(self._plugin.search_index.config)
-        if not (plain(meta) and plain(settings)):
-            return  # what JSON would not give back as it was: read in the build
+        settings = self._handed_settings()
+        if settings is None or not plain(meta):
+            return  # read in the build
         self._queued.append((key, PageReading(html, toc_items(page.toc), page.url, page.title, meta)))
         self._queued_bytes += len(html)
         if self._process is None and self._queued_bytes < self.process_from:
@@ -116,8 +121,18 @@ class SearchReading:
         if self._process is None:
             self._process = SearchProcess()
         for key, reading in self._queued:
-            self._ahead[key] = self._process.submit(settings, reading)
+            self._ahead[key] = (reading, self._process.submit(settings, reading))
         self._queued = []
+
+    def _handed_settings(self) -> dict | None:
+        """The settings of the search plugin's index, once a build (it makes its index in its on_config); None
+        when it segments Chinese text (with dictionaries its on_config loaded, which a process of its own would
+        not have), or JSON would not give them back as they were."""
+        if not self._handed_known and self._plugin is not None:
+            settings = dict(self._plugin.search_index.config)
+            self._handed = None if _segments(self._plugin) or not plain(settings) else settings
+            self._handed_known = True
+        return self._handed
 
     def _reading(self, handler, search_plugin):
         version = installed_version("mkdocs-material")
@@ -134,9 +149,9 @@ class SearchReading:
             if found is not None:  # it made these of the page below, and changed nothing else
                 entries.extend(found)
                 return None  # what its handler returns
-            answer = self._ahead.pop(key, None)
-            if answer is not None:  # the page as the process has it: its entries go here (settle)
-                reading = PageReading(full, toc_items(page.toc), page.url, page.title, _meta(page))
+            aside = self._ahead.pop(key, None)
+            if aside is not None:  # the page as the process has it (the same key): its entries go here (settle)
+                reading, answer = aside
                 self._pending.append((len(entries), key, reading, answer))
                 return None
             listed = page.meta.get("search") or {}
@@ -181,7 +196,7 @@ class SearchReading:
                 process.close(wait=False)
             return
         entries = self._plugin.search_index.entries
-        settings = dict(self._plugin.search_index.config)
+        settings = self._handed_settings() or dict(self._plugin.search_index.config)
         version = installed_version("mkdocs-material")
         try:
             # from the last: the places of those before it stay where they were
