@@ -122,7 +122,7 @@ class Links:
     def page_url(self, page: str) -> str:
         """Where a page is inside the site: its URL from the front end, else MkDocs' directory URL (or its file
         in the docs folder, when links go between files)."""
-        rel = posixpath.relpath(page, self.settings.rel(self.settings.docs_dir))
+        rel = sources.relative_path(page, self.settings.rel(self.settings.docs_dir))
         if self.between_files:
             return rel
         if page in self._page_urls:
@@ -135,5 +135,5 @@ class Links:
         """A link from ``page`` to a path of the site, as the browser resolves it."""
         here = self.page_url(page)
         base = here if here.endswith("/") or not here else posixpath.dirname(here)
-        rel = posixpath.relpath(target or ".", base or ".")
+        rel = sources.relative_path(target or ".", base or ".")
         return rel + "/" if target.endswith("/") and not rel.endswith("/") else rel

@@ -51,6 +51,23 @@ def page_uri(repo_path: str) -> str:
     return f"{PREFIX}/{repo_path}.md"
 
 
+def relative_path(path: str, start: str) -> str:
+    """``posixpath.relpath(path, start)``, without reading the working directory when both are paths inside
+    the site (neither absolute nor above it): the same answer, made for every link of every page."""
+    p, s = posixpath.normpath(path), posixpath.normpath(start)
+    if not path or not start or p.startswith(("/", "..")) or s.startswith(("/", "..")):
+        return posixpath.relpath(path, start)
+    ps = p.split("/") if p != "." else []
+    ss = s.split("/") if s != "." else []
+    same = 0
+    for a, b in zip(ps, ss):
+        if a != b:
+            break
+        same += 1
+    parts = [".."] * (len(ss) - same) + ps[same:]
+    return "/".join(parts) if parts else "."
+
+
 def relative_links(html: str, here_url: str, url_of: Callable[[str], str | None]) -> str:
     """``html`` with every source link made relative to the page at ``here_url`` (a site URL such as
     ``layer-norm/``). ``url_of(repo_path)`` is the URL of the file's source page; an address on another host
@@ -67,7 +84,7 @@ def relative_links(html: str, here_url: str, url_of: Callable[[str], str | None]
         if "://" in url:
             return f'{m.group("space")}href="{R.esc(url)}{m.group("anchor") or ""}"'
         anchor = (m.group("anchor") or "").split("-L")[0]  # a span links to its first line
-        rel = posixpath.relpath(url, base or ".")
+        rel = relative_path(url, base or ".")
         rel = rel + "/" if url.endswith("/") and not rel.endswith("/") else rel
         return f'{m.group("space")}href="{R.esc(rel)}{anchor}"'
 
@@ -128,7 +145,7 @@ def render_page(
     for n, code in enumerate(highlighted if highlighted is not None else highlighted_lines(text), 1):
         links = []
         for c in sorted(set(by_line.get(n, ())), key=lambda c: (c.page, c.anchor)):
-            rel = posixpath.relpath(url_of_page(c.page), base or ".")
+            rel = relative_path(url_of_page(c.page), base or ".")
             to = rel if rel.endswith(".md") else rel + "/"  # a page's file, or its directory URL
             links.append(f'<a href="{R.esc(to)}#{R.esc(c.anchor)}">{R.esc(c.label)}</a>')
         cites = f'<td class="trace-src-cites">{", ".join(links)}</td>' if links else "<td></td>"

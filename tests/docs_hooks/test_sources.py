@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from docs_hooks.render import sources
 from docs_hooks.render.sources import Citation
 
@@ -85,3 +87,25 @@ def test_a_source_page_is_titled_by_its_file_left_out_of_search_and_shows_the_fi
         "---\ntitle: ops.py\nhide:\n  - navigation\n  - toc\nsearch:\n  exclude: true\n---\n\n"
         "# `src/ops.py`\n\n```trace-source\nfile: src/ops.py\n```\n"
     )
+
+
+def test_a_relative_path_is_the_one_posixpath_gives_for_any_two_paths():
+    """Every path of up to four segments (inside the site, above it, absolute, with '.' and '..') against every
+    other: relative_path answers as posixpath.relpath does, or raises as it does (an empty path)."""
+    import itertools
+    import posixpath
+
+    segments = ["a", "b", "a.md", ".", "..", ""]
+    paths = sorted({"/".join(p) for n in range(4) for p in itertools.product(segments, repeat=n)})
+    paths += ["/site/a/", "/a", "source/src/ops.py/", "layer-norm/", "../up/"]
+    checked = 0
+    for path, start in itertools.product(paths, repeat=2):
+        try:
+            expected = posixpath.relpath(path, start)
+        except ValueError:
+            with pytest.raises(ValueError):
+                sources.relative_path(path, start)
+            continue
+        assert sources.relative_path(path, start) == expected, (path, start)
+        checked += 1
+    assert checked > 10_000
