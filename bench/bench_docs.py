@@ -217,8 +217,10 @@ def edit_code(path: Path, n: int) -> None:
 # ----------------------------------------------------------------------------- serve, in one process
 
 
-def tree_rss(pid: int) -> tuple[float, int]:
-    """Resident memory of the process ``pid`` and all its descendants, in MB, and how many descendants."""
+def tree_rss(pid: int) -> tuple[float, int, float]:
+    """Resident memory of the process ``pid`` and all its descendants, in MB, how many descendants, and the
+    memory of ``pid`` alone, read in the same pass (so that a thread allocating between two readings cannot put
+    the process above its tree)."""
 
     def children(p: int) -> list[int]:
         out = []
@@ -229,7 +231,7 @@ def tree_rss(pid: int) -> tuple[float, int]:
                 continue
         return out
 
-    total, count, todo = 0, -1, [pid]
+    total, count, own, todo = 0, -1, 0, [pid]
     while todo:
         p = todo.pop()
         count += 1
@@ -237,18 +239,11 @@ def tree_rss(pid: int) -> tuple[float, int]:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1])
+                    own = own if p != pid else int(line.split()[1])
         except OSError:
             continue
         todo += children(p)
-    return total / 1024, count
-
-
-def own_rss() -> float:
-    """Resident memory of this process alone, in MB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return total / 1024, count, own / 1024
 
 
 def serve_child(
@@ -294,7 +289,7 @@ def serve_child(
     code = code_file(project)
     out = {"first": rebuild()}
     gc.collect()
-    out["rss first"], out["children first"] = tree_rss(os.getpid())
+    out["rss first"], out["children first"], _ = tree_rss(os.getpid())
     time.sleep(pause)
     edit_prose(page_path, first_edit)
     if profile:
@@ -313,8 +308,7 @@ def serve_child(
     gc.collect()
     # The children a code edit starts (the recorder, KaTeX) live until the next code edit: the tree is
     # compared from here on, like with like; the first build may have had none (every page kept).
-    out["rss code"], out["children code"] = tree_rss(os.getpid())
-    out["own code"] = own_rss()
+    out["rss code"], out["children code"], out["own code"] = tree_rss(os.getpid())
     children = []
     for n in range(1, edits + 1):
         if n % 2:
@@ -324,8 +318,7 @@ def serve_child(
         rebuild()
         children.append(tree_rss(os.getpid())[1])
     gc.collect()
-    out["rss last"], out["children last"] = tree_rss(os.getpid())
-    out["own last"] = own_rss()
+    out["rss last"], out["children last"], out["own last"] = tree_rss(os.getpid())
     out["children most"] = max(children, default=out["children code"])
     plugins.on_shutdown()
     shutil.rmtree(site_dir, ignore_errors=True)
@@ -361,7 +354,8 @@ DEVICES = {
     "the build as MkDocs converts them (plugin_search.SearchProcess)",
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
-    "warm-up": "the call graph made while mkdocs serve waits for the author's edit (core.site.Build.warm_up)",
+    "warm-up": "the call graph made, and each page read back rendered once, while mkdocs serve waits for the "
+    "author's edit (core.site.Build.warm_up)",
     "settle-later": "a build replaced after a code edit collected while the author reads, not in the rebuild "
     "(core.session.Session.settle)",
     "recording-children": "a large batch of recordings shared with a helper process per spare core "

@@ -132,6 +132,8 @@ class Session:
                     settings, widget_kernels=widget_kernels, texts=self.texts, modules=self.modules
                 )
                 self.fingerprint = stamp
+            else:
+                self._build.stop_warm_up()  # what it renders in the background would meet this rebuild's work
             self._settings = settings
             self.widget_kernels = widget_kernels
             self.locked = by_page(read_lock(settings.lock_path, settings.rel(settings.lock_path)))
