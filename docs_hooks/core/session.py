@@ -133,7 +133,7 @@ class Session:
                 )
                 self.fingerprint = stamp
             else:
-                self._build.stop_warm_up()  # what it renders in the background would meet this rebuild's work
+                self._build.warming.stop()  # what it renders in the background would meet this rebuild's work
             self._settings = settings
             self.widget_kernels = widget_kernels
             self.locked = by_page(read_lock(settings.lock_path, settings.rel(settings.lock_path)))

@@ -15,7 +15,6 @@ shows.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,8 +24,9 @@ from docs_hooks.base.gcpause import freeze, paused, unfreeze
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digest, settings_digest
 from docs_hooks.core.kept import KeptPages, PageKeys
-from docs_hooks.core.page import BlockPart, PagePlan, RenderedPage, page_needs, render_page, status_problems
+from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
 from docs_hooks.core.planned import SitePlans
+from docs_hooks.core.warmup import WarmUp
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
 from docs_hooks.read.blocks import Page
@@ -109,9 +109,7 @@ class Build:
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
         self._site_pages: dict[str, None] = {}
-        self._read_back: set[str] = set()  # the pages whose expansion this build took from the kept pages
-        self._warming = threading.Event()  # set while warm_up may render; cleared to stop it (stop_warm_up)
-        self._warmer = threading.Lock()  # held by warm_up for each page it renders
+        self.warming = WarmUp()  # what mkdocs serve does while it waits (warm_up)
 
     # ------------------------------------------------------------------ read and resolve (see planned)
 
@@ -191,9 +189,9 @@ class Build:
                 kept = (key, found[key]) if key in found else None
             if kept is not None:  # kept only when it had no problem, and made from the same inputs
                 parts = kept[1]
-                self._read_back.add(page)
+                self.warming.read_back.add(page)
             else:
-                self._read_back.discard(page)
+                self.warming.read_back.discard(page)
                 rendered: RenderedPage = render_page(plan, self.results, self.links)
                 parts = rendered.parts
                 problems += [p for p in rendered.problems if self._shown_here(p, page)]
@@ -264,41 +262,15 @@ class Build:
             self.kept.batched = True
 
     def warm_up(self) -> None:
-        """Start, in the background, making the call graph if this build has not made it (every page it
-        rendered was kept), then rendering once each page with blocks that this build took from the kept
-        pages, the rendering dropped. A front end calls it once a build is done and its process stays
-        (``mkdocs serve``): the rebuild after a prose edit then finds the graph made, and the facts the edited
-        page's blocks read (the model run's dimensions, the inventories, the calls by line), while the author
-        was writing. The next rebuild stops it first (``stop_warm_up``)."""
-        results, workers = self.results, self.workers
-        if results is None or workers is None or not self._site_pages:
-            return
-        plans = [
-            known[1] for page in self._site_pages if page in self._read_back and (known := self.plans.planned(page))
-        ]
-        plans = [plan for plan in plans if any(isinstance(part, BlockPart) for part in plan.parts)]
-        self._warming.set()
-
-        def warm() -> None:
-            _ = results.graph  # made now, for every page
-            for plan in plans:
-                with self._warmer:
-                    if not self._warming.is_set():
-                        return
-                    render_page(plan, results, self.links)
-                self._read_back.discard(plan.page)
-
-        workers.in_background([warm])
-
-    def stop_warm_up(self) -> None:
-        """Stop ``warm_up`` rendering, once the page it renders now is done: a rebuild of this build is starting."""
-        self._warming.clear()
-        with self._warmer:
-            pass
+        """Make the call graph, and render once each page with blocks this build read back, in the background
+        (see ``warmup``). A front end calls it once a build is done and its process stays (``mkdocs serve``)."""
+        if self.results is not None and self.workers is not None and self._site_pages:
+            plans = [known[1] for page in self._site_pages if (known := self.plans.planned(page)) is not None]
+            self.warming.start(self.workers, self.results, self.links, plans)
 
     def close(self) -> None:
         """End every process this build started and drop their state (a replaced or finished build)."""
-        self.stop_warm_up()
+        self.warming.stop()
         if self.workers is not None:
             self.workers.close()
         if self.kept is not None:
