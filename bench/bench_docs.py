@@ -238,8 +238,10 @@ def tree_rss(pid: int) -> tuple[float, int, float]:
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-                    own = own if p != pid else int(line.split()[1])
+                    kb = int(line.split()[1])
+                    total += kb
+                    if p == pid:
+                        own = kb
         except OSError:
             continue
         todo += children(p)
@@ -355,7 +357,7 @@ DEVICES = {
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     "warm-up": "the call graph made, and each page read back rendered once, while mkdocs serve waits for the "
-    "author's edit (core.site.Build.warm_up)",
+    "author's edit (core.site.Build.warm_up, core.warmup)",
     "settle-later": "a build replaced after a code edit collected while the author reads, not in the rebuild "
     "(core.session.Session.settle)",
     "recording-children": "a large batch of recordings shared with a helper process per spare core "
