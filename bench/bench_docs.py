@@ -364,6 +364,8 @@ DEVICES = {
     "(run.record.Recorder._run)",
     "source-nav": "the site navigation of the source pages rendered once per build for all those at one depth, "
     "under Material (plugin_material.SourceNav)",
+    "fences-kept": "fenced code (the listings of entries and excerpts) highlighted once per text, its HTML kept "
+    "across builds (fences.Fences)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -375,7 +377,7 @@ _off = os.environ.get("BENCH_DOCS_WITHOUT")
 if _off:
     import contextlib
 
-    from docs_hooks import plugin, plugin_search
+    from docs_hooks import fences, plugin, plugin_search
     from docs_hooks.base import gcpause
     from docs_hooks.core import session, site
     from docs_hooks.render import search
@@ -385,7 +387,7 @@ if _off:
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
                         (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
                         (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation"),
-                        (plugin_search, "PROCESS_FROM")]:
+                        (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -416,6 +418,8 @@ if _off:
         session.Session.settles = property(lambda self: False, lambda self, value: None)
     elif _off == "source-nav":
         plugin.material_navigation = lambda env: False
+    elif _off == "fences-kept":
+        fences.Fences.attach = lambda self, md: None
 """
 
 

@@ -33,6 +33,7 @@ from markdown.preprocessors import Preprocessor
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.core.session import Session, widget_kernels, without_front_matter
+from docs_hooks.fences import Fences
 from docs_hooks.render import segments
 
 log = logging.getLogger("docs_hooks")
@@ -42,12 +43,14 @@ PRIORITY = 28  # after normalize_whitespace (30: it drops the placeholders' mark
 
 class TraceExtension(Extension):
     """Expands trace blocks. ``page_of(md)`` says which page is being converted: (its path from the project
-    root, the lines of front matter the builder left out); ``session`` is the site's core."""
+    root, the lines of front matter the builder left out); ``session`` is the site's core; ``fences``, where
+    fenced code is highlighted once per text (see fences)."""
 
     def __init__(
         self,
         session: Session | None = None,
         page_of: Callable[[Markdown], tuple[str, int] | None] | None = None,
+        fences: Fences | None = None,
         **kwargs: Any,
     ):
         self.config = {
@@ -60,6 +63,7 @@ class TraceExtension(Extension):
         super().__init__(**kwargs)
         self.session = session
         self.page_of = page_of
+        self.fences = fences
 
     def extendMarkdown(self, md: Markdown) -> None:
         md.registerExtension(self)
@@ -73,16 +77,19 @@ class TracePreprocessor(Preprocessor):
 
     def run(self, lines: list[str]) -> list[str]:
         ext = self.extension
+        fences = ext.fences
         if ext.session is not None:
             session, place = ext.session, ext.page_of(self.md) if ext.page_of else None
         else:  # a builder that names the extension itself (Zensical): the page from its rendering context
-            session, place = SESSIONS.for_page(self.md, ext.getConfig("root"))
+            session, place, fences = SESSIONS.for_page(self.md, ext.getConfig("root"))
         if place is None:
             raise TraceError(
                 "docs_hooks.extension cannot tell which page it is converting: use it through the MkDocs plugin "
                 "(plugins: [docs_hooks]) or under Zensical"
             )
         page, offset = place
+        if fences is not None:
+            fences.attach(self.md)
         expanded = session.expand(page, "\n" * offset + "\n".join(lines))
         text = segments.stashed(expanded.parts, self.md.htmlStash.store)
         out = text.split("\n")
@@ -104,8 +111,11 @@ class Sessions:
     def __init__(self) -> None:
         self._sessions: dict[Path, Session] = {}
         self._planned: dict[Path, str | None] = {}
+        # Each site's fences highlighted once per text (see fences), written as they are made: Zensical does
+        # not tell when a build is done.
+        self._fences: dict[Path, Fences] = {}
 
-    def for_page(self, md: Markdown, root: str) -> tuple[Session, tuple[str, int] | None]:
+    def for_page(self, md: Markdown, root: str) -> tuple[Session, tuple[str, int] | None, Fences]:
         context = _rendering_context(md)
         if context is None:
             raise TraceError(
@@ -126,12 +136,21 @@ class Sessions:
         docs = docs if docs.is_absolute() else project / docs
         path = docs / context.page.path
         build.links.between_files = True  # Zensical makes each link's URL from the page's file
-        return session, (session.settings.rel(path), _front_matter_lines(path))
+        cache_dir = session.settings.cache_dir
+        fences = self._fences.get(project)
+        if fences is None or fences.cache_dir != cache_dir:
+            if fences is not None:
+                fences.close()
+            fences = self._fences[project] = Fences(cache_dir, batched=False)
+        return session, (session.settings.rel(path), _front_matter_lines(path)), fences
 
     def close(self) -> None:
         for session in self._sessions.values():
             session.close()
+        for fences in self._fences.values():
+            fences.close()
         self._sessions.clear()
+        self._fences.clear()
 
 
 SESSIONS = Sessions()

@@ -56,6 +56,7 @@ from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, 
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
 from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
+from docs_hooks.fences import Fences
 from docs_hooks.pages import written_by_pages
 from docs_hooks.plugin_material import SOURCE_TEMPLATE, SourceNav, material_navigation
 from docs_hooks.plugin_search import SearchReading
@@ -90,6 +91,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self._dirty: DirtyPages | None = None
         self.serving = False  # ``mkdocs serve``: the process stays for the next build
         self._search: SearchReading | None = None  # how Material's search plugin reads the pages
+        self._fences: Fences | None = None  # fenced code highlighted once per text (see fences)
 
     @property
     def session(self) -> Session:
@@ -127,8 +129,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
         # which knows the page MkDocs converts, in its place.
         config.markdown_extensions[:] = [e for e in config.markdown_extensions if e != EXTENSION]
         config.mdx_configs.pop(EXTENSION, None)
-        config.markdown_extensions.append(TraceExtension(self.session, self._page_of))
         cache_dir = self.session.settings.cache_dir
+        if self._fences is None or self._fences.cache_dir != cache_dir:
+            if self._fences is not None:
+                self._fences.close()
+            self._fences = Fences(cache_dir)
+        config.markdown_extensions.append(TraceExtension(self.session, self._page_of, self._fences))
         if self._search is None or self._search.cache_dir != cache_dir:
             if self._search is not None:
                 self._search.close()
@@ -234,6 +240,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self._search is not None:
             self._search.settle()  # when the search plugin's on_post_build came first, it settled already
             self._search.flush()
+        if self._fences is not None:
+            self._fences.flush()
         # The build's objects stay frozen: after `mkdocs build` the process ends, and handing them back
         # now would only make the collector walk all of them once more on the way out. `mkdocs serve`
         # hands them back when its next build starts (on_config).
@@ -270,6 +278,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
             self._session.close()
         if self._search is not None:
             self._search.close()
+        if self._fences is not None:
+            self._fences.close()
 
     # ------------------------------------------------------------------ helpers
 
