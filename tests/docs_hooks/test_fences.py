@@ -11,7 +11,7 @@ from markdown.preprocessors import Preprocessor
 
 from docs_hooks.fences import SENTINEL, Fences
 
-from .conftest import FWD_ENTRY, stored_rows, store_rows
+from .conftest import FWD_ENTRY, store_rows, stored_rows
 from .test_cli import MKDOCS_YML
 from .test_plugin import run_script
 
@@ -183,7 +183,9 @@ def test_under_mkdocs_a_listing_is_highlighted_once_and_the_page_comes_out_the_s
     assert first["made"] >= 1 and first["reused"] == 0  # the entry's listing
     assert second["made"] == first["made"] and second["reused"] == first["made"]
     assert second["html"] == first["html"]
-    assert '<span class="k">def</span><span class="w"> </span><span class="nf">layer_norm_forward</span>' in first["html"]
+    assert (
+        '<span class="k">def</span><span class="w"> </span><span class="nf">layer_norm_forward</span>' in first["html"]
+    )
     (third,) = run_script(SERVE_TWICE.replace("range(2)", "range(1)"), root)  # a new process: from the store
     assert (third["made"], third["reused"]) == (0, first["made"])
     assert third["html"] == first["html"]
