@@ -55,6 +55,7 @@ class Fences:
         self.batched = batched
         self._known: dict[str, str] = {}  # key -> template, found or made by this process
         self._used: set[str] = set()  # the keys of the build under way
+        self._read: list[str] = []  # the keys read from the store since the last flush, marked as read then
         self._fresh: dict[str, bytes] = {}  # made since the last flush, to be written
         self.made = 0  # fences highlighted by Pygments through this object
         self.reused = 0  # fences given a template
@@ -85,10 +86,11 @@ class Fences:
     def template(self, key: str) -> str | None:
         template = self._known.get(key)
         if template is None and self.store is not None:
-            raw = self.store.get_many([key]).get(key)
+            raw = self.store.get_many([key], mark=False).get(key)
             template = _loaded(raw)
             if template is not None:
                 self._known[key] = template
+                self._read.append(key)
         if template is not None:
             self._used.add(key)
         return template
@@ -103,9 +105,10 @@ class Fences:
 
     def flush(self) -> None:
         """Write what this build made; keep in memory only the templates it used."""
-        if self.store is not None and self._fresh:
+        if self.store is not None:
             self.store.put_many(self._fresh)
-        self._fresh = {}
+            self.store.mark_read(self._read)
+        self._fresh, self._read = {}, []
         if self.batched:
             self._known = {key: self._known[key] for key in self._used if key in self._known}
             self._used = set()

@@ -57,7 +57,7 @@ log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
 def store_file(cache_dir: Path | None, kind: str) -> Path | None:
     """The file of the ``kind`` store (``katex``, ``recordings``, ``index``, ``pages``, ``rendered``, ``listings``,
-    ``residue``, ...) in ``cache_dir``; None without one."""
+    ``residue``, ``fences``, ...) in ``cache_dir``; None without one."""
     return Path(cache_dir) / f"{kind}{STORE_SUFFIX}" if cache_dir is not None else None
 
 
@@ -207,10 +207,9 @@ class Store:
                 f"cannot use this cache file ({exc}); everything it would hold is made anew. Delete it to cache again"
             )
 
-    def get_many(self, keys: list[str], now: float | None = None) -> dict[str, bytes]:
+    def get_many(self, keys: list[str], now: float | None = None, mark: bool = True) -> dict[str, bytes]:
         """The stored values of ``keys`` (missing and damaged ones are left out); each one found is marked as
-        read."""
-        now = time.time() if now is None else now
+        read, unless ``mark`` is False (then the reader marks them itself, with ``mark_read``, in one go)."""
 
         def read(db) -> dict[str, bytes]:
             found: dict[str, bytes] = {}
@@ -220,6 +219,19 @@ class Store:
                     db.execute(f"SELECT key, value FROM entries WHERE key IN ({','.join('?' * len(chunk))})", chunk)
                 )
             return found
+
+        with self._lock:
+            found = self._run(read, {}, writes=False)
+        if found and mark:
+            self.mark_read(list(found), now)
+        opened = {key: unseal(key, raw) for key, raw in found.items()}
+        return {key: data for key, data in opened.items() if data is not None}
+
+    def mark_read(self, keys: list[str], now: float | None = None) -> None:
+        """Mark the rows of ``keys`` as read now (at most once a day: see ``_USED_EVERY``)."""
+        if not keys:
+            return
+        now = time.time() if now is None else now
 
         def mark(db) -> None:
             for i in range(0, len(keys), _CHUNK):
@@ -231,11 +243,7 @@ class Store:
                 )
 
         with self._lock:
-            found = self._run(read, {}, writes=False)
-            if found:
-                self._run(mark, None, writes=True)
-        opened = {key: unseal(key, raw) for key, raw in found.items()}
-        return {key: data for key, data in opened.items() if data is not None}
+            self._run(mark, None, writes=True)
 
     def put_many(self, items: dict[str, bytes], now: float | None = None) -> None:
         """Store ``items`` (key -> value) in one transaction."""

@@ -611,7 +611,7 @@ def audited_build(root: Path, marker: str, report: Path) -> subprocess.Completed
     )
 
 
-STORES = ("index", "pages", "katex", "recordings", "rendered", "listings", "residue")
+STORES = ("index", "pages", "katex", "recordings", "rendered", "listings", "residue", "fences")
 FILES = ("coverage", "spec")
 
 
