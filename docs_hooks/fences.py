@@ -45,8 +45,8 @@ _PLACE = "\x00"  # where the page's number goes in a template (HTML holds no NUL
 class Fences:
     """The templates of highlighted fences, by key (none stored without a cache folder).
 
-    ``batched``: the templates a build made are written by ``flush`` (a front end that tells when a build is
-    done); otherwise each as it is made."""
+    ``batched``: the templates a build made are written, and those it read marked as read, by ``flush`` (a front
+    end that tells when a build is done); otherwise each as it is made or read."""
 
     def __init__(self, cache_dir: Path | None, batched: bool = True):
         self.cache_dir = cache_dir
@@ -86,11 +86,12 @@ class Fences:
     def template(self, key: str) -> str | None:
         template = self._known.get(key)
         if template is None and self.store is not None:
-            raw = self.store.get_many([key], mark=False).get(key)
+            raw = self.store.get_many([key], mark=not self.batched).get(key)
             template = _loaded(raw)
             if template is not None:
                 self._known[key] = template
-                self._read.append(key)
+                if self.batched:
+                    self._read.append(key)
         if template is not None:
             self._used.add(key)
         return template
@@ -99,9 +100,11 @@ class Fences:
         self._known[key] = template
         self._used.add(key)
         if self.store is not None:
-            self._fresh[key] = template.encode("utf-8", "surrogatepass")
-            if not self.batched:
-                self.flush()
+            data = template.encode("utf-8", "surrogatepass")
+            if self.batched:
+                self._fresh[key] = data
+            else:
+                self.store.put_many({key: data})
 
     def flush(self) -> None:
         """Write what this build made; keep in memory only the templates it used."""
