@@ -114,22 +114,34 @@ def read_cached_map(of: MapOf) -> CoverageMap | None:
 def read_or_carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
     """The map of this code from the cache, measured on it or carried over whole; else, when the last map
     carries over but for the tests that ran an edited function, that part of it (see ``carried.carry``)."""
-    path = of.path
-    stored = read_entry(path)
+    stored = read_entry(of.path)
     if stored is None:
-        found = _carried_map(of)
-        if found is None or found.stale:
-            return None, found
-        whole = CoverageMap(found.lines, found.calls)
-        write_entry(path, map_text(whole).encode("utf-8"))
-        return whole, None
+        return carry(of)
+    return from_stored(of, stored), None
+
+
+def carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
+    """With no map of this code in the cache: the last map, carried over whole (then cached under this code),
+    or but for the tests that ran an edited function (then that part of it); (None, None) when it does not
+    carry over."""
+    found = _carried_map(of)
+    if found is None or found.stale:
+        return None, found
+    whole = CoverageMap(found.lines, found.calls)
+    write_entry(of.path, map_text(whole).encode("utf-8"))
+    return whole, None
+
+
+def from_stored(of: MapOf, stored: bytes) -> CoverageMap | None:
+    """The map the cache held for this code (``read_entry(of.path)``); None when it is not a line map (the
+    build measures it again)."""
     try:
         measured = read_map(stored.decode("utf-8"))
-    except ValueError:  # not a line map (UnicodeDecodeError is one too): the build measures it again
-        return None, None
-    if _read_last(path.parent) is None:  # lost or damaged: written again
+    except ValueError:  # not a line map (UnicodeDecodeError is one too)
+        return None
+    if _read_last(of.path.parent) is None:  # lost or damaged: written again
         _write_last(of, measured)
-    return measured, None
+    return measured
 
 
 def write_map(of: MapOf, text: str) -> None:

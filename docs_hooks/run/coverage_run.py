@@ -13,12 +13,14 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from docs_hooks.base.cachedir import read_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.run import children
@@ -27,12 +29,13 @@ from docs_hooks.run.coverage_map import (
     CallsPerTest,
     CoverageMap,
     MapOf,
+    carry,
     context_of,
+    from_stored,
     line_map,
     map_text,
     node_ids,
     read_map,
-    read_or_carry,
     write_map,
 )
 
@@ -93,22 +96,35 @@ class Measurement:
         self._error: TraceError | None = None
         # The last map but for the tests that ran an edited function: only those run, and the two are merged.
         self._kept: Carried | None = None
-        if self._of is not None:  # a damaged map is measured again, and written whole
-            self._map, self._kept = read_or_carry(self._of)
+        self._source_root, self._modules, self._pytest_args = source_root, modules, pytest_args
+        self._functions = functions or {}
+        # The map the cache holds for this code, read back and read as a map when first asked for (``result``):
+        # a build whose pages are all kept never needs it.
+        self._stored: bytes | None = None
+        self._reading = threading.Lock()
+        if self._of is not None:
+            self._stored = read_entry(self._of.path)
+            if self._stored is not None:
+                return
+            self._map, self._kept = carry(self._of)
             if self._map is not None:
                 return
-        run_args = pytest_args
+        self._begin()
+
+    def _begin(self) -> None:
+        """Start the run: of the tests that ran an edited function (when the last map carries over but for
+        them), else of every test."""
+        run_args = self._pytest_args
         if self._kept is not None:
-            ids = node_ids(self._kept.stale, functions or {}, pytest_args)
+            ids = node_ids(self._kept.stale, self._functions, self._pytest_args)
             if ids is None:
                 self._kept = None
             else:
                 run_args = ids
         missing = missing_packages()
         if missing:
-            self._error = _missing_error(missing, project_root, pytest_args)
+            self._error = _missing_error(missing, self.project_root, self._pytest_args)
             return
-        self._source_root, self._modules, self._pytest_args = source_root, modules, pytest_args
         self._start(run_args)
 
     def _start(self, args: list[str]) -> None:
@@ -157,12 +173,20 @@ class Measurement:
 
     def done(self) -> bool:
         """Whether ``result()`` would answer now: read from the cache, or the run has ended."""
-        proc = self._proc  # None only with a map or an error
-        return self._map is not None or self._error is not None or (proc is not None and proc.poll() is not None)
+        proc = self._proc  # None only with a map (or one in the cache) or an error
+        done = self._map is not None or self._stored is not None or self._error is not None
+        return done or (proc is not None and proc.poll() is not None)
 
     def result(self) -> CoverageMap:
         """The line map; a TraceError (the same one each time) when the run failed, placed at the
         ``coverage_tests`` setting, since the pages that wait for it are not where the problem is."""
+        if self._stored is not None:
+            with self._reading:
+                if self._stored is not None and self._of is not None:
+                    self._map = from_stored(self._of, self._stored)
+                    if self._map is None:  # not a line map: measured again, and written whole
+                        self._begin()
+                    self._stored = None
         if self._map is not None:
             return self._map
         if self._error is not None:  # every later use reports the same failure

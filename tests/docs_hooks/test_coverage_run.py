@@ -16,6 +16,7 @@ from docs_hooks.base.cachedir import write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import check_site, expand_site, index_for, make_build
+from docs_hooks.run import coverage_map
 from docs_hooks.run.coverage_map import index_modules, read_map
 from docs_hooks.run.coverage_run import Measurement, measure
 
@@ -426,6 +427,24 @@ def test_a_coverage_test_that_ends_the_run_is_named(make_project):
         "(os._exit, say); fix the test (or leave it out of coverage_tests in [tool.docs_hooks]). "
         "It printed nothing."
     )
+
+
+def test_a_cached_line_map_is_read_as_a_map_only_when_something_asks_for_it(make_project, tmp_path, monkeypatch):
+    """A build whose pages are all kept never asks: it does not pay for reading a large map."""
+    root = project(make_project)
+    settings = load_settings(root)
+    digests = index_for(settings).file_digests
+    cache = tmp_path / "cache"
+    measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+    read = []
+    monkeypatch.setattr(coverage_map, "read_map", lambda text: read.append(text) or read_map(text))
+
+    cached = Measurement(root, settings.source_root, settings.coverage_tests, digests, cache)
+
+    assert cached.done() and read == []  # nothing started, nothing read as a map
+    first = cached.result()
+    assert cached.result() is first and len(read) == 1
+    assert first.tests_running("src/branchy.py", 3, 3) == ["tests.test_branchy.test_large_values_are_clipped"]
 
 
 def test_a_cached_line_map_cut_short_is_measured_again(make_project, tmp_path):
