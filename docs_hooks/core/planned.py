@@ -106,6 +106,7 @@ class SitePlans:
         if pages is None:
             plans = [self._plans[page][1] for page in self.site_entries().pages]
         else:
+            self.parse_all(pages)  # in one batch: a text the front end hands over may differ from its file's
             plans = [self.plan(page, text) for page, text in pages.items()]
         return source_files(self.settings, self.project.index, plans)
 
