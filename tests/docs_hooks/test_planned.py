@@ -71,6 +71,11 @@ def test_a_text_parsed_before_is_not_parsed_again_and_new_texts_are_parsed_in_on
     assert parsed[-1] == ["docs/other.md", "docs/page.md"]  # an edited text is new
     assert [s.kind for s in plans.parse("docs/new.md", "# New\n").segments if hasattr(s, "kind")] == []
 
+    # The pages a front end hands over for their source files: the new texts in one batch, then each planned.
+    handed = {f"docs/p{n}.md": ENTRY.format(title=f"P{n}") for n in range(3)}
+    plans.source_files(handed)
+    assert parsed[-1] == sorted(handed) and len(parsed) == 4
+
 
 def test_the_source_files_are_those_the_pages_cite_with_a_repo_url_and_every_file_without_one(make_project):
     from .conftest import PYPROJECT
