@@ -429,13 +429,19 @@ def test_a_coverage_test_that_ends_the_run_is_named(make_project):
     )
 
 
-def test_a_cached_line_map_is_read_as_a_map_only_when_something_asks_for_it(make_project, tmp_path, monkeypatch):
-    """A build whose pages are all kept never asks: it does not pay for reading a large map."""
+def measured_once(make_project, tmp_path):
+    """The branchy project measured once, its line map cached: (root, settings, file digests, cache folder)."""
     root = project(make_project)
     settings = load_settings(root)
     digests = index_for(settings).file_digests
     cache = tmp_path / "cache"
     measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+    return root, settings, digests, cache
+
+
+def test_a_cached_line_map_is_read_as_a_map_only_when_something_asks_for_it(make_project, tmp_path, monkeypatch):
+    """A build whose pages are all kept never asks: it does not pay for reading a large map."""
+    root, settings, digests, cache = measured_once(make_project, tmp_path)
     read = []
     monkeypatch.setattr(coverage_map, "read_map", lambda text: read.append(text) or read_map(text))
 
@@ -448,11 +454,7 @@ def test_a_cached_line_map_is_read_as_a_map_only_when_something_asks_for_it(make
 
 
 def test_a_cached_line_map_cut_short_is_measured_again(make_project, tmp_path):
-    root = project(make_project)
-    settings = load_settings(root)
-    digests = index_for(settings).file_digests
-    cache = tmp_path / "cache"
-    measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+    root, settings, digests, cache = measured_once(make_project, tmp_path)
     [cached] = (cache / "coverage").iterdir()
     whole = cached.read_bytes()
     cached.write_bytes(whole[: len(whole) // 2])
@@ -568,11 +570,7 @@ def test_a_plugin_that_removes_html_comments_cannot_take_the_generated_rows_away
     ids=["tests that are a number", "a line that is no number", "a list", "nested too deep", "not UTF-8"],
 )
 def test_a_cached_line_map_that_is_not_a_line_map_is_measured_again(make_project, tmp_path, entry):
-    root = project(make_project)
-    settings = load_settings(root)
-    digests = index_for(settings).file_digests
-    cache = tmp_path / "cache"
-    measure(root, settings.source_root, settings.coverage_tests, digests, cache)
+    root, settings, digests, cache = measured_once(make_project, tmp_path)
     [cached] = (cache / "coverage").iterdir()
     whole = cached.read_bytes()
     write_entry(cached, entry)  # sealed as the build seals it: the reader's own check decides
