@@ -248,6 +248,11 @@ def tree_rss(pid: int) -> tuple[float, int, float]:
     return total / 1024, count, own / 1024
 
 
+def folder_mb(folder: Path) -> float:
+    """The size of the files under ``folder`` (the cache folder), in MB."""
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
+
+
 def serve_child(
     config_file: str,
     page: str,
@@ -311,6 +316,7 @@ def serve_child(
     # The children a code edit starts (the recorder, KaTeX) live until the next code edit: the tree is
     # compared from here on, like with like; the first build may have had none (every page kept).
     out["rss code"], out["children code"], out["own code"] = tree_rss(os.getpid())
+    out["cache code"] = folder_mb(project / ".cache")
     children = []
     for n in range(1, edits + 1):
         if n % 2:
@@ -321,6 +327,7 @@ def serve_child(
         children.append(tree_rss(os.getpid())[1])
     gc.collect()
     out["rss last"], out["children last"], out["own last"] = tree_rss(os.getpid())
+    out["cache last"] = folder_mb(project / ".cache")
     out["children most"] = max(children, default=out["children code"])
     plugins.on_shutdown()
     shutil.rmtree(site_dir, ignore_errors=True)
@@ -565,7 +572,9 @@ def main() -> None:
             f"the last edit ({s['children last']}; at most {s['children most']} after any edit): "
             f"{s['rss last'] - s['rss code']:+.1f} MB (target <= {MEMORY_TARGET_MB} MB)\n"
             f"the serve process alone: {s['own code']:.1f} MB -> {s['own last']:.1f} MB "
-            f"({s['own last'] - s['own code']:+.1f} MB)"
+            f"({s['own last'] - s['own code']:+.1f} MB)\n"
+            f"the cache folder: {s['cache code']:.1f} MB -> {s['cache last']:.1f} MB "
+            f"({s['cache last'] - s['cache code']:+.1f} MB)"
         )
         print(load_line())
 

@@ -245,11 +245,17 @@ class Store:
         with self._lock:
             self._run(mark, None, writes=True)
 
-    def put_many(self, items: dict[str, bytes], now: float | None = None) -> None:
-        """Store ``items`` (key -> value) in one transaction."""
+    def put_many(self, items: dict[str, bytes], now: float | None = None, versions: int | None = None) -> None:
+        """Store ``items`` (key -> value) in one transaction.
+
+        With ``versions``, a key of the form ``group:rest`` is one version of its group (one rendering of a page,
+        say): of each group written to, only the ``versions`` rows written last are kept, the older ones deleted
+        in the same transaction. An author's rebuilds then replace what they make, where each edit would
+        otherwise add its own rows until the month of ``prune`` is over."""
         if not items:
             return
         now = time.time() if now is None else now
+        groups = sorted({key.split(":", 1)[0] for key in items if ":" in key}) if versions is not None else []
 
         def write(db) -> None:
             with db:
@@ -258,6 +264,13 @@ class Store:
                     "INSERT OR REPLACE INTO entries (key, value, used) VALUES (?, ?, ?)",
                     [(k, seal(k, v), now) for k, v in items.items()],
                 )
+                for group in groups:  # a row written again has a new rowid: the last written have the highest
+                    low, high = f"{group}:", f"{group};"
+                    db.execute(
+                        "DELETE FROM entries WHERE key >= ? AND key < ? AND rowid NOT IN "
+                        "(SELECT rowid FROM entries WHERE key >= ? AND key < ? ORDER BY rowid DESC LIMIT ?)",
+                        (low, high, low, high, versions),
+                    )
 
         with self._lock:
             self._run(write, None, writes=True)

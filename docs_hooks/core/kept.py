@@ -17,7 +17,12 @@ something outside the key (a test that timed out, KaTeX missing), and a page
 that shows one is rendered again on the next build.
 
 The rendered pieces are stored as JSON in a store of the cache folder
-(``cachedir.Store``, sealed like every entry), one row per key.
+(``cachedir.Store``, sealed like every entry), one row per key. A key starts
+with a digest of the page's path (``page_key``), and only the ``VERSIONS``
+renderings of a page written last are kept: each code edit under ``mkdocs
+serve`` renders the pages that show the code again under new keys, and the
+store would otherwise grow by all of them at every edit (bench/README.md,
+"cache folder").
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ from docs_hooks.resolve.entries import SiteEntries
 from docs_hooks.run.results import Results
 
 FORMAT = 1  # the form of a stored page; a change makes every stored page a miss
+# Renderings kept of each page: the current one, and a few an author may come back to (an edit undone, another
+# branch checked out, the same site built by a second front end).
+VERSIONS = 4
 GENERATOR = Path(__file__).resolve().parent.parent  # the docs_hooks package: its code renders the pages
 
 
@@ -50,9 +58,11 @@ def environment(katex: str) -> str:
     return h.hexdigest()
 
 
-def page_key(*inputs: object) -> str:
-    """The key of a rendered page: a digest of everything it was made from (plain data, by its repr)."""
-    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()
+def page_key(page: str, *inputs: object) -> str:
+    """The key of a rendered page: a digest of its path (the group of its versions, see ``VERSIONS``), then one of
+    everything it was made from (plain data, by its repr)."""
+    group = hashlib.sha256(page.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return group + ":" + hashlib.sha256(repr((page, *inputs)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def dump(parts: list[Piece]) -> bytes:
@@ -117,7 +127,7 @@ class KeptPages:
 
     def flush(self) -> None:
         if self.store is not None and self._fresh:
-            self.store.put_many(self._fresh)
+            self.store.put_many(self._fresh, versions=VERSIONS)
         self._fresh = {}
 
     def close(self) -> None:
@@ -161,10 +171,10 @@ class PageKeys:
             else:
                 whole_code = True
         key = page_key(
+            page,
             self._environment,
             self.settings,
             self.widget_kernels,
-            page,
             text,
             links.state(),
             self.files if whole_code else None,

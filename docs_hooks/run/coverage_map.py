@@ -129,6 +129,7 @@ def carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
         return None, found
     whole = CoverageMap(found.lines, found.calls)
     write_entry(of.path, map_text(whole).encode("utf-8"))
+    _trim(of.path.parent)
     return whole, None
 
 
@@ -149,6 +150,7 @@ def write_map(of: MapOf, text: str) -> None:
     functions, also as the last map measured, with what it depended on, for a later build to carry over."""
     write_entry(of.path, text.encode("utf-8"))
     _write_last(of, read_map(text))
+    _trim(of.path.parent)
 
 
 def _write_last(of: MapOf, measured: CoverageMap) -> None:
@@ -168,6 +170,30 @@ def _write_last(of: MapOf, measured: CoverageMap) -> None:
 
 #: The entry of the cache's coverage folder that names the last map measured and what it depended on.
 LAST_MAP = "last.json"
+
+#: The line maps the coverage folder keeps: those read or written last (a map carried over is written again under
+#: each new code, so an author's code edits would otherwise add one each), and the one ``LAST_MAP`` names.
+MAPS_KEPT = 4
+
+
+def _trim(folder: Path) -> None:
+    """Delete the maps of ``folder`` but the ``MAPS_KEPT`` read or written last (a read marks the time of an
+    entry: ``cachedir.used``) and the last one measured. A map deleted while another build goes to read it is a
+    miss there: that build measures or carries it again."""
+    last = _read_last(folder)
+    spared = {last["map"]} if last is not None else set()
+    maps = []
+    for path in folder.glob("*.json"):
+        if path.name == LAST_MAP:
+            continue
+        try:
+            maps.append((path.stat().st_mtime_ns, path))
+        except OSError:
+            continue  # removed meanwhile
+    maps.sort(reverse=True)
+    for _, path in maps[MAPS_KEPT:]:
+        if path.name not in spared:
+            path.unlink(missing_ok=True)
 
 
 def _carried_map(of: MapOf) -> Carried | None:

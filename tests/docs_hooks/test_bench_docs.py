@@ -77,9 +77,12 @@ def test_a_serve_run_rebuilds_after_a_prose_and_a_code_edit_and_reads_the_memory
         "children last",
         "own last",
         "children most",
+        "cache code",
+        "cache last",
     }
     assert all(served[k] > 0 for k in ("first", "prose edit", "code edit", "rss first", "rss code", "rss last"))
     assert 0 < served["own last"] <= served["rss last"]  # the serve process is part of its tree
+    assert 0 < served["cache code"] <= served["cache last"]  # the edits' pages and parsed texts kept
     assert "Edited 1." in (site / "docs" / "page.md").read_text(encoding="utf-8")  # edits in turn: prose, code
     assert "_bench_edit_" in (site / "src" / "model.py").read_text(encoding="utf-8")  # the code edits
     assert served["children most"] <= served["children code"]  # each code edit ended the old build's processes

@@ -189,6 +189,24 @@ def test_many_keys_at_once(tmp_path):
     assert store.get_many(list(items)) == items
 
 
+def test_with_versions_each_group_keeps_the_rows_written_last_and_a_row_written_again_counts_as_new(tmp_path):
+    store = Store(tmp_path / "s.sqlite3")
+    store.put_many({"other:1": b"o1", "plain": b"p"}, versions=2)
+    for n in range(1, 5):
+        store.put_many({f"page:{n}": str(n).encode()}, versions=2)
+    found = store.get_many([f"page:{n}" for n in range(1, 5)])
+    assert found == {"page:3": b"3", "page:4": b"4"}
+    store.put_many({"page:3": b"3 again"}, versions=2)  # now the newest: page:4 is the older of the two kept
+    store.put_many({"page:5": b"5", "pagex:1": b"x"}, versions=2)
+    assert store.get_many(["page:3", "page:4", "page:5"]) == {"page:3": b"3 again", "page:5": b"5"}
+    # other groups, a group whose name extends this one's, and keys of no group are left alone
+    assert store.get_many(["other:1", "plain", "pagex:1"]) == {"other:1": b"o1", "plain": b"p", "pagex:1": b"x"}
+    store.put_many({f"many:{n}": b"v" for n in range(5)}, versions=3)  # more than that in one write: 3 stay
+    assert len(store.get_many([f"many:{n}" for n in range(5)])) == 3
+    store.put_many({f"all:{n}": b"v" for n in range(4)})  # without versions nothing is deleted
+    assert len(store.get_many([f"all:{n}" for n in range(4)])) == 4
+
+
 def test_two_builds_share_one_store(tmp_path):
     one, two = Store(tmp_path / "s.sqlite3"), Store(tmp_path / "s.sqlite3")
     one.put_many({"a": b"from one"})

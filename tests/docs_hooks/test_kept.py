@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from docs_hooks.core import site as site_module
-from docs_hooks.core.kept import KeptPages, digest, dump, load
+from docs_hooks.core.kept import VERSIONS, KeptPages, digest, dump, load, page_key
 from docs_hooks.render.segments import Html
 
 from .conftest import FWD_ENTRY, build_site
@@ -36,6 +36,20 @@ def test_the_pages_of_a_build_are_found_at_once_and_written_in_one_go_when_it_is
     kept.put("second", parts)
     kept.close()  # a build that ends writes what it kept
     assert KeptPages(tmp_path).get_many(["page", "second"]) == {"page": parts, "second": parts}
+
+
+def test_only_the_renderings_of_a_page_written_last_are_kept(tmp_path):
+    kept = KeptPages(tmp_path)  # written page by page, as under a front end that never says a build is done
+    edits = [page_key("docs/a.md", "text", n) for n in range(VERSIONS + 3)]
+    other = page_key("docs/b.md", "text", 0)
+    kept.put(other, ["b"])
+    for n, key in enumerate(edits):
+        kept.put(key, [f"edit {n}"])
+    found = KeptPages(tmp_path).get_many([*edits, other])
+    assert sorted(found) == sorted([*edits[-VERSIONS:], other])  # the first three of a.md are gone, b.md stays
+    assert found[edits[-1]] == [f"edit {VERSIONS + 2}"]
+    rows = sqlite3.connect(tmp_path / "rendered.sqlite3").execute("SELECT count(*) FROM entries").fetchone()[0]
+    assert rows == VERSIONS + 1
 
 
 def test_a_digest_tells_pages_apart_by_every_piece_and_whether_generated_html_is_a_block():

@@ -58,7 +58,7 @@ def test_a_page_is_keyed_once_per_build_and_after_a_prose_edit_only_that_page_ag
     build = make_build(load_settings(root), coverage=False)
     keyed: list[str] = []
     real = kept.page_key
-    monkeypatch.setattr(kept, "page_key", lambda *inputs: keyed.append(inputs[3]) or real(*inputs))
+    monkeypatch.setattr(kept, "page_key", lambda page, *inputs: keyed.append(page) or real(page, *inputs))
     try:
         pages = {"docs/a.md": (root / "docs/a.md").read_text(), "docs/b.md": (root / "docs/b.md").read_text()}
         build.plan_site(pages)  # keyed to look for kept pages
