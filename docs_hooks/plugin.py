@@ -52,7 +52,7 @@ from docs_hooks.base import gcpause
 from docs_hooks.base.cachedir import MAX_AGE_DAYS, prune_if_due
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings, is_virtualenv
-from docs_hooks.core.session import Session, as_markdown_reads, widget_kernels, without_front_matter
+from docs_hooks.core.session import Session, widget_kernels, without_front_matter
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
 from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
@@ -165,7 +165,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             # as the extension is handed it: the front matter left out, so that a page resolved here is not
             # resolved again when it is converted
             text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
-            pages[rel] = as_markdown_reads(text, tab)
+            pages[rel] = session.as_read(text, tab)
         try:
             cited = build.source_files(pages)  # resolves the pages now: the source pages are made from them
         except TraceError as err:
@@ -175,7 +175,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
             source_pages[repo_path] = page.url
             rel = self._rel(page)
             page_urls[rel] = page.url
-            pages[rel] = as_markdown_reads(without_front_matter(page.content_string), tab)
+            pages[rel] = session.as_read(without_front_matter(page.content_string), tab)
         if build.results.spec is not None and settings.spec_pdf:
             files.append(File.generated(config, settings.spec_pdf, content=build.results.spec.pdf))
         if self.config.assets:

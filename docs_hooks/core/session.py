@@ -29,7 +29,7 @@ from docs_hooks.core.kept import digest
 from docs_hooks.core.site import Build, Expanded, build_order, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
-from docs_hooks.resolve.lock import by_page, compare, read_lock
+from docs_hooks.resolve.lock import by_page, compare, lock_text, parse_lock
 from docs_hooks.resolve.modules import Modules
 from docs_hooks.run.residue import Texts
 
@@ -79,6 +79,10 @@ class Session:
         self._build: Build | None = None
         self.fingerprint: str | None = None
         self.locked: dict[str, dict] = {}  # the review lock's entries, page by page (``lock.by_page``)
+        self._lock_text: tuple[str | None] | None = None  # the text they were read from (None: no lock)
+        # Each page's text as Markdown reads it (``as_read``): this build's, and the build's before it.
+        self._reads: dict[tuple[str, int], str] = {}
+        self._reads_before: dict[tuple[str, int], str] = {}
         self.widget_kernels: frozenset[str] | None = None
         # The files the runs' dependencies read, and the code as resolving parses it: once per text for all of
         # this session's builds.
@@ -136,9 +140,29 @@ class Session:
                 self._build.warming.stop()  # what it renders in the background would meet this rebuild's work
             self._settings = settings
             self.widget_kernels = widget_kernels
-            self.locked = by_page(read_lock(settings.lock_path, settings.rel(settings.lock_path)))
+            self._read_lock(settings)
+            self._reads_before, self._reads = self._reads, {}
             gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
         return self._build
+
+    def as_read(self, text: str, tab_length: int = 4) -> str:
+        """``as_markdown_reads(text, tab_length)``, worked out once for each text a rebuild hands over again."""
+        key = (text, tab_length)
+        found = self._reads.get(key)
+        if found is None:
+            found = self._reads_before.get(key)
+            if found is None:
+                found = as_markdown_reads(text, tab_length)
+            self._reads[key] = found
+        return found
+
+    def _read_lock(self, settings: Settings) -> None:
+        """The review lock's entries, read again only when its text changed (each rebuild of serve asks)."""
+        name = settings.rel(settings.lock_path)
+        text = lock_text(settings.lock_path, name)
+        if self._lock_text is None or text != self._lock_text[0]:
+            self.locked = by_page(parse_lock(text, name)) if text is not None else {}
+            self._lock_text = (text,)
 
     def settle(self, after: int | None = None) -> None:
         """Collect what a replaced build left (see ``settles``); nothing when no build was replaced since, or,

@@ -36,14 +36,24 @@ def read_lock(path: Path, name: str | None = None) -> dict[tuple[str, str], Lock
     entries are what reviewers approved, so it is never guessed at or replaced.
     """
     name = name or str(path)
+    text = lock_text(path, name)
+    return parse_lock(text, name) if text is not None else {}
+
+
+def lock_text(path: Path, name: str) -> str | None:
+    """The lock's text; None when there is none (no page was locked yet)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceError(
             f"cannot read the review lock ({exc}); restore it from git, then run '{RELOCK}'", name
         ) from None
+
+
+def parse_lock(text: str, name: str) -> dict[tuple[str, str], LockEntry]:
+    """The entries of a lock's ``text`` (see ``read_lock``)."""
     conflict = conflict_line(text)
     if conflict is not None:
         raise TraceError(

@@ -7,6 +7,7 @@ measures at the site's scale, here held object by object)."""
 
 import gc
 import weakref
+from pathlib import Path
 
 import markdown
 
@@ -183,3 +184,38 @@ def test_a_front_end_that_settles_has_a_replaced_build_collected_after_the_rebui
         assert fifth() is None
     finally:
         session.close()
+
+
+def test_the_review_lock_is_read_again_when_its_text_changes_and_only_then(make_project, monkeypatch):
+    from docs_hooks.core import session as session_module
+
+    root = make_project({"docs/page.md": "# Page\n\n" + FWD_ENTRY})
+    run_cli(root, "relock")
+    parsed = []
+    real = session_module.parse_lock
+    monkeypatch.setattr(session_module, "parse_lock", lambda text, name: parsed.append(name) or real(text, name))
+    session = Session(root)
+    try:
+        session.refresh()
+        locked = session.locked
+        assert parsed == ["docs/trace.lock"] and list(locked) == ["docs/page.md"]
+        session.refresh()  # a rebuild of serve with the lock as it was
+        assert parsed == ["docs/trace.lock"] and session.locked is locked
+        lock = root / "docs/trace.lock"
+        lock.write_text(lock.read_text().replace('"docs/page.md"', '"docs/other.md"'))
+        session.refresh()
+        assert len(parsed) == 2 and list(session.locked) == ["docs/other.md"]
+        lock.unlink()
+        session.refresh()
+        assert session.locked == {}
+    finally:
+        session.close()
+
+
+def test_a_page_handed_over_again_is_read_as_markdown_reads_it_once_per_text():
+    session = Session(Path("."))
+    text = "# Title\n\tindented\r\n   \nend"
+    first = session.as_read(text)
+    assert first == as_markdown_reads(text)
+    assert session.as_read(text) is first  # the same build
+    assert session.as_read(text, 2) == as_markdown_reads(text, 2) != first  # its tab length is part of it
