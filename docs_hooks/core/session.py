@@ -31,6 +31,7 @@ from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import by_page, compare, lock_text, parse_lock
 from docs_hooks.resolve.modules import Modules
+from docs_hooks.run.record_store import ReadBack
 from docs_hooks.run.residue import Texts
 
 # Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
@@ -88,6 +89,7 @@ class Session:
         # this session's builds.
         self.texts = Texts()
         self.modules = Modules()
+        self.read_back = ReadBack()  # the recordings as read from the cache, for the build after a code edit
         # A front end whose process waits for the author after each build (``mkdocs serve``) sets this, and
         # calls ``settle_later``: a replaced build is then collected while the author reads, not in the rebuild.
         self.settles = False
@@ -133,7 +135,11 @@ class Session:
                 elif replaced:
                     self._uncollected = True
                 self._build = make_build(
-                    settings, widget_kernels=widget_kernels, texts=self.texts, modules=self.modules
+                    settings,
+                    widget_kernels=widget_kernels,
+                    texts=self.texts,
+                    modules=self.modules,
+                    read_back=self.read_back,
                 )
                 self.fingerprint = stamp
             else:

@@ -41,6 +41,7 @@ from docs_hooks.resolve.entries import EntryData, SiteEntries
 from docs_hooks.resolve.indexing import build_index
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.resolve.modules import Modules
+from docs_hooks.run.record_store import ReadBack
 from docs_hooks.run.recording import Recording
 from docs_hooks.run.request import Request
 from docs_hooks.run.residue import Texts
@@ -307,6 +308,7 @@ def make_build(
     widget_kernels: frozenset[str] | None = None,
     texts: Texts | None = None,
     modules: Modules | None = None,
+    read_back: ReadBack | None = None,
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
@@ -322,12 +324,16 @@ def make_build(
     the base revision's); by default the project's own.
 
     A front end whose process stays across builds hands each the same ``texts``
-    (the files the runs depend on) and ``modules`` (the code as resolving parses
-    it): a file not edited since the last build is not read into them again.
+    (the files the runs depend on), ``modules`` (the code as resolving parses
+    it) and ``read_back`` (the recordings as read from the cache): a file not
+    edited since the last build is not read into them again, nor a recording
+    stored since.
     """
     code = project_digest(settings) if not static else None
     with paused():
-        build = _make_build(settings, coverage and not static, static, index, widget_kernels, code, texts, modules)
+        build = _make_build(
+            settings, coverage and not static, static, index, widget_kernels, code, texts, modules, read_back
+        )
         # What the build holds lives through it: out of collections until expand_site ends, or the front
         # end's next build starts (see gcpause), and frozen before the collector runs again.
         freeze()
@@ -343,6 +349,7 @@ def _make_build(
     code: str | None,
     texts: Texts | None = None,
     modules: Modules | None = None,
+    read_back: ReadBack | None = None,
 ) -> Build:
     index = index if index is not None else index_for(settings)
     spec = None
@@ -358,7 +365,7 @@ def _make_build(
             spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
     evidence = cached_evidence(settings, index) if static else None
     project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels, modules or Modules())
-    workers = None if static else Workers(settings, index, texts=texts)
+    workers = None if static else Workers(settings, index, texts=texts, read_back=read_back)
     build = Build(project, workers, static, files=code)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
     # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -152,9 +153,14 @@ class Dependencies:
 
 
 def moved_by(rec: Recording, shifts: dict[str, int]) -> Recording:
-    """``rec`` with the lines of calls made by functions that moved (``shifts``: name -> lines) moved with them."""
-    if shifts:
-        for call in rec.calls:
-            call.caller_line += shifts.get(call.caller, 0) if call.caller is not None else 0
-        rec.seen = [[c[0], c[1], c[2] + shifts.get(c[0], 0), c[3]] for c in rec.seen]
-    return rec
+    """``rec`` with the lines of calls made by functions that moved (``shifts``: name -> lines) moved with them: a
+    new recording, ``rec`` left as it was read (a serve session hands it to its next build too: see
+    ``record_store.ReadBack``)."""
+    if not shifts:
+        return rec
+    calls = [
+        replace(call, caller_line=call.caller_line + shifts.get(call.caller, 0)) if call.caller is not None else call
+        for call in rec.calls
+    ]
+    seen = [[c[0], c[1], c[2] + shifts.get(c[0], 0), c[3]] for c in rec.seen]
+    return replace(rec, calls=calls, seen=seen)

@@ -44,8 +44,8 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.run import residue
 from docs_hooks.run.dependencies import Dependencies, moved_by
 from docs_hooks.run.record_process import DEFAULT_TIMEOUT, RecordingChild
-from docs_hooks.run.record_store import stored_form, vacuum, write_recordings
-from docs_hooks.run.recording import Recording, unpack
+from docs_hooks.run.record_store import ReadBack, stored_form, vacuum, write_recordings
+from docs_hooks.run.recording import Recording
 from docs_hooks.run.request import Request, recording_key, recording_shape
 from docs_hooks.run.turns import Turns
 
@@ -68,6 +68,7 @@ class Recorder:
         texts: residue.Texts | None = None,
         cores: int | None = None,
         busy: Callable[[], int] = lambda: 0,
+        read_back: ReadBack | None = None,
     ) -> None:
         self.project_root = project_root
         self.file_digests = file_digests  # repo path -> digest of its current text
@@ -81,6 +82,9 @@ class Recorder:
         # Every recording of the project in one store (see cachedir.Store), keyed by its request.
         store = store_file(cache_dir, "recordings")
         self.store = Store(store) if store is not None else None
+        # The entries read from it, unpacked: a serve session's, kept across its builds, or this build's own.
+        self.read_back = read_back if read_back is not None else ReadBack()
+        self.read_back.new_build()
         self._memo: dict[Request, Recording | TraceError] = {}  # a request that failed: its error
         self._turns = Turns()  # one conversation with the child at a time
         # Recorded, not yet in the store: key -> (what it depended on, recording). Written while
@@ -111,10 +115,9 @@ class Recorder:
             return {}
         keys = {self._key(req): req for req in requests}
         found = {}
-        rows = self.store.get_many(list(keys))  # a damaged store is made again by the store itself: misses
-        for key, raw in rows.items():
+        entries = self.read_back.read(self.store, list(keys))  # a damaged store is made again by the store: misses
+        for key, stored in entries.items():
             try:
-                stored = unpack(raw)
                 deps, recording = stored["depends"], stored["recording"]
                 if not isinstance(deps, dict) or not stored_form(recording):
                     continue

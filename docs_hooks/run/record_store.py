@@ -4,16 +4,18 @@ how it is kept within its bound.
 Every recording of the project is one entry of one ``cachedir.Store``, under its key (see
 ``request.recording_key``): what it depended on and the recording, packed as data (``recording.pack``). An entry
 is used only when it reads back in the form written here (``stored_form``); anything else is a miss, recorded
-again. ``record.Recorder`` reads and writes it; this module holds no state of its own.
+again. ``record.Recorder`` reads and writes it, each entry it reads through a ``ReadBack``.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
+from typing import Any
 
 from docs_hooks.base.cachedir import Store
-from docs_hooks.run.recording import Call, Recording, pack
+from docs_hooks.run.recording import Call, Recording, pack, unpack
 
 #: A recording larger than this (packed) is not stored: it is recorded again when needed.
 MAX_STORED_BYTES = 32 * 1024 * 1024
@@ -53,6 +55,50 @@ def vacuum(path: Path) -> None:
             db.close()
     except sqlite3.Error:
         pass  # busy (another build) or damaged (the next read makes it again): only a saving of space
+
+
+class ReadBack:
+    """Entries of the recordings store as read back and unpacked, by key and seal (``Store.seals``): an entry whose
+    row is as it was when it was read is not read or unpacked again. A serve session keeps one for all its builds,
+    so that the build made after a code edit unpacks only the recordings that changed (bench/README.md, "read
+    back once"); a build of its own has its own.
+
+    What it hands out is shared by the builds that read it, as one build's pages share it: nothing changes it
+    (``dependencies.moved_by`` makes a new recording). It keeps what the current build and the one before it read.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[bytes, Any]] = {}  # key -> (seal, unpacked): read by this build
+        self._before: dict[str, tuple[bytes, Any]] = {}  # read by the build before it
+        self._lock = threading.Lock()
+
+    def new_build(self) -> None:
+        """A new build starts: what the build before the last did not read again goes."""
+        with self._lock:
+            self._before, self._known = self._known, {}
+
+    def read(self, store: Store, keys: list[str]) -> dict[str, Any]:
+        """The unpacked entries of ``keys`` that ``store`` holds (each marked as read); a damaged one is left out."""
+        seals = store.seals(keys)
+        found: dict[str, Any] = {}
+        with self._lock:
+            for key, seal in seals.items():
+                known = self._known.get(key) or self._before.get(key)
+                if known is not None and known[0] == seal:
+                    found[key] = known[1]
+                    self._known[key] = known
+        if found:
+            store.mark_read(list(found))
+        rows = store.get_many([key for key in seals if key not in found])
+        for key, raw in rows.items():
+            try:
+                value = unpack(raw)
+            except ValueError:
+                continue  # damaged, or written by another version of this code: recorded again
+            found[key] = value
+            with self._lock:  # a row written again since its seal was read has another seal: read again next time
+                self._known[key] = (seals[key], value)
+        return found
 
 
 def stored_form(recording: object) -> bool:

@@ -23,6 +23,7 @@ from docs_hooks.run.residue import Texts
 if TYPE_CHECKING:
     from docs_hooks.run.coverage_run import Measurement
     from docs_hooks.run.record import Recorder
+    from docs_hooks.run.record_store import ReadBack
 
 
 def recorder_path(settings: Settings) -> list:
@@ -43,10 +44,16 @@ def recorder_path(settings: Settings) -> list:
 
 class Workers:
     def __init__(
-        self, settings: Settings, index: CodeIndex, math: MathRenderer | None = None, texts: Texts | None = None
+        self,
+        settings: Settings,
+        index: CodeIndex,
+        math: MathRenderer | None = None,
+        texts: Texts | None = None,
+        read_back: ReadBack | None = None,
     ):
         self.settings = settings
         self.index = index
+        self.read_back = read_back  # the recordings read back, a serve session's (see record_store.ReadBack)
         # The files the runs' dependencies read: a serve session's, kept across its builds, or this build's own.
         self._own_texts = texts is None
         self.texts = texts if texts is not None else Texts()
@@ -81,6 +88,7 @@ class Workers:
             self.index.functions,
             self.texts,
             busy=self._cores_taken,
+            read_back=self.read_back,
         )
 
     def _cores_taken(self) -> int:

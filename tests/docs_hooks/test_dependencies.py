@@ -67,8 +67,11 @@ def test_code_that_moved_keeps_the_recording_its_lines_moved_with_it(tmp_path):
     shifts = dependencies(root).moved(deps)
 
     assert shifts == {"ops.double": 4, "ops.scale": 4}
-    rec = moved_by(recording(), shifts)
+    read = recording()
+    rec = moved_by(read, shifts)
     assert (rec.calls[0].caller_line, rec.seen[0][2]) == (13, 13)
+    assert (read.calls[0].caller_line, read.seen[0][2]) == (9, 9)  # as read: moved again by the next build
+    assert moved_by(read, shifts).calls[0].caller_line == 13
 
 
 def test_a_line_of_the_module_outside_its_functions_is_a_change(tmp_path):

@@ -5,7 +5,7 @@ import pytest
 
 from docs_hooks.base.cachedir import Store
 from docs_hooks.run import record_store
-from docs_hooks.run.record_store import stored_form, write_recordings
+from docs_hooks.run.record_store import ReadBack, stored_form, write_recordings
 from docs_hooks.run.recording import Call, Recording, pack, unpack
 
 from .conftest import expand_page, make_recorder, store_rows, stored_rows
@@ -127,4 +127,29 @@ def test_pending_recordings_are_written_in_one_go_and_one_too_large_is_left_out(
     rows = store.get_many(["a", "b"])
     assert list(rows) == ["a"] and unpack(rows["a"]) == {"depends": {"functions": {}}, "recording": small}
     write_recordings(None, {"c": ({}, small)})  # no store (no cache folder): nothing to write
+    store.close()
+
+
+def test_an_entry_read_back_is_unpacked_once_while_its_row_is_as_it_was(tmp_path, monkeypatch):
+    store = Store(tmp_path / "recordings.sqlite3")
+    first = {"depends": {}, "recording": Recording("a", [], [], 1)}
+    store.put_many({"a": pack(first), "b": pack({"depends": {}, "recording": Recording("b")}), "bad": b"not packed"})
+    fetched: list[list[str]] = []
+    real = Store.get_many
+    monkeypatch.setattr(Store, "get_many", lambda self, keys, **kw: fetched.append(sorted(keys)) or real(self, keys))
+    read_back = ReadBack()
+
+    one = read_back.read(store, ["a", "b", "bad", "missing"])
+    assert sorted(one) == ["a", "b"] and one["a"] == first  # a damaged row and a missing one are left out
+    read_back.new_build()  # a serve session's next build: the same rows are not read or unpacked again
+    two = read_back.read(store, ["a", "b"])
+    assert two["a"] is one["a"] and two["b"] is one["b"]
+    assert fetched == [["a", "b", "bad"], []]
+
+    changed = {"depends": {}, "recording": Recording("a", [], [], 2)}
+    store.put_many({"a": pack(changed)})  # recorded again: another seal
+    assert read_back.read(store, ["a"])["a"] == changed and fetched[-1] == ["a"]
+    read_back.new_build()
+    read_back.new_build()  # two builds that did not read b: it is read from the store again
+    assert read_back.read(store, ["b"])["b"] is not one["b"] and fetched[-1] == ["b"]
     store.close()

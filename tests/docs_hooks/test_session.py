@@ -219,3 +219,32 @@ def test_a_page_handed_over_again_is_read_as_markdown_reads_it_once_per_text():
     assert first == as_markdown_reads(text)
     assert session.as_read(text) is first  # the same build
     assert session.as_read(text, 2) == as_markdown_reads(text, 2) != first  # its tab length is part of it
+
+
+def test_a_code_edit_that_changes_no_recording_reads_the_recordings_back_without_unpacking_them_again(make_project):
+    from .test_recordings import EXAMPLE_PAGE
+
+    root = make_project({"docs/page.md": EXAMPLE_PAGE})
+    run_cli(root, "relock")
+    session = Session(root)
+    ops = root / "src/ops.py"
+
+    def rebuild(n: int) -> list:
+        if n:
+            ops.write_text(ops.read_text() + f"\n\ndef appended_{n}():\n    return {n}\n")  # reaches no recording
+        build = session.refresh()
+        session.plan_site()
+        expanded = session.expand("docs/page.md", (root / "docs/page.md").read_text())
+        assert expanded.problems == []
+        build.await_background()  # the recordings made are stored
+        return build.workers.recorder.recordings()
+
+    try:
+        made = rebuild(0)
+        read = rebuild(1)  # a new build: read back from the store
+        again = rebuild(2)
+    finally:
+        session.close()
+    assert made and len(read) == len(again) == len(made)
+    assert [r.request for r in read] == [r.request for r in made]
+    assert all(a is r for a, r in zip(again, read))  # the same objects: not read or unpacked again
