@@ -193,7 +193,10 @@ def _trim(folder: Path) -> None:
     maps.sort(reverse=True)
     for _, path in maps[MAPS_KEPT:]:
         if path.name not in spared:
-            path.unlink(missing_ok=True)
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                return  # a folder that cannot be written (a cache restored read-only) keeps what it has
 
 
 def _carried_map(of: MapOf) -> Carried | None:
