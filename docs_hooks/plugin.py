@@ -130,15 +130,9 @@ class TracePlugin(BasePlugin[PluginConfig]):
         config.markdown_extensions[:] = [e for e in config.markdown_extensions if e != EXTENSION]
         config.mdx_configs.pop(EXTENSION, None)
         cache_dir = self.session.settings.cache_dir
-        if self._fences is None or self._fences.cache_dir != cache_dir:
-            if self._fences is not None:
-                self._fences.close()
-            self._fences = Fences(cache_dir)
+        self._fences = _for_cache(self._fences, cache_dir, Fences)
         config.markdown_extensions.append(TraceExtension(self.session, self._page_of, self._fences))
-        if self._search is None or self._search.cache_dir != cache_dir:
-            if self._search is not None:
-                self._search.close()
-            self._search = SearchReading(cache_dir)
+        self._search = _for_cache(self._search, cache_dir, SearchReading)
         self._search.wrap(config)
         if config.theme.name == "material" and str(TEMPLATES) not in config.theme.dirs:
             config.theme.dirs.append(str(TEMPLATES))  # last: a template of the site's own comes first
@@ -150,22 +144,15 @@ class TracePlugin(BasePlugin[PluginConfig]):
         session = self.session
         settings, build = session.settings, session.build
         katex = build.workers.math.assets(f"{SITE_ASSETS}/katex")
-        made = _made_by_plugin(settings, build.project.index.file_digests, katex)
-        kept_out = _kept_out(settings)
-        for f in list(files):
-            # what the plugin makes itself (a copy 'python -m docs_hooks pages' wrote may be older), the lock,
-            # and the helpers the build runs are not pages of the site
-            if f.src_uri in made or (f.abs_src_path and kept_out(Path(f.abs_src_path))):
-                files.remove(f)
+        _leave_out(files, _made_by_plugin(settings, build.project.index.file_digests, katex), _kept_out(settings))
         tab = config.mdx_configs.get("tab_length", 4)
-        pages, page_urls = {}, {}
-        for f in files.documentation_pages():
-            rel = self._rel(f)
-            page_urls[rel] = f.url
-            # as the extension is handed it: the front matter left out, so that a page resolved here is not
-            # resolved again when it is converted
-            text = without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8"))
-            pages[rel] = session.as_read(text, tab)
+        page_urls = {self._rel(f): f.url for f in files.documentation_pages()}
+        # as the extension is handed each: the front matter left out, so that a page resolved here is not
+        # resolved again when it is converted
+        pages = {
+            self._rel(f): session.as_read(without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8")), tab)
+            for f in files.documentation_pages()
+        }
         try:
             cited = build.source_files(pages)  # resolves the pages now: the source pages are made from them
         except TraceError as err:
@@ -289,6 +276,24 @@ class TracePlugin(BasePlugin[PluginConfig]):
         if self._dirty is not None and self.current is not None:
             self._dirty.problems.add(self.current[0])
         log.warning(str(problem))
+
+
+def _leave_out(files: Files, made: set[str], kept_out: Callable[[Path], bool]) -> None:
+    """Take out of ``files`` what is not a page of the site: what the plugin makes itself (``made``: a copy
+    'python -m docs_hooks pages' wrote may be older), the lock and the helpers the build runs (``kept_out``)."""
+    for f in list(files):
+        if f.src_uri in made or (f.abs_src_path and kept_out(Path(f.abs_src_path))):
+            files.remove(f)
+
+
+def _for_cache(kept, cache_dir: Path | None, make: Callable):
+    """``kept`` when it keeps its work in ``cache_dir``; else a new one, ``make(cache_dir)``, the old one closed
+    (the settings moved the cache folder between two builds of one serve)."""
+    if kept is not None and kept.cache_dir == cache_dir:
+        return kept
+    if kept is not None:
+        kept.close()
+    return make(cache_dir)
 
 
 def _link_assets(config) -> None:
