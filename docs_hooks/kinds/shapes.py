@@ -116,17 +116,32 @@ class SiteShapes:
 
 def _calls_by_line(ev: Evidence, fn: Function) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
     """Every call in the module of ``fn``, by its line, with each statement that holds it (once per build)."""
+    return ev.once(f"calls by line of {fn.file}", lambda: calls_by_line(ev.tree(fn.file)))
 
-    def calls() -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
-        found: dict[int, list[tuple[ast.stmt, ast.Call]]] = {}
-        for node in ast.walk(ev.tree(fn.file)):
-            if isinstance(node, ast.stmt):
-                for sub in ast.walk(node):
-                    if isinstance(sub, ast.Call):
-                        found.setdefault(sub.lineno, []).append((node, sub))
-        return found
 
-    return ev.once(f"calls by line of {fn.file}", calls)
+def calls_by_line(tree: ast.AST) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
+    """Every call in ``tree``, by its line, with each statement that holds it: the statements in the order
+    ``ast.walk`` meets them, and each one's calls in the order a walk of the statement meets them (which is the
+    order of the walk of the whole tree). One walk of the tree, then each call's enclosing statements."""
+    parent: dict[ast.AST, ast.AST] = {}
+    statements: list[ast.stmt] = []
+    held: dict[ast.stmt, list[ast.Call]] = {}  # each statement's calls
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parent[child] = node
+        if isinstance(node, ast.stmt):
+            statements.append(node)
+        elif isinstance(node, ast.Call):
+            up: ast.AST | None = parent.get(node)
+            while up is not None:
+                if isinstance(up, ast.stmt):
+                    held.setdefault(up, []).append(node)
+                up = parent.get(up)
+    found: dict[int, list[tuple[ast.stmt, ast.Call]]] = {}
+    for stmt in statements:
+        for call in held.get(stmt, ()):
+            found.setdefault(call.lineno, []).append((stmt, call))
+    return found
 
 
 def site_shapes(

@@ -9,6 +9,7 @@ helper and one page) and expands the page. The tiny model's real config has
 
 from __future__ import annotations
 
+import ast
 import html
 import re
 import textwrap
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import make_build
+from docs_hooks.kinds.shapes import calls_by_line
 
 from .conftest import write_tree
 
@@ -707,3 +709,27 @@ def test_shapes_name_every_argument_as_written_and_every_result_however_it_is_us
         # tick(Y): returns nothing, so no output
         ["<code>Y</code>", "input", "<code>(2, d)</code>", "<code>(2, 4)</code>"],
     ]
+
+
+def test_the_calls_by_line_are_each_call_with_every_statement_that_holds_it_in_the_order_of_a_walk():
+    """Against the plain definition (a walk of every statement of the module), on this repository's own code:
+    the same statements and calls, in the same order (which statement wins a tie follows it)."""
+
+    def plain(tree: ast.AST) -> dict:
+        found: dict = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt):
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Call):
+                        found.setdefault(sub.lineno, []).append((node, sub))
+        return found
+
+    repo = Path(__file__).resolve().parents[2]
+    files = [*sorted((repo / "src").rglob("*.py")), *sorted((repo / "docs_hooks" / "kinds").rglob("*.py"))]
+    nested = "def f(x):\n    if g(h(x)):\n        y = g(x); z = [g(v) for v in h(y)]\n    return g(g(x))\n"
+    trees = [ast.parse(f.read_text(encoding="utf-8")) for f in files] + [ast.parse(nested)]
+    assert len(trees) > 10
+    for tree in trees:
+        want, got = plain(tree), calls_by_line(tree)
+        assert list(got) == list(want)
+        assert all([(id(s), id(c)) for s, c in got[n]] == [(id(s), id(c)) for s, c in want[n]] for n in want)
