@@ -36,7 +36,10 @@ from markdown import Markdown
 from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.settings import installed_version
 
-FORMAT = 1  # the form of a stored template; a change makes every one a miss
+FORMAT = 2  # the form of a stored template; a change makes every one a miss
+# What a stored template starts with: any other value under its key (damaged, or written by something else) is a
+# miss, not HTML put on a page.
+_MARK = f"docs_hooks fence template {FORMAT}\n"
 SENTINEL = 7391046285  # the number a fence is highlighted with once, to find where the page's number goes
 _DIGITS = str(SENTINEL)
 _PLACE = "\x00"  # where the page's number goes in a template (HTML holds no NUL)
@@ -100,7 +103,7 @@ class Fences:
         self._known[key] = template
         self._used.add(key)
         if self.store is not None:
-            data = template.encode("utf-8", "surrogatepass")
+            data = (_MARK + template).encode("utf-8", "surrogatepass")
             if self.batched:
                 self._fresh[key] = data
             else:
@@ -129,7 +132,9 @@ def _loaded(raw: bytes | None) -> str | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return text if _DIGITS not in text else None
+    if not text.startswith(_MARK) or _DIGITS in text:
+        return None
+    return text[len(_MARK) :]
 
 
 class _Formatter:

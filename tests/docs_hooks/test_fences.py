@@ -190,3 +190,12 @@ def test_under_mkdocs_a_listing_is_highlighted_once_and_the_page_comes_out_the_s
     assert (third["made"], third["reused"]) == (0, first["made"])
     assert third["html"] == first["html"]
     assert Path(root / ".cache" / "docs_hooks" / "fences.sqlite3").is_file()
+
+
+def test_a_stored_value_that_is_not_a_template_written_here_is_a_miss():
+    from docs_hooks import fences
+
+    template = '<div class="highlight"><pre><span></span><code>x\x00</code></pre></div>\n'
+    assert fences._loaded((fences._MARK + template).encode()) == template
+    for other in (b"\x12", template.encode(), b"\xff", (fences._MARK + fences._DIGITS).encode(), None):
+        assert fences._loaded(other) is None
