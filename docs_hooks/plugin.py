@@ -146,13 +146,12 @@ class TracePlugin(BasePlugin[PluginConfig]):
         katex = build.workers.math.assets(f"{SITE_ASSETS}/katex")
         _leave_out(files, _made_by_plugin(settings, build.project.index.file_digests, katex), _kept_out(settings))
         tab = config.mdx_configs.get("tab_length", 4)
-        page_urls = {self._rel(f): f.url for f in files.documentation_pages()}
+        docs = {self._rel(f): f for f in files.documentation_pages()}
+        page_urls = {rel: f.url for rel, f in docs.items()}
         # as the extension is handed each: the front matter left out, so that a page resolved here is not
         # resolved again when it is converted
-        pages = {
-            self._rel(f): session.as_read(without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8")), tab)
-            for f in files.documentation_pages()
-        }
+        read = {rel: without_front_matter(Path(f.abs_src_path).read_text(encoding="utf-8")) for rel, f in docs.items()}
+        pages = {rel: session.as_read(text, tab) for rel, text in read.items()}
         try:
             cited = build.source_files(pages)  # resolves the pages now: the source pages are made from them
         except TraceError as err:
