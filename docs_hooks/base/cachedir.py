@@ -210,6 +210,13 @@ class Store:
     def get_many(self, keys: list[str], now: float | None = None, mark: bool = True) -> dict[str, bytes]:
         """The stored values of ``keys`` (missing and damaged ones are left out); each one found is marked as
         read, unless ``mark`` is False (then the reader marks them itself, with ``mark_read``, in one go)."""
+        return {key: data for key, (_, data) in self.get_sealed(keys, now, mark).items()}
+
+    def get_sealed(
+        self, keys: list[str], now: float | None = None, mark: bool = True
+    ) -> dict[str, tuple[bytes, bytes]]:
+        """The same as ``get_many``, each value with its seal (see ``seals``): one read of each row, for a reader
+        that keeps what it read by seal."""
 
         def read(db) -> dict[str, bytes]:
             found: dict[str, bytes] = {}
@@ -224,8 +231,8 @@ class Store:
             found = self._run(read, {}, writes=False)
         if found and mark:
             self.mark_read(list(found), now)
-        opened = {key: unseal(key, raw) for key, raw in found.items()}
-        return {key: data for key, data in opened.items() if data is not None}
+        opened = {key: (raw, unseal(key, raw)) for key, raw in found.items()}
+        return {key: (raw[:_SEAL_BYTES], data) for key, (raw, data) in opened.items() if data is not None}
 
     def seals(self, keys: list[str]) -> dict[str, bytes]:
         """The seal of each of ``keys`` that has a row (see ``seal``), without reading its value: equal seals, the

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from docs_hooks.base import gcpause
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.lasttwo import LastTwo
 from docs_hooks.base.settings import Settings, load_settings
 from docs_hooks.core.digests import fingerprint
 from docs_hooks.core.kept import digest
@@ -81,9 +82,7 @@ class Session:
         self.fingerprint: str | None = None
         self.locked: dict[str, dict] = {}  # the review lock's entries, page by page (``lock.by_page``)
         self._lock_text: tuple[str | None] | None = None  # the text they were read from (None: no lock)
-        # Each page's text as Markdown reads it (``as_read``): this build's, and the build's before it.
-        self._reads: dict[tuple[str, int], str] = {}
-        self._reads_before: dict[tuple[str, int], str] = {}
+        self._reads: LastTwo[tuple[str, int], str] = LastTwo()  # each page's text as Markdown reads it (as_read)
         self.widget_kernels: frozenset[str] | None = None
         # The files the runs' dependencies read, and the code as resolving parses it: once per text for all of
         # this session's builds.
@@ -147,7 +146,7 @@ class Session:
             self._settings = settings
             self.widget_kernels = widget_kernels
             self._read_lock(settings)
-            self._reads_before, self._reads = self._reads, {}
+            self._reads.new_build()
             gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
         return self._build
 
@@ -156,10 +155,8 @@ class Session:
         key = (text, tab_length)
         found = self._reads.get(key)
         if found is None:
-            found = self._reads_before.get(key)
-            if found is None:
-                found = as_markdown_reads(text, tab_length)
-            self._reads[key] = found
+            found = as_markdown_reads(text, tab_length)
+            self._reads.keep(key, found)
         return found
 
     def _read_lock(self, settings: Settings) -> None:

@@ -10,11 +10,11 @@ again. ``record.Recorder`` reads and writes it, each entry it reads through a ``
 from __future__ import annotations
 
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
 from docs_hooks.base.cachedir import Store
+from docs_hooks.base.lasttwo import LastTwo
 from docs_hooks.run.recording import Call, Recording, pack, unpack
 
 #: A recording larger than this (packed) is not stored: it is recorded again when needed.
@@ -68,36 +68,33 @@ class ReadBack:
     """
 
     def __init__(self) -> None:
-        self._known: dict[str, tuple[bytes, Any]] = {}  # key -> (seal, unpacked): read by this build
-        self._before: dict[str, tuple[bytes, Any]] = {}  # read by the build before it
-        self._lock = threading.Lock()
+        self._kept: LastTwo[str, tuple[bytes, Any]] = LastTwo()  # key -> (seal, unpacked)
 
     def new_build(self) -> None:
         """A new build starts: what the build before the last did not read again goes."""
-        with self._lock:
-            self._before, self._known = self._known, {}
+        self._kept.new_build()
 
     def read(self, store: Store, keys: list[str]) -> dict[str, Any]:
-        """The unpacked entries of ``keys`` that ``store`` holds (each marked as read); a damaged one is left out."""
-        seals = store.seals(keys)
+        """The unpacked entries of ``keys`` that ``store`` holds (each marked as read); a damaged one is left out.
+
+        Only the rows of entries it has unpacked before have their seals read first; every other row is read
+        once, with its seal (a build of its own, or a session's first, reads no seal twice)."""
+        kept = {key: known for key in keys if (known := self._kept.peek(key)) is not None}
         found: dict[str, Any] = {}
-        with self._lock:
-            for key, seal in seals.items():
-                known = self._known.get(key) or self._before.get(key)
-                if known is not None and known[0] == seal:
-                    found[key] = known[1]
-                    self._known[key] = known
+        if kept:
+            for key, seal in store.seals(list(kept)).items():
+                if kept[key][0] == seal:
+                    found[key] = kept[key][1]
+                    self._kept.keep(key, kept[key])
         if found:
             store.mark_read(list(found))
-        rows = store.get_many([key for key in seals if key not in found])
-        for key, raw in rows.items():
+        for key, (seal, raw) in store.get_sealed([key for key in keys if key not in found]).items():
             try:
                 value = unpack(raw)
             except ValueError:
                 continue  # damaged, or written by another version of this code: recorded again
             found[key] = value
-            with self._lock:  # a row written again since its seal was read has another seal: read again next time
-                self._known[key] = (seals[key], value)
+            self._kept.keep(key, (seal, value))  # a row written again since has another seal: read again then
         return found
 
 

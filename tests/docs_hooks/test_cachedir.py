@@ -180,6 +180,10 @@ def test_what_is_put_is_got_back_and_missing_keys_are_left_out(tmp_path):
     store.put_many({"a": b"again"})
     assert store.get_many(["a"]) == {"a": b"again"}
     assert store.get_many([]) == {}
+    # With its seal, as seals() reads it alone: equal seals, equal bytes.
+    sealed = store.get_sealed(["a", "b", "nope"])
+    assert sealed == {"a": (store.seals(["a"])["a"], b"again"), "b": (store.seals(["b"])["b"], b"second")}
+    assert sealed["a"][0] != sealed["b"][0]
 
 
 def test_many_keys_at_once(tmp_path):
@@ -339,6 +343,7 @@ def test_a_value_that_is_not_bytes_is_a_miss(tmp_path):
         db.execute("INSERT INTO entries (key, value, used) VALUES ('b', 'text, not bytes', 0)")
 
     assert Store(path).get_many(["a", "b"]) == {"a": b"fine"}
+    assert list(Store(path).get_sealed(["a", "b"])) == ["a"]
 
 
 def test_a_store_that_cannot_be_opened_gives_misses_and_names_its_file(tmp_path, notes):

@@ -135,16 +135,19 @@ def test_an_entry_read_back_is_unpacked_once_while_its_row_is_as_it_was(tmp_path
     first = {"depends": {}, "recording": Recording("a", [], [], 1)}
     store.put_many({"a": pack(first), "b": pack({"depends": {}, "recording": Recording("b")}), "bad": b"not packed"})
     fetched: list[list[str]] = []
-    real = Store.get_many
-    monkeypatch.setattr(Store, "get_many", lambda self, keys, **kw: fetched.append(sorted(keys)) or real(self, keys))
+    sealed: list[list[str]] = []  # the keys whose seals alone were read
+    real, real_seals = Store.get_sealed, Store.seals
+    monkeypatch.setattr(Store, "get_sealed", lambda self, keys, **kw: fetched.append(sorted(keys)) or real(self, keys))
+    monkeypatch.setattr(Store, "seals", lambda self, keys: sealed.append(sorted(keys)) or real_seals(self, keys))
     read_back = ReadBack()
 
     one = read_back.read(store, ["a", "b", "bad", "missing"])
     assert sorted(one) == ["a", "b"] and one["a"] == first  # a damaged row and a missing one are left out
+    assert sealed == []  # nothing unpacked before: each row read once, with its seal
     read_back.new_build()  # a serve session's next build: the same rows are not read or unpacked again
     two = read_back.read(store, ["a", "b"])
     assert two["a"] is one["a"] and two["b"] is one["b"]
-    assert fetched == [["a", "b", "bad"], []]
+    assert fetched == [["a", "b", "bad", "missing"], []] and sealed == [["a", "b"]]
 
     changed = {"depends": {}, "recording": Recording("a", [], [], 2)}
     store.put_many({"a": pack(changed)})  # recorded again: another seal

@@ -1,0 +1,50 @@
+import threading
+
+from docs_hooks.base.lasttwo import LastTwo
+
+
+def test_a_value_stays_while_the_current_build_or_the_one_before_used_it():
+    kept: LastTwo[str, int] = LastTwo()
+    kept.keep("a", 1)
+    kept.keep("b", 2)
+    kept.new_build()
+    assert kept.get("a") == 1  # used again by this build: stays for the next
+    kept.new_build()
+    assert kept.get("a") == 1
+    assert kept.get("b") is None  # used by neither of the last two builds: gone
+    assert kept.get("never") is None
+
+
+def test_peek_does_not_count_as_a_use():
+    kept: LastTwo[str, int] = LastTwo()
+    kept.keep("a", 1)
+    kept.new_build()
+    assert kept.peek("a") == 1
+    kept.new_build()
+    assert kept.peek("a") is None
+
+
+def test_keep_replaces_the_value_and_counts_as_a_use():
+    kept: LastTwo[str, int] = LastTwo()
+    kept.keep("a", 1)
+    kept.new_build()
+    kept.keep("a", 2)
+    kept.new_build()
+    assert kept.get("a") == 2
+
+
+def test_threads_of_one_build_share_it():
+    kept: LastTwo[int, int] = LastTwo()
+
+    def work(start: int) -> None:
+        for i in range(start, start + 500):
+            kept.keep(i, i)
+            assert kept.get(i) == i
+
+    threads = [threading.Thread(target=work, args=(n * 500,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    kept.new_build()
+    assert all(kept.get(i) == i for i in range(2000))
