@@ -19,7 +19,9 @@ check CLI        ``python -m docs_hooks check`` in a fresh process (with --cli)
 and prints the 10x/1x ratio of each (target: at most 12, i.e. close to linear).
 With --mkdocs it also measures, at each size, what an author feels (as bench_docs.py
 does for the real site, against MkDocs alone on the same pages): a warm ``mkdocs
-build``, and a prose edit and a code edit rebuilt in one serve-like process.
+build``, a cold one after the project's tests ran with the generator's pytest
+plugin (the line map, and what the pages need of the run stage), and a prose edit
+and a code edit rebuilt in one serve-like process.
 Nothing passes or fails.
 
 Run:   .venv/bin/python bench/bench_scale.py [--runs 3] [--sizes 1,10] [--cli] [--mkdocs] [--profile DIR]
@@ -368,12 +370,26 @@ def author_at(project: Path, work: Path, runs: int) -> dict:
     for _ in range(runs):
         floor.append(BD.mkdocs_build(project, work / "site-floor", floor_config))
         warm.append(BD.mkdocs_build(project, work / "site"))
+    # A first build after the tests: the project's test run with the generator's pytest plugin, as a user sets
+    # it up (`-p docs_hooks.pytest_linemap`, and the source folder on pytest's path), writes the line map and
+    # makes what the pages need beside the tests; then a cold build from what it left.
+    BD.clear_cache(project)
+    plugin = ["-p", "no:cacheprovider", "-p", "docs_hooks.pytest_linemap", "-o", "pythonpath=src"]
+    tests = [BD.PYTHON, "-m", "pytest", "-q", "-x", *plugin, "tests"]
+    made, _ = BD.timed_run(tests, project, BD.env_for(project))
+    BD.snapshot_cache(project, work / "after-tests")
+    after_tests = []
+    for _ in range(runs):
+        BD.restore_cache(project, work / "after-tests")
+        after_tests.append(BD.mkdocs_build(project, work / "site"))
     # Each run edits anew (numbered apart): a repeated edit would be found in the project's cache.
     served = [BD.serve(project, "mkdocs.yml", page, 0, first_edit=1000 * (i + 1)) for i in range(runs)]
     floors = [BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 1)) for i in range(runs)]
     return {
         "floor": floor,
         "warm": warm,
+        "test run (plugin on)": [made],
+        "cold, after tests": after_tests,
         "floor, prose edit": [f["prose edit"] for f in floors],
         "prose edit": [s["prose edit"] for s in served],
         "code edit": [s["code edit"] for s in served],
@@ -417,7 +433,7 @@ def main() -> None:
                 results[scale]["author"] = felt
                 for name, values in felt.items():
                     base = felt["floor, prose edit"] if "edit" in name else felt["floor"]
-                    ratio = "" if name.startswith("floor") else f"  {BD.med(values) / BD.med(base):5.2f}x"
+                    ratio = "" if name.startswith(("floor", "test run")) else f"  {BD.med(values) / BD.med(base):5.2f}x"
                     print(f"  mkdocs {name:18s} {BD.fmt(values)}{ratio}", flush=True)
 
         if len(sizes) >= 2:

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub.add_parser(
         "record",
-        help="make the recordings, formulas, specification and highlighted files the pages need, for the next build",
+        help="make the recordings, formulas, specification, highlighted files and code listings the pages need, for the next build",
     )
     res = sub.add_parser("results", help="record a training run's history for the site")
     res.add_argument("history", help="the history JSON the training wrote")
@@ -76,16 +76,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def _record(settings) -> int:
     from docs_hooks.core.recordings import record_site
+    from docs_hooks.fences import highlight_ahead
     from docs_hooks.run.children import watch_parent
 
     watch_parent()  # started by a test run (pytest_linemap): end with it
     done = record_site(settings)
+    try:  # as the site's MkDocs build will: its first build after this highlights none of them
+        highlighted, kept = highlight_ahead(settings.project_root, settings.cache_dir, done.fences)
+    except TraceError as unread:
+        done.failed.append(unread)
+        highlighted, kept = 0, 0
     for err in done.failed:
         print(f"error: {err}", file=sys.stderr)
     print(
         f"docs_hooks record: {done.needed} recording(s) the pages need, {done.made} made, "
         f"{done.needed - done.made} stored already; {done.formulas} formula(s) rendered; "
-        f"{done.listings} source file(s) highlighted"
+        f"{done.listings} source file(s) highlighted; "
+        f"{len(done.fences)} code listing(s) of the pages: {highlighted} highlighted, {kept} kept already"
         + ("; the specification compiled" if done.spec else "")
         + f"; {len(done.failed)} problem(s)"
     )

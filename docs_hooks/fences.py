@@ -40,6 +40,7 @@ FORMAT = 2  # the form of a stored template; a change makes every one a miss
 # What a stored template starts with: any other value under its key (damaged, or written by something else) is a
 # miss, not HTML put on a page.
 _MARK = f"docs_hooks fence template {FORMAT}\n"
+EXTENSION = "docs_hooks.extension"  # the generator's Python-Markdown extension, as mkdocs.yml names it
 SENTINEL = 7391046285  # the number a fence is highlighted with once, to find where the page's number goes
 _DIGITS = str(SENTINEL)
 _PLACE = "\x00"  # where the page's number goes in a template (HTML holds no NUL)
@@ -70,13 +71,13 @@ class Fences:
             self._versions = (installed_version("pygments"), installed_version("pymdown-extensions"))
         return self._versions
 
-    def attach(self, md: Markdown) -> None:
+    def attach(self, md: Markdown) -> bool:
         """Wrap the formatter of ``md``'s SuperFences default fences, when the site uses SuperFences (once per
-        Markdown instance)."""
+        Markdown instance); whether it did."""
         try:
             from pymdownx.superfences import SuperFencesBlockPreprocessor, SuperFencesCodeExtension
         except ImportError:
-            return
+            return False
         for ext in md.registeredExtensions:
             if isinstance(ext, SuperFencesCodeExtension) and ext.superfences:
                 default = ext.superfences[0]
@@ -84,7 +85,9 @@ class Fences:
                 fenced = getattr(formatter, "__self__", None)
                 if default.get("name") == "superfences" and isinstance(fenced, SuperFencesBlockPreprocessor):
                     default["formatter"] = _Formatter(self, fenced, formatter)
-                return
+                    return True
+                return False
+        return False
 
     def template(self, key: str) -> str | None:
         template = self._known.get(key)
@@ -123,6 +126,48 @@ class Fences:
         self.flush()
         if self.store is not None:
             self.store.close()
+
+
+def highlight_ahead(project_root: Path, cache_dir: Path | None, fences: list[str]) -> tuple[int, int]:
+    """Highlight ``fences`` (each a fenced code block of Markdown) as the site's MkDocs build highlights them, and
+    keep the templates in the cache folder, where that build finds them: ``python -m docs_hooks record`` does it
+    for the code listings the pages write (``core.page.page_listings``), so that the first build after the tests
+    highlights none of them. How many it highlighted, and how many were kept already; none without a cache
+    folder or an ``mkdocs.yml``, or for a site that does not highlight with SuperFences.
+
+    Raises TraceError when ``mkdocs.yml`` cannot be read as MkDocs reads it (its build would stop there too)."""
+    config_file = next((project_root / n for n in ("mkdocs.yml", "mkdocs.yaml") if (project_root / n).is_file()), None)
+    if cache_dir is None or config_file is None or not fences:
+        return 0, 0
+    import logging
+
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    from docs_hooks.base.errors import TraceError
+
+    quiet = logging.getLogger("mkdocs")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # what MkDocs notes of the configuration, its build shows
+    try:
+        config = load_config(config_file=str(config_file))
+    except MkDocsException as exc:
+        raise TraceError(
+            f"{config_file.name}: MkDocs could not read it ({exc.format_message()}); the code listings of the pages "
+            "were not highlighted ahead (`mkdocs build` shows what to fix)"
+        ) from None
+    finally:
+        quiet.setLevel(level)
+    # As MkDocs makes each page's Markdown, but for the generator's own extension (its plugin adds one of its own).
+    names = [name for name in config.markdown_extensions if name != EXTENSION]
+    md = Markdown(extensions=names, extension_configs={k: v for k, v in config.mdx_configs.items() if k != EXTENSION})
+    kept = Fences(cache_dir)
+    try:
+        if kept.attach(md):
+            md.convert("\n\n".join(fences))
+    finally:
+        kept.close()
+    return kept.made, kept.reused
 
 
 def _loaded(raw: bytes | None) -> str | None:

@@ -56,7 +56,7 @@ from docs_hooks.core.session import Session, widget_kernels, without_front_matte
 from docs_hooks.core.shipped import SITE_ASSETS, asset_paths, scripts, stylesheets
 from docs_hooks.core.site import Build
 from docs_hooks.extension import TraceExtension
-from docs_hooks.fences import Fences
+from docs_hooks.fences import EXTENSION, Fences
 from docs_hooks.pages import written_by_pages
 from docs_hooks.plugin_material import SOURCE_TEMPLATE, SourceNav, material_navigation
 from docs_hooks.plugin_search import SearchReading
@@ -64,7 +64,6 @@ from docs_hooks.render import sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
 
-EXTENSION = "docs_hooks.extension"  # the Python-Markdown extension, as mkdocs.yml names it
 # Seconds after a build of mkdocs serve before the build it replaced is collected (Session.settle): by then the
 # browser has reloaded the page, and the author reads it.
 SETTLE_AFTER = 1.0

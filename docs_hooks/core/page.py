@@ -312,6 +312,19 @@ def render_page(plan: PagePlan, results: Results, links: Links) -> RenderedPage:
     return RenderedPage(parts, problems)
 
 
+def page_listings(plan: PagePlan, links: Links) -> list[str]:
+    """The code listings the page's rendering writes as fences of its Markdown (an entry's functions, an excerpt's
+    statements), made from its plan alone, nothing run: what ``python -m docs_hooks record`` has highlighted for
+    the next build (see fences.highlight_ahead)."""
+    out: list[str] = []
+    for part in plan.parts:
+        if isinstance(part, EntryFoot):
+            out += sections.implementation_listings(part.entry, links)
+        elif isinstance(part, BlockPart) and hasattr(part.kind, "listings"):
+            out += part.kind.listings(part.plan, links)
+    return out
+
+
 def _linked_prose(part: Prose, inline, links: Links) -> str:
     """The prose with each ``[[reference]]`` a linked ``file.py:L`` (or the reference marked as broken)."""
     if not part.inline:

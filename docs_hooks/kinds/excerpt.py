@@ -37,6 +37,10 @@ class ExcerptKind:
 
     def render(self, plan: ExcerptPlan, results: Results, links: Links) -> Rendered:
         """Each referenced statement (with ``context`` lines around it) as a listing with a link to its code."""
+        return Rendered("\n".join(self.listings(plan, links)))
+
+    def listings(self, plan: ExcerptPlan, links: Links) -> list[str]:
+        """What ``render`` writes: the listings, each a fence of the page's Markdown (see core.page.page_listings)."""
         out = []
         for r in plan.statements:
             fn = r.function
@@ -48,7 +52,7 @@ class ExcerptKind:
             )
             highlight = list(range(r.start, r.end + 1)) if plan.context else None
             out.append(R.listing(lines, start, head, highlight=highlight))
-        return Rendered("\n".join(out))
+        return out
 
 
 def _context_lines(block: Block) -> int:

@@ -80,11 +80,20 @@ def implementation(entry: EntryData, links: Links) -> str:
         names = ", ".join(links.function_link(f) for f in entry.functions)
         out.append(f"<p>The code has no function for these steps. They are worked out from {names}.</p>\n")
         return "\n".join(out)
+    out += implementation_listings(entry, links)
+    return "\n".join(out)
+
+
+def implementation_listings(entry: EntryData, links: Links) -> list[str]:
+    """The listing of each of the entry's functions, a fence of the page's Markdown (a derivation has none)."""
+    if entry.status == "derived":
+        return []
+    out = []
     for fn in entry.functions:
         # the name inside its module (the file says which module): Dense.forward_pass in .../layers.py
         head = f"{R.code(fn.display_path)} {R.code(fn.name[len(fn.module) + 1 :])} {links.code_links(fn, fn.start, fn.end)}"
         out.append(R.listing(list(fn.source_lines), fn.start, head))
-    return "\n".join(out)
+    return out
 
 
 def connection(entry: EntryData, links: Links, graph: CallGraph) -> str:

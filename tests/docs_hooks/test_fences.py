@@ -7,11 +7,13 @@ import re
 from pathlib import Path
 
 import markdown
+import pytest
 from markdown.preprocessors import Preprocessor
 
-from docs_hooks.fences import SENTINEL, Fences
+from docs_hooks.base.errors import TraceError
+from docs_hooks.fences import SENTINEL, Fences, highlight_ahead
 
-from .conftest import FWD_ENTRY, store_rows, stored_rows
+from .conftest import FWD_ENTRY, run_cli, store_rows, stored_rows
 from .test_cli import MKDOCS_YML
 from .test_plugin import run_script
 
@@ -199,3 +201,43 @@ def test_a_stored_value_that_is_not_a_template_written_here_is_a_miss():
     assert fences._loaded((fences._MARK + template).encode()) == template
     for other in (b"\x12", template.encode(), b"\xff", (fences._MARK + fences._DIGITS).encode(), None):
         assert fences._loaded(other) is None
+
+
+# A site whose highlight settings number every line (the templates depend on them), with an entry's listing and an
+# excerpt's (its statement marked: hl_lines).
+AHEAD_SITE = MKDOCS_YML.replace(
+    "  - pymdownx.highlight\n", "  - pymdownx.highlight:\n      anchor_linenums: true\n      line_spans: __span\n"
+)
+AHEAD_PAGE = (
+    "# Layer norm\n\n" + FWD_ENTRY + "\n```trace-excerpt\ncode: 'ops.layer_norm_forward: s = 1.0'\ncontext: 1\n```\n"
+)
+
+
+def test_the_listings_record_highlights_ahead_are_all_a_first_mkdocs_build_needs_and_the_page_is_the_same(
+    make_project, capsys
+):
+    root = make_project({"mkdocs.yml": AHEAD_SITE, "docs/page.md": AHEAD_PAGE})
+    (before,) = run_script(SERVE_TWICE.replace("range(2)", "range(1)"), root)
+    (root / ".cache" / "docs_hooks" / "fences.sqlite3").unlink()  # as after the tests: no listing highlighted yet
+    capsys.readouterr()
+
+    assert run_cli(root, "record") == 0
+    assert "2 code listing(s) of the pages: 2 highlighted, 0 kept already;" in capsys.readouterr().out
+    (after,) = run_script(SERVE_TWICE.replace("range(2)", "range(1)"), root)
+
+    assert before["made"] == 2 and (after["made"], after["reused"]) == (0, 2)  # Pygments ran for none of them
+    assert after["html"] == before["html"]
+    assert 'class="hll"' in after["html"] and 'id="__span-' in after["html"]  # the marked statement, the settings
+    assert run_cli(root, "record") == 0
+    assert "2 code listing(s) of the pages: 0 highlighted, 2 kept already;" in capsys.readouterr().out
+
+
+def test_nothing_is_highlighted_ahead_without_mkdocs_yml_and_a_configuration_mkdocs_refuses_is_named(tmp_path):
+    listing = '```python linenums="3"\nx = 1\n```\n'
+    assert highlight_ahead(tmp_path, tmp_path / "cache", [listing]) == (0, 0)
+    assert not (tmp_path / "cache").exists()
+    (tmp_path / "mkdocs.yml").write_text("site_name: Tiny\ntheme:\n  name: no-such-theme\n")
+    with pytest.raises(TraceError) as caught:
+        highlight_ahead(tmp_path, tmp_path / "cache", [listing])
+    assert str(caught.value).startswith("mkdocs.yml: MkDocs could not read it (")
+    assert "`mkdocs build` shows what to fix" in str(caught.value)

@@ -3,6 +3,8 @@ entries and the blocks inside them resolved into a plan; the plan rendered, its 
 
 from __future__ import annotations
 
+import re
+
 from .conftest import FWD_ENTRY, expand_page, page, page_problems
 
 
@@ -123,3 +125,37 @@ def test_math_is_rendered_to_html_at_build_time(make_project):
     markdown = expand_page(root).markdown
 
     assert '<span class="katex">' in markdown and "$" not in markdown
+
+
+DERIVED = """\
+```trace-entry
+title: Worked out by hand
+function: ops.layer_norm_backward
+status: derived
+```
+"""
+
+EXCERPT = "```trace-excerpt\ncode: 'ops.layer_norm_forward: s = 1.0'\ncontext: 2\n```\n"
+
+
+def test_the_listings_of_a_plan_are_the_fences_its_rendering_writes_and_no_others(make_project):
+    from docs_hooks.base.settings import load_settings
+    from docs_hooks.core.page import page_listings
+    from docs_hooks.core.site import expand_site, make_build
+
+    text = "# Layer norm\n\n" + FWD_ENTRY + "\n" + EXCERPT + "\n" + DERIVED + "\n" + EXCERPT.replace("2", "0")
+    root = make_project({"docs/page.md": text})
+    settings = load_settings(root)
+    build = make_build(settings, coverage=False)
+    try:
+        markdown = expand_site(settings, build).pages["docs/page.md"].markdown
+        listings = page_listings(build.plan("docs/page.md", text), build.links)
+    finally:
+        build.close()
+
+    # The forward entry's function and two excerpts (a derivation shows no code of its own), each a fence below a
+    # head whose links the page makes relative: the fences are the page's, to the byte.
+    fences = [listing.split("</div>\n\n", 1)[1] for listing in listings]
+    assert len(fences) == 3 and all(fence.startswith("``` python linenums=") for fence in fences)
+    assert all(fence in markdown for fence in fences)
+    assert len(re.findall(r"^``` python", markdown, re.M)) == 3  # and the page writes no other
