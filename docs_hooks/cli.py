@@ -81,11 +81,8 @@ def _record(settings) -> int:
 
     watch_parent()  # started by a test run (pytest_linemap): end with it
     done = record_site(settings)
-    try:  # as the site's MkDocs build will: its first build after this highlights none of them
-        highlighted, kept = highlight_ahead(settings.project_root, settings.cache_dir, done.fences)
-    except TraceError as unread:
-        done.failed.append(unread)
-        highlighted, kept = 0, 0
+    # as the site's MkDocs build will: its first build after this highlights none of them
+    highlighted, kept, why_not = highlight_ahead(settings.project_root, settings.cache_dir, done.fences)
     for err in done.failed:
         print(f"error: {err}", file=sys.stderr)
     print(
@@ -93,6 +90,7 @@ def _record(settings) -> int:
         f"{done.needed - done.made} stored already; {done.formulas} formula(s) rendered; "
         f"{done.listings} source file(s) highlighted; "
         f"{len(done.fences)} code listing(s) of the pages: {highlighted} highlighted, {kept} kept already"
+        + (f" ({why_not})" if why_not else "")
         + ("; the specification compiled" if done.spec else "")
         + f"; {len(done.failed)} problem(s)"
     )

@@ -28,6 +28,8 @@ last build in memory.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -128,36 +130,28 @@ class Fences:
             self.store.close()
 
 
-def highlight_ahead(project_root: Path, cache_dir: Path | None, fences: list[str]) -> tuple[int, int]:
+def highlight_ahead(project_root: Path, cache_dir: Path | None, fences: list[str]) -> tuple[int, int, str | None]:
     """Highlight ``fences`` (each a fenced code block of Markdown) as the site's MkDocs build highlights them, and
     keep the templates in the cache folder, where that build finds them: ``python -m docs_hooks record`` does it
     for the code listings the pages write (``core.page.page_listings``), so that the first build after the tests
-    highlights none of them. How many it highlighted, and how many were kept already; none without a cache
-    folder or an ``mkdocs.yml``, or for a site that does not highlight with SuperFences.
+    highlights none of them.
 
-    Raises TraceError when ``mkdocs.yml`` cannot be read as MkDocs reads it (its build would stop there too)."""
+    How many it highlighted, how many were kept already, and why it did nothing when MkDocs could not read
+    ``mkdocs.yml`` (a site built by another front end, a theme or plugin not installed: the build then highlights
+    them itself). Nothing without a cache folder or an ``mkdocs.yml``, or for a site that does not highlight with
+    SuperFences."""
     config_file = next((project_root / n for n in ("mkdocs.yml", "mkdocs.yaml") if (project_root / n).is_file()), None)
     if cache_dir is None or config_file is None or not fences:
-        return 0, 0
-    import logging
-
+        return 0, 0, None
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
 
-    from docs_hooks.base.errors import TraceError
-
-    quiet = logging.getLogger("mkdocs")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # what MkDocs notes of the configuration, its build shows
-    try:
-        config = load_config(config_file=str(config_file))
-    except MkDocsException as exc:
-        raise TraceError(
-            f"{config_file.name}: MkDocs could not read it ({exc.format_message()}); the code listings of the pages "
-            "were not highlighted ahead (`mkdocs build` shows what to fix)"
-        ) from None
-    finally:
-        quiet.setLevel(level)
+    with _notes_of("mkdocs") as notes:  # what MkDocs says of the configuration: its build shows it
+        try:
+            config = load_config(config_file=str(config_file))
+        except MkDocsException as exc:
+            why = notes[0] if notes else exc.format_message()
+            return 0, 0, f"{config_file.name}: MkDocs could not read it ({why}); the build highlights them"
     # As MkDocs makes each page's Markdown, but for the generator's own extension (its plugin adds one of its own).
     names = [name for name in config.markdown_extensions if name != EXTENSION]
     md = Markdown(extensions=names, extension_configs={k: v for k, v in config.mdx_configs.items() if k != EXTENSION})
@@ -167,7 +161,30 @@ def highlight_ahead(project_root: Path, cache_dir: Path | None, fences: list[str
             md.convert("\n\n".join(fences))
     finally:
         kept.close()
-    return kept.made, kept.reused
+    return kept.made, kept.reused, None
+
+
+@contextmanager
+def _notes_of(name: str) -> Iterator[list[str]]:
+    """The messages (warnings and worse) of the logger ``name`` while the block runs, kept rather than shown."""
+    import logging
+
+    logger = logging.getLogger(name)
+    notes: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            notes.append(record.getMessage())
+
+    keep = Keep(logging.WARNING)
+    propagate = logger.propagate
+    logger.addHandler(keep)
+    logger.propagate = False
+    try:
+        yield notes
+    finally:
+        logger.removeHandler(keep)
+        logger.propagate = propagate
 
 
 def _loaded(raw: bytes | None) -> str | None:

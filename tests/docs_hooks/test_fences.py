@@ -7,10 +7,8 @@ import re
 from pathlib import Path
 
 import markdown
-import pytest
 from markdown.preprocessors import Preprocessor
 
-from docs_hooks.base.errors import TraceError
 from docs_hooks.fences import SENTINEL, Fences, highlight_ahead
 
 from .conftest import FWD_ENTRY, run_cli, store_rows, stored_rows
@@ -232,12 +230,13 @@ def test_the_listings_record_highlights_ahead_are_all_a_first_mkdocs_build_needs
     assert "2 code listing(s) of the pages: 0 highlighted, 2 kept already;" in capsys.readouterr().out
 
 
-def test_nothing_is_highlighted_ahead_without_mkdocs_yml_and_a_configuration_mkdocs_refuses_is_named(tmp_path):
+def test_nothing_is_highlighted_ahead_without_mkdocs_yml_nor_when_mkdocs_cannot_read_it_which_it_says(tmp_path, capsys):
     listing = '```python linenums="3"\nx = 1\n```\n'
-    assert highlight_ahead(tmp_path, tmp_path / "cache", [listing]) == (0, 0)
-    assert not (tmp_path / "cache").exists()
+    assert highlight_ahead(tmp_path, tmp_path / "cache", [listing]) == (0, 0, None)
+    # A site another front end builds, or whose theme is not installed: the build highlights the listings itself.
     (tmp_path / "mkdocs.yml").write_text("site_name: Tiny\ntheme:\n  name: no-such-theme\n")
-    with pytest.raises(TraceError) as caught:
-        highlight_ahead(tmp_path, tmp_path / "cache", [listing])
-    assert str(caught.value).startswith("mkdocs.yml: MkDocs could not read it (")
-    assert "`mkdocs build` shows what to fix" in str(caught.value)
+    made, kept, why = highlight_ahead(tmp_path, tmp_path / "cache", [listing])
+    assert (made, kept) == (0, 0) and not (tmp_path / "cache").exists()
+    assert why is not None and why.startswith("mkdocs.yml: MkDocs could not read it (") and "no-such-theme" in why
+    assert why.endswith("; the build highlights them")
+    assert capsys.readouterr() == ("", "")  # said once, by the caller
