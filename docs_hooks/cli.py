@@ -89,7 +89,7 @@ def _record(settings) -> int:
         f"docs_hooks record: {done.needed} recording(s) the pages need, {done.made} made, "
         f"{done.needed - done.made} stored already; {done.formulas} formula(s) rendered; "
         f"{done.listings} source file(s) highlighted; "
-        f"{len(done.fences)} code listing(s) of the pages: {highlighted} highlighted, {kept} kept already"
+        f"{highlighted} fenced code block(s) of the pages highlighted, {kept} kept already"
         + (f" ({why_not})" if why_not else "")
         + ("; the specification compiled" if done.spec else "")
         + f"; {len(done.failed)} problem(s)"

@@ -5,9 +5,9 @@ beside its tests when its line map plugin is on (``docs_hooks.pytest_linemap``):
 the first build after ``make test`` then finds the worked examples, the shapes and
 the model run recorded, the formulas rendered, the specification compiled, the
 files the pages cite highlighted for their source pages and (for a site MkDocs
-builds) the code listings of the pages highlighted as its Markdown highlights
-them (``fences.highlight_ahead``), as it finds the line map, and runs none of
-them.
+builds) the fenced code of the pages (the listings the generator writes, and the
+author's own) highlighted as its Markdown highlights them
+(``fences.highlight_ahead``), as it finds the line map, and runs none of them.
 
 It resolves the pages (nothing renders: no page, no coverage run) and asks the
 run stage for what the plans need, in rounds, as a build does
@@ -26,6 +26,7 @@ from docs_hooks.base.settings import Settings
 from docs_hooks.core.page import page_listings, page_needs
 from docs_hooks.core.session import as_markdown_reads, without_front_matter
 from docs_hooks.core.site import make_build, record_rounds, site_pages
+from docs_hooks.read.blocks import authored_fences
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.run.results import Formula
 
@@ -40,7 +41,8 @@ class Recorded:
     made: int = 0
     formulas: int = 0
     listings: int = 0  # the files that get a source page, highlighted (or read back)
-    # the code listings the pages write as fences of their Markdown, for a front end to highlight ahead
+    # the fenced code of the pages, for a front end to highlight ahead: the code listings they write (an entry's
+    # functions, an excerpt's lines) and the fences written in them
     fences: list[str] = field(default_factory=list)
     spec: bool = False  # whether a specification was compiled (or read back)
     failed: list[TraceError] = field(default_factory=list)
@@ -77,7 +79,8 @@ def record_site(settings: Settings) -> Recorded:
         problem = results.math_problem()
         if problem is not None:
             out.failed.append(problem)
-        out.fences = list(dict.fromkeys(f for plan in plans.values() for f in page_listings(plan, build.links)))
+        listings = [f for plan in plans.values() for f in page_listings(plan, build.links)]
+        out.fences = list(dict.fromkeys(listings + [f for text in pages.values() for f in authored_fences(text)]))
         for repo_path in build.source_files(pages):  # what each source page shows: the file, highlighted
             results.source_lines((settings.project_root / repo_path).read_text(encoding="utf-8"))
             out.listings += 1

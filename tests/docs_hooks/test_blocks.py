@@ -241,3 +241,19 @@ def test_an_entry_of_nearly_the_right_form_is_a_page_or_a_miss_never_an_error(da
     page = blocks._decode_page(raw, "docs/page.md")
 
     assert page is None or all(type(s) in (blocks.Block, blocks.Markdown) for s in page.segments)
+
+
+def test_the_authored_fences_are_those_starting_a_line_but_trace_blocks_nested_ones_and_one_left_open():
+    text = (
+        "# Page\n\n```python\nx = 1\n```\n\n"  # kept
+        + FWD_ENTRY  # a trace block: the generator expands it
+        + "\n````markdown\n```trace-entry\ntitle: shown, not run\n```\n````\n"  # kept whole, a fence inside it
+        + "\n- a list\n\n    ```python\n    y = 2\n    ```\n"  # indented: inside the list item
+        + "\n~~~\nplain\n~~~\n"  # kept
+        + "\n```python\nopen = True\n"  # never closed
+    )
+    assert blocks.authored_fences(text) == [
+        "```python\nx = 1\n```\n",
+        "````markdown\n```trace-entry\ntitle: shown, not run\n```\n````\n",
+        "~~~\nplain\n~~~\n",
+    ]

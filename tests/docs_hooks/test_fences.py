@@ -201,13 +201,17 @@ def test_a_stored_value_that_is_not_a_template_written_here_is_a_miss():
         assert fences._loaded(other) is None
 
 
-# A site whose highlight settings number every line (the templates depend on them), with an entry's listing and an
-# excerpt's (its statement marked: hl_lines).
+# A site whose highlight settings number every line (the templates depend on them), with an entry's listing, an
+# excerpt's (its statement marked: hl_lines) and two fences of the author's, one with a title (left to SuperFences).
 AHEAD_SITE = MKDOCS_YML.replace(
     "  - pymdownx.highlight\n", "  - pymdownx.highlight:\n      anchor_linenums: true\n      line_spans: __span\n"
 )
 AHEAD_PAGE = (
-    "# Layer norm\n\n" + FWD_ENTRY + "\n```trace-excerpt\ncode: 'ops.layer_norm_forward: s = 1.0'\ncontext: 1\n```\n"
+    "# Layer norm\n\n"
+    + FWD_ENTRY
+    + "\n```trace-excerpt\ncode: 'ops.layer_norm_forward: s = 1.0'\ncontext: 1\n```\n"
+    + "\nAs a reader would call it:\n\n```python\ny, cache = layer_norm_forward(X, gamma, beta)\n```\n"
+    + '\n```python title="call.py"\ny = layer_norm_forward(X, gamma, beta)[0]\n```\n'  # a title: SuperFences' own
 )
 
 
@@ -220,14 +224,15 @@ def test_the_listings_record_highlights_ahead_are_all_a_first_mkdocs_build_needs
     capsys.readouterr()
 
     assert run_cli(root, "record") == 0
-    assert "2 code listing(s) of the pages: 2 highlighted, 0 kept already;" in capsys.readouterr().out
+    assert "3 fenced code block(s) of the pages highlighted, 0 kept already;" in capsys.readouterr().out
     (after,) = run_script(SERVE_TWICE.replace("range(2)", "range(1)"), root)
 
-    assert before["made"] == 2 and (after["made"], after["reused"]) == (0, 2)  # Pygments ran for none of them
+    # the two listings and the author's own fence: Pygments ran for none of them
+    assert before["made"] == 3 and (after["made"], after["reused"]) == (0, 3)
     assert after["html"] == before["html"]
     assert 'class="hll"' in after["html"] and 'id="__span-' in after["html"]  # the marked statement, the settings
     assert run_cli(root, "record") == 0
-    assert "2 code listing(s) of the pages: 0 highlighted, 2 kept already;" in capsys.readouterr().out
+    assert "0 fenced code block(s) of the pages highlighted, 3 kept already;" in capsys.readouterr().out
 
 
 def test_nothing_is_highlighted_ahead_without_mkdocs_yml_nor_when_mkdocs_cannot_read_it_which_it_says(tmp_path, capsys):

@@ -148,7 +148,7 @@ def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_a
     # No repo_url: every file of the index has a source page. The entry's listing: no mkdocs.yml to highlight it as.
     assert (
         "docs_hooks record: 1 recording(s) the pages need, 1 made, 0 stored already; 0 formula(s) rendered; "
-        "7 source file(s) highlighted; 1 code listing(s) of the pages: 0 highlighted, 0 kept already; 0 problem(s)\n"
+        "7 source file(s) highlighted; 0 fenced code block(s) of the pages highlighted, 0 kept already; 0 problem(s)\n"
     ) in everything.stdout
     # A run this short ends before the record step does, and says how long it waited for it.
     assert re.search(

@@ -142,7 +142,7 @@ def test_the_command_names_a_recording_that_failed_and_exits_1(make_project, cap
     assert code == 1
     assert out == (
         "docs_hooks record: 2 recording(s) the pages need, 2 made, 0 stored already; 1 formula(s) rendered; "
-        "3 source file(s) highlighted; 1 code listing(s) of the pages: 0 highlighted, 0 kept already; 1 problem(s)\n"
+        "3 source file(s) highlighted; 0 fenced code block(s) of the pages highlighted, 0 kept already; 1 problem(s)\n"
     )  # both pages list the same function; a project without mkdocs.yml has none highlighted ahead
     assert "tests/test_broken.py::test_breaks" in err and "ValueError: the input is not a matrix" in err
 
