@@ -133,8 +133,8 @@ class Fences:
 def highlight_ahead(project_root: Path, cache_dir: Path | None, fences: list[str]) -> tuple[int, int, str | None]:
     """Highlight ``fences`` (each a fenced code block of Markdown) as the site's MkDocs build highlights them, and
     keep the templates in the cache folder, where that build finds them: ``python -m docs_hooks record`` does it
-    for the code listings the pages write (``core.page.page_listings``), so that the first build after the tests
-    highlights none of them.
+    for the code listings the pages write (``core.page.page_listings``) and the fences written in them
+    (``read.blocks.authored_fences``), so that the first build after the tests highlights none of them.
 
     How many it highlighted, how many were kept already, and why it did nothing when MkDocs could not read
     ``mkdocs.yml`` (a site built by another front end, a theme or plugin not installed: the build then highlights
@@ -149,8 +149,8 @@ def highlight_ahead(project_root: Path, cache_dir: Path | None, fences: list[str
     with _notes_of("mkdocs") as notes:  # what MkDocs says of the configuration: its build shows it
         try:
             config = load_config(config_file=str(config_file))
-        except MkDocsException as exc:
-            why = notes[0] if notes else exc.format_message()
+        except (MkDocsException, OSError) as exc:
+            why = notes[0] if notes else exc.format_message() if isinstance(exc, MkDocsException) else str(exc)
             return 0, 0, f"{config_file.name}: MkDocs could not read it ({why}); the build highlights them"
     # As MkDocs makes each page's Markdown, but for the generator's own extension (its plugin adds one of its own).
     names = [name for name in config.markdown_extensions if name != EXTENSION]
