@@ -144,16 +144,24 @@ def test_the_blocks_are_really_kept_apart():
     [
         ("inside a fenced code block", "```html\n\n<div>in code</div>\n\n```\n"),
         ("asking Markdown to read its content", '\n<div markdown="1">\n*read*\n</div>\n'),
+        ("asking it in capitals, which md_in_html reads too", '\n<div MARKDOWN="1">*read*</div>\n'),
         ("right after a line of text", "Text\n<div>x</div>\n"),
         ("followed by text on the next line", "\n<div>x</div>\ntext\n"),
         ("left open", "\n<div>x\n"),
         ("closed in the wrong order", "\n<div><table></div></table>\n"),
+        ("closed in the wrong order, in capitals", "\n<Div><TABLE></DIV></table>\n"),
         ("an inline tag", "\n<a href='x'>link</a>\n"),
         ("a tag Markdown does not take for a block", "\n<svg><rect/></svg>\n"),
     ],
 )
 def test_a_block_markdown_would_read_or_change_stays_in_the_markdown(name, text):
     assert pieces([[row] for row in text.split("\n")]) == [text]
+
+
+def test_a_block_s_tag_names_are_read_in_any_case_as_html_reads_them():
+    text = "<DIV class='Owner'><Table><TR><td>A</td></TR></Table></DIV>\n\nText.\n"
+
+    assert pieces([[row] for row in text.split("\n")]) == [Html(text.split("\n")[0], block=True), "\n\nText.\n"]
 
 
 def test_a_run_of_several_closed_blocks_is_kept_apart_whole():
