@@ -172,20 +172,21 @@ def prose_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
 
 def authored_fences(text: str) -> list[str]:
     """Each fenced code block of the page's Markdown that starts a line, but its trace blocks: the lines from its
-    opening fence to its closing one (what SuperFences highlights of the page besides the generator's listings).
-    One inside a list or an admonition (indented) is left out, and so is one left open."""
+    opening fence to its closing one, found as ``parse_page`` finds them (what SuperFences highlights of the page
+    besides the generator's listings). One inside a list or an admonition (indented) is left out, and so is one
+    left open."""
     lines = text.split("\n")
     out = []
-    opened: tuple[int, str, str] | None = None  # (its line, its fence, its info string)
-    for i, line in enumerate(lines):
-        m = FENCE.match(line)
-        if opened is None:
-            if m and not m.group("indent"):
-                opened = (i, m.group("fence"), m.group("info") or "")
-        elif m and m.group("fence").startswith(opened[1]) and line.strip() == m.group("fence"):
-            if not opened[2].startswith("trace"):
-                out.append("\n".join(lines[opened[0] : i + 1]) + "\n")
-            opened = None
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        close = _find_close(lines, i + 1, m.group("fence"))
+        if close < len(lines) and not m.group("indent") and not (m.group("info") or "").startswith("trace-"):
+            out.append("\n".join(lines[i : close + 1]) + "\n")
+        i = close + 1
     return out
 
 
