@@ -362,6 +362,8 @@ DEVICES = {
     "search-process": "the pages Material's search plugin has to read, in a build with many, read by a process beside "
     "the build as MkDocs converts them (plugin_search.SearchProcess)",
     "search-kept": "what the search plugin made of a page kept across builds, by its HTML (render.search.IndexedPages)",
+    "search-parts": "a page the search plugin reads in the build read a part at a time, each part's sections kept "
+    "by its HTML, so an edited page has only the part that changed read again (search_reader.Sections)",
     "prune-daily": "the cache folder pruned once a day, not after every build (base.cachedir.prune_if_due)",
     "warm-up": "the call graph made, and each page read back rendered once, while mkdocs serve waits for the "
     "author's edit (core.site.Build.warm_up, core.warmup)",
@@ -394,7 +396,7 @@ if _off:
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
                         (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
                         (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation"),
-                        (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach")]:
+                        (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -427,6 +429,8 @@ if _off:
         plugin.material_navigation = lambda env: False
     elif _off == "fences-kept":
         fences.Fences.attach = lambda self, md: None
+    elif _off == "search-parts":
+        plugin_search._stock_index = lambda plugin: False  # every page read whole, by the search plugin's handler
 """
 
 

@@ -30,7 +30,17 @@ from mkdocs.exceptions import PluginError
 from docs_hooks.base.settings import installed_version
 from docs_hooks.render import search
 from docs_hooks.run import children
-from docs_hooks.search_reader import PageReading, page_data, plain, read_entries, receive, send, toc_items
+from docs_hooks.search_reader import (
+    PageReading,
+    Sections,
+    index_sections,
+    page_data,
+    plain,
+    read_entries,
+    receive,
+    send,
+    toc_items,
+)
 
 # Bytes of HTML the store of earlier readings does not have, in one build, from which the pages go to a
 # process of their own: below it (a rebuild after an edit) starting one costs more than it saves
@@ -46,9 +56,11 @@ class SearchReading:
 
     A page it read in an earlier build, with the same HTML and the same everything else it reads of a page,
     is not read again: the entries it made of it then go into its index as they were
-    (``search.IndexedPages``). Any other page is handed over without its spans (``search.without_spans``),
-    and put back once read; or as it is, when its spans cannot be taken out exactly, or it is one the search
-    plugin leaves out of its index. A page the search plugin rewrote (it takes out attributes such as
+    (``search.IndexedPages``). Any other page is read a part at a time, as the search plugin's own index reads
+    it, each part without its spans, and the parts it read before are not read again (``Sections``): after a
+    prose edit, only the part that changed. A page the search plugin rewrites, or whose index is not
+    Material's own, is handed over without its spans (``search.without_spans``), and put back once read; or as
+    it is, when its spans cannot be taken out exactly, or it is one the search plugin leaves out of its index. A page the search plugin rewrote (it takes out attributes such as
     ``data-search-exclude``) is read again by every build. Once a build has ``PROCESS_FROM`` bytes of pages
     to read, those that the search plugin would not rewrite are read by a ``SearchProcess`` as MkDocs
     converts them (``ahead``), and their entries go into the index in the pages' order (``settle``)."""
@@ -56,6 +68,8 @@ class SearchReading:
     def __init__(self, cache_dir: Path | None, process_from: int | None = None):
         self.cache_dir = cache_dir
         self.indexed = search.IndexedPages(cache_dir)
+        # A page read in the build is read a part at a time, the parts kept (with the pages' entries)
+        self.sections = Sections(self.indexed.store, installed_version("mkdocs-material"))
         self.process_from = PROCESS_FROM if process_from is None else process_from
         self._plugin = None  # Material's search plugin, when it reads the pages
         self._settings: list = []  # what the key of a page's entries names of the search plugin and its release
@@ -110,6 +124,8 @@ class SearchReading:
         if found is not None:  # the search plugin's on_page_context takes it from here: one lookup a page
             self._found[key] = found
             return
+        if self.sections.known(html):
+            return  # read in the build, mostly from the parts kept (an edited page)
         meta = _meta(page)
         settings = self._handed_settings()
         if settings is None or not plain(meta):
@@ -157,7 +173,18 @@ class SearchReading:
             listed = page.meta.get("search") or {}
             # A page the search plugin leaves out of the index (a source page): it reads none of it, so the page
             # is handed as it is.
-            light = None if isinstance(listed, dict) and listed.get("exclude") else search.without_spans(full)
+            left_out = isinstance(listed, dict) and listed.get("exclude")
+            if not left_out and not search.rewritten(full) and _stock_index(search_plugin):
+                try:
+                    read = self.sections.of(full)
+                except ValueError:  # Material's parser stops on this page: its own reading below meets it too
+                    read = None
+                if read is not None:
+                    before = len(entries)
+                    index_sections(search_plugin.search_index, read, page)
+                    self.indexed.add(key, entries[before:])
+                    return None  # what its handler returns
+            light = None if left_out else search.without_spans(full)
             handed = full if light is None else light
             before = len(entries)
             page.content = handed
@@ -224,6 +251,7 @@ class SearchReading:
     def flush(self) -> None:
         """Keep what the search plugin made of the pages of this build."""
         self.indexed.flush()
+        self.sections.flush()
 
     def close(self) -> None:
         self.abandon()
@@ -352,6 +380,13 @@ def _segments(search_plugin) -> bool:
 def _meta(page) -> dict:
     """What the search plugin reads of a page's front matter."""
     return {k: page.meta[k] for k in _META if k in page.meta}
+
+
+def _stock_index(plugin) -> bool:
+    """Whether the search plugin's index is Material's own ``SearchIndex`` (made in its on_config), whose reading
+    of a page ``search_reader.Sections`` does a part at a time."""
+    kind = type(getattr(plugin, "search_index", None))
+    return (kind.__module__, kind.__name__) == ("material.plugins.search.plugin", "SearchIndex")
 
 
 def _is_material_search(plugin: object) -> bool:

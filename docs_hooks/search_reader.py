@@ -24,7 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from docs_hooks.render.search import without_spans
+from docs_hooks.base.cachedir import Store
+from docs_hooks.render.search import heading_parts, part_key, without_spans
 
 _LENGTH = struct.Struct(">Q")
 
@@ -98,6 +99,142 @@ def read_entries(settings: dict, page: PageReading) -> list[dict]:
     index = SearchIndex(**settings)
     index.add_entry_from_context(handed)
     return index.entries
+
+
+@dataclass(frozen=True)
+class SectionRead:
+    """What Material's search plugin keeps of one section of a page once it has read it: the id of its heading
+    (None for the page's first), its title and text as the pieces it collected, and whether the heading is
+    marked to be left out."""
+
+    id: str | None
+    title: tuple[str, ...]
+    text: tuple[str, ...]
+    excluded: bool
+
+
+class Sections:
+    """The sections Material's search plugin divides a page into, read a part at a time (``heading_parts``)
+    and kept by the part's HTML in the cache folder (``store``: the store of ``render.search.IndexedPages``):
+    after a prose edit, only the parts that changed are read again.
+
+    A part is read on its own, by Material's own parser, from the state the parser is in at the start of any
+    section: no element open, none left out, and the sections before it (a stand-in for them, which nothing
+    of the part may reach). That is the parser's state at the part's start when, reading the page from the
+    start, it has closed every element the parts before opened and holds no text back; so a part is used at
+    another place of a page only when its reading ended that way. When a part's reading does not, the rest of
+    the page is read as one, as it is (spans and all), and not kept. Each part is read without its spans
+    (``without_spans``), as the whole page would be."""
+
+    def __init__(self, store: Store | None, reader: str):
+        self.store = store
+        self.reader = reader  # the search plugin's release: its parser reads the parts
+        self._fresh: dict[str, bytes] = {}  # read in this build, written by ``flush``
+
+    def of(self, html: str) -> list[SectionRead]:
+        """The page's sections, in order, excluded ones too. Raises what Material's parser raises (it stops on
+        some nestings, and then reads the page no other way either)."""
+        parts = heading_parts(html)
+        keys = [part_key(i > 0, part, self.reader) for i, part in enumerate(parts)]
+        kept = self._get(keys)
+        out: list[SectionRead] = []
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            key = keys[i] if bool(out) == (i > 0) else part_key(bool(out), part, self.reader)
+            known = kept.get(key) if key == keys[i] else self._get([key]).get(key)
+            if known is not None and (known[0] or last):
+                out.extend(known[1])
+                continue
+            light = without_spans(part)
+            at_rest, made = _read(light if light is not None else part, after=bool(out))
+            if at_rest or last:
+                self._fresh[key] = _dumped(at_rest, made)
+                out.extend(made)
+                continue
+            out.extend(_read("".join(parts[i:]), after=bool(out))[1])  # read as one, as it is
+            break
+        return out
+
+    def known(self, html: str) -> bool:
+        """Whether a part of the page is kept (it was read before): then reading it costs less than its size."""
+        keys = [part_key(i > 0, part, self.reader) for i, part in enumerate(heading_parts(html))]
+        return bool(self._get(keys))
+
+    def _get(self, keys: list[str]) -> dict[str, tuple[bool, tuple[SectionRead, ...]]]:
+        found = {key: self._fresh[key] for key in keys if key in self._fresh}
+        rest = [key for key in keys if key not in found]
+        if self.store is not None and rest:
+            found.update(self.store.get_many(rest))
+        return {key: read for key, raw in found.items() if (read := _loaded(raw)) is not None}
+
+    def flush(self) -> None:
+        if self.store is not None and self._fresh:
+            self.store.put_many(self._fresh)
+        self._fresh = {}
+
+
+def _dumped(at_rest: bool, sections: tuple[SectionRead, ...]) -> bytes:
+    rows = [[s.id, list(s.title), list(s.text), s.excluded] for s in sections]
+    return json.dumps([at_rest, rows], ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _loaded(raw: bytes) -> tuple[bool, tuple[SectionRead, ...]] | None:
+    """What ``_dumped`` kept; None for anything else (the part is read again)."""
+    try:
+        at_rest, rows = json.loads(raw.decode("utf-8", "surrogatepass"))
+    except (ValueError, TypeError, UnicodeDecodeError):
+        return None
+    if not isinstance(at_rest, bool) or not isinstance(rows, list) or not all(map(_a_section, rows)):
+        return None
+    return at_rest, tuple(SectionRead(i, tuple(title), tuple(text), excluded) for i, title, text, excluded in rows)
+
+
+def _a_section(row: object) -> bool:
+    """Whether ``row`` is a section as ``_dumped`` writes it: [id or None, [title...], [text...], excluded]."""
+    if not isinstance(row, list) or len(row) != 4:
+        return False
+    section_id, title, text, excluded = row
+    return (
+        (section_id is None or isinstance(section_id, str))
+        and isinstance(title, list)
+        and isinstance(text, list)
+        and all(isinstance(p, str) for p in (*title, *text))
+        and isinstance(excluded, bool)
+    )
+
+
+def _read(html: str, after: bool) -> tuple[bool, tuple[SectionRead, ...]]:
+    """Material's parser's sections of ``html`` read from the start of a section (``after`` sections before
+    it), and whether it was at rest before its end was read: no element open or left out, no text held back."""
+    from material.plugins.search.plugin import Element, Parser, Section
+
+    parser = Parser()
+    rest = set(parser.skip)
+    stand_in = Section(Element("hx"))
+    if after:
+        parser.data.append(stand_in)
+        parser.section = stand_in
+    parser.feed(html)
+    at_rest = not parser.context and not parser.rawdata and parser.skip == rest
+    parser.close()
+    if stand_in.title or stand_in.text:
+        raise ValueError("a part of the page reached the section before it")  # heading_parts cut it wrongly
+    return at_rest, tuple(
+        SectionRead(s.id, tuple(s.title), tuple(s.text), s.is_excluded()) for s in parser.data[1 if after else 0 :]
+    )
+
+
+def index_sections(index, sections: list[SectionRead], page) -> None:
+    """Add ``sections`` of ``page`` to Material's search index ``index`` as its on_page_context does once it
+    has read them (its ``create_entry_for_section``, for each section not left out)."""
+    from material.plugins.search.plugin import Element, Section
+
+    for read in sections:
+        if read.excluded:
+            continue
+        section = Section(Element("h"))
+        section.id, section.title, section.text = read.id, list(read.title), list(read.text)
+        index.create_entry_for_section(section, page.toc, page.url, page)
 
 
 def send(stream: IO[bytes], message: object) -> None:

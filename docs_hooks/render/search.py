@@ -33,6 +33,9 @@ What the search plugin made of a page is kept (``IndexedPages``, a store of the
 cache folder), by the page's HTML and everything else it reads of the page and of
 its own settings (``entries_key``): a later build, or a rebuild of ``mkdocs
 serve``, adds those entries to the index instead of having the page read again.
+A page that changed is read a part at a time (``heading_parts``), each part's
+sections kept in the same store by its HTML (``part_key``), so that after a prose
+edit only the part that changed is read again (``search_reader.Sections``).
 """
 
 from __future__ import annotations
@@ -65,6 +68,19 @@ VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 )
 _WBR = "<wbr>"
+
+
+# A heading with an id, at the start of a line: where the search plugin may start a section of the index.
+_HEADING_START = re.compile(r'\n<h[1-6] id="[^"<>]*"[\s/>]')
+
+
+def heading_parts(html: str) -> list[str]:
+    """``html`` cut before each heading that starts a line with an id (``<h2 id="...">``, as Python-Markdown
+    writes a section's heading): the parts the search plugin's sections may be read from one at a time
+    (``search_reader.Sections``, which reads a part alone only when the search plugin has closed every
+    element before it). Joined, the parts are ``html``."""
+    cuts = [m.start() + 1 for m in _HEADING_START.finditer(html)]
+    return [html[a:b] for a, b in zip([0, *cuts], [*cuts, len(html)]) if b > a]
 
 
 def rewritten(html: str) -> bool:
@@ -199,6 +215,15 @@ def entries_key(html: str, reads: object) -> str:
     it read of the page and of itself (``reads``: plain data, by its repr)."""
     h = hashlib.blake2b(digest_size=20)
     h.update(f"{FORMAT}\0{reads!r}\0".encode("utf-8", "surrogatepass"))
+    h.update(html.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def part_key(after: bool, html: str, reader: str) -> str:
+    """The key of the sections the search plugin made of a part of a page (``heading_parts``), read ``after``
+    sections before it or as the page's start, by ``reader`` (its release; see ``search_reader.Sections``)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{FORMAT}\0part\0{after}\0{reader}\0".encode("utf-8", "surrogatepass"))
     h.update(html.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 

@@ -34,7 +34,7 @@ FILES = {
 #   killed   the process killed as soon as it is started: the build reads those pages itself
 BUILD = """
 import json, sys
-from docs_hooks import plugin_search
+from docs_hooks import plugin_search, search_reader
 from docs_hooks.run import children
 
 how, site, config = sys.argv[1:4]
@@ -58,6 +58,9 @@ def settling(self):
     settle(self)
     readings.append(self.read_aside)
 
+read_parts = []
+real_read = search_reader._read
+search_reader._read = lambda html, after: read_parts.append(html) or real_read(html, after)
 plugin_search.SearchProcess.__init__ = starting
 plugin_search.SearchProcess.close = closing
 plugin_search.SearchReading.settle = settling
@@ -65,11 +68,14 @@ from mkdocs.__main__ import cli
 try:
     cli(["build", "--strict", "-q", "-d", site, "-f", config])
 finally:
-    print(json.dumps({"started": len(started), "ended": ended, "read aside": max(readings, default=0)}))
+    said = {"started": len(started), "ended": ended, "read aside": max(readings, default=0)}
+    print(json.dumps({**said, "parts read": read_parts}))
 """
 
 
 def build(root: Path, how: str, name: str = "site") -> tuple[Path, dict]:
+    """The site built ``how`` (see BUILD), and what it said of its reading: the parts of pages read in the build
+    as ``parts read`` (see ``search_reader.Sections``), the rest as BUILD prints it."""
     site, said = search_build(root, how, script=BUILD, site=root / name)
     return site, json.loads(said.strip().splitlines()[-1])
 
@@ -89,7 +95,11 @@ def sites(tmp_path_factory):
 
 def test_pages_read_in_a_process_of_their_own_make_the_index_and_the_pages_they_make_when_read_in_the_build(sites):
     (off, _), (in_build, said_build), (aside, said) = sites["off"], sites["build"], sites["process"]
+    said_build = dict(said_build)
+    parts = said_build.pop("parts read")
     assert said_build == {"started": 0, "ended": [], "read aside": 0}
+    # each page read in the build a part at a time, but marked, which the search plugin rewrites: it reads that
+    assert any("Just text" in part for part in parts) and not any("Left out." in part for part in parts)
     # page, prose and tagged went to the process; marked has an attribute the search plugin takes out, and
     # dated a tag JSON would not give back
     assert said["started"] == 1 and said["read aside"] == 3, said
@@ -121,5 +131,21 @@ def test_a_warm_build_finds_every_page_read_and_starts_no_process(sites):
     aside, said = sites["process"]
     root = aside.parent
     site, again = build(root, "process", "site-again")
-    assert again == {"started": 0, "ended": [], "read aside": 0}
+    assert again == {"started": 0, "ended": [], "read aside": 0, "parts read": []}
     assert (site / "search/search_index.json").read_bytes() == (aside / "search/search_index.json").read_bytes()
+
+
+def test_after_a_prose_edit_the_build_reads_only_the_part_of_the_page_that_changed(tmp_path):
+    root = tmp_path / "proj"
+    write_tree(root, {**BASE_FILES, **FILES})
+    (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+    assert run_cli(root, "relock") == 0
+    _, first = build(root, "build")
+    assert len(first["parts read"]) > len(FILES) - 1  # every page of the site, a part at a time
+
+    prose = root / "docs/prose.md"
+    prose.write_text(prose.read_text(encoding="utf-8").replace("A second section.", "A second, edited section."))
+    edited, said = build(root, "build", "site-edited")
+    assert [("edited" in part, part.count("<h2")) for part in said["parts read"]] == [(True, 1)], said
+    off, _ = build(root, "off", "site-off")  # the search plugin reads every page itself
+    assert (edited / "search/search_index.json").read_bytes() == (off / "search/search_index.json").read_bytes()

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from material.plugins.search.plugin import Parser
 
-from docs_hooks.render.search import IndexedPages, without_spans
+from docs_hooks.render.search import IndexedPages, heading_parts, part_key, without_spans
 
 from .conftest import run_cli
 from .test_cli import MKDOCS_YML as CLI_MKDOCS_YML
@@ -191,12 +191,13 @@ def f(x):
 
 BUILD = """
 import sys
+from docs_hooks import search_reader
 from docs_hooks.plugin_search import SearchReading
 from docs_hooks.render import search
 
 light = []
 real = search.without_spans
-search.without_spans = lambda html: light.append(real(html) is not None) or real(html)
+search.without_spans = search_reader.without_spans = lambda html: light.append(real(html) is not None) or real(html)
 if sys.argv[1] == "off":
     SearchReading.wrap = lambda self, config: None
 from mkdocs.__main__ import cli
@@ -231,10 +232,12 @@ def test_a_material_site_built_with_the_spans_taken_out_has_the_same_search_inde
 
     (on, said), (off, _) = build(root, "on"), build(root, "off")
 
-    # The page with formulas and code was lightened; the page of prose has no span; a source page, which the
-    # search plugin leaves out of its index, is handed as it is.
+    # The parts of the page with formulas and code were lightened (it is read a part at a time: see
+    # search_reader.Sections); the page of prose has no span; a source page, which the search plugin leaves out
+    # of its index, is handed as it is.
     assert (on / "source/src/ops.py/index.html").is_file()
-    assert "lightened 1 of 2" in said, said
+    lightened, handed = map(int, re.search(r"lightened (\d+) of (\d+)", said).groups())
+    assert 0 < lightened < handed, said
     shown = (on / "page/index.html").read_text(encoding="utf-8")
     assert shown.count('class="katex-html"') == 3 and '<span class="note">a <em>note</em></span>' in shown
     index = (on / "search/search_index.json").read_bytes()
@@ -261,3 +264,22 @@ def test_entries_are_kept_only_as_json_gives_them_back_and_a_damaged_row_is_a_mi
     again.store.put_many({"page": b'[{"location": 1}]', "other": b"not json"})
     assert again.get("page") is None and again.get("other") is None
     again.close()
+
+
+def test_a_page_is_cut_before_each_heading_that_starts_a_line_with_an_id_and_the_parts_join_to_it():
+    html = (
+        '<p>Intro</p>\n<h2 id="a">A</h2>\n<p>x</p>\n<h3 id="b" class="c">B</h3>\n'
+        '<h2 title="id">no id</h2>\n<p>text <h2 id="mid">inside a line</h2></p>\n  <h2 id="indented">I</h2>\n'
+        '<h7 id="no">not a heading</h7>'
+    )
+    parts = heading_parts(html)
+    assert "".join(parts) == html
+    assert [p.split(">", 1)[0] for p in parts] == ["<p", '<h2 id="a"', '<h3 id="b" class="c"']
+    assert heading_parts('<h1 id="t">T</h1>') == ['<h1 id="t">T</h1>']  # nothing before the first: no part
+    assert heading_parts("") == []
+
+
+def test_a_part_is_keyed_by_its_html_its_place_and_the_reader():
+    keys = {part_key(a, h, r) for a in (False, True) for h in ("<p>a</p>", "<p>b</p>") for r in ("9.1", "9.2")}
+    assert len(keys) == 8
+    assert part_key(True, "<p>a</p>", "9.1") == part_key(True, "<p>a</p>", "9.1")

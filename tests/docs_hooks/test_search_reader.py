@@ -11,13 +11,19 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from material.plugins.search.plugin import SearchIndex
 
+from docs_hooks.base.cachedir import Store
 from docs_hooks.base.settings import installed_version
+from docs_hooks.render.search import heading_parts
 from docs_hooks.run import children
 from docs_hooks.search_reader import (
     PageReading,
+    Sections,
     TocItem,
+    index_sections,
     page_data,
     page_from,
     plain,
@@ -26,6 +32,8 @@ from docs_hooks.search_reader import (
     send,
     toc_items,
 )
+
+from .test_search import fragments
 
 SETTINGS = {"lang": ["en"], "separator": r"[\s\-]+", "pipeline": ["stemmer"], "fields": {}}
 
@@ -108,3 +116,133 @@ def test_the_process_answers_each_page_in_turn_says_what_went_wrong_and_ends_whe
         if proc.poll() is None:
             children.kill_group(proc)
         children.release(proc)
+
+
+# ------------------------------------------------------------------ a page read a part at a time
+
+
+def part_by_part(sections: Sections, page: PageReading) -> list[dict]:
+    """The entries of the page read a part at a time (``Sections``), as the plugin adds them to the index."""
+    index = SearchIndex(**SETTINGS)
+    index_sections(index, sections.of(page.content), page)
+    return index.entries
+
+
+class Counting(Sections):
+    """Sections that counts the parts it reads (and the rests it reads as one)."""
+
+    def __init__(self, store):
+        super().__init__(store, "9.test")
+        self.read = 0
+
+    def of(self, html):
+        from docs_hooks import search_reader
+
+        real = search_reader._read
+
+        def counted(text, after):
+            self.read += 1
+            return real(text, after)
+
+        search_reader._read = counted
+        try:
+            return super().of(html)
+        finally:
+            search_reader._read = real
+
+
+SECTION = st.builds(
+    '\n<h{0} id="s{1}">{2}</h{0}>\n{3}'.format,
+    st.sampled_from([1, 2, 3]),
+    st.integers(0, 9),
+    st.sampled_from(["Norm", "<span>Mean</span>", "", "A <code>x</code>"]),
+    fragments(),
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    head=st.sampled_from(["", "<p>intro</p>", '<h1 id="top">Title</h1>', "<div>\n"]),
+    body=st.lists(SECTION, min_size=1, max_size=4),
+    edit=st.integers(0, 3),
+)
+def test_any_page_read_a_part_at_a_time_makes_the_entries_material_makes_of_it_whole_fresh_or_kept(
+    tmp_path_factory, head, body, edit
+):
+    html = head + "".join(body) + ("</div>" if head == "<div>\n" else "")
+    page = PageReading(html, TOC, "p/", "P", {})
+    store = Store(tmp_path_factory.mktemp("parts") / "search.sqlite")
+    sections = Sections(store, "9.test")
+    try:
+        whole = material_reads(page)
+    except ValueError:  # Material's parser stops on this page: so does the reading by parts
+        with pytest.raises(ValueError):
+            sections.of(html)
+        return
+    assert part_by_part(sections, page) == whole
+    sections.flush()
+    assert part_by_part(Sections(store, "9.test"), page) == whole  # from the parts kept
+    # one part edited: the others are read back, the page's entries still Material's
+    parts = heading_parts(html)
+    parts[edit % len(parts)] += "<p>edited</p>"
+    edited = PageReading("".join(parts), TOC, "p/", "P", {})
+    assert part_by_part(Sections(store, "9.test"), edited) == material_reads(edited)
+    store.close()
+
+
+PARTS = '<p>Intro <span class="m">x</span>.</p>\n<h2 id="a">A</h2>\n<p>First.</p>\n<h2 id="b">B</h2>\n<p>Second.</p>'
+
+
+def test_after_an_edit_only_the_part_that_changed_is_read_again_and_a_part_is_kept_where_it_was_at_rest(tmp_path):
+    store = Store(tmp_path / "search.sqlite")
+    first = Counting(store)
+    assert part_by_part(first, PageReading(PARTS, (), "p/", "P")) == material_reads(PageReading(PARTS, (), "p/", "P"))
+    assert first.read == 3
+    first.flush()
+
+    edited = PageReading(PARTS.replace("Second.", "Second, edited."), (), "p/", "P")
+    again = Counting(store)
+    assert part_by_part(again, edited) == material_reads(edited)
+    assert again.read == 1
+
+    # A release of the search plugin reads every part anew: its parser may read them otherwise.
+    other = Sections(store, "9.other")
+    other.store = store
+    assert other.known(edited.content) is False
+
+
+def test_a_heading_inside_an_open_element_reads_the_rest_of_the_page_as_one_and_keeps_none_of_it(tmp_path):
+    # The div the second part opens is open where the third starts: that part cannot be read from the start
+    # of a section, so the rest of the page is read as one.
+    html = (
+        '<p>Intro</p>\n<h2 id="a">A</h2>\n<div>\n<h2 id="b">B</h2>\n<p>In the div.</p></div>\n'
+        '<h2 id="c">C</h2>\n<p>After.</p>'
+    )
+    assert len(heading_parts(html)) == 4
+    store = Store(tmp_path / "search.sqlite")
+    sections = Counting(store)
+    page = PageReading(html, (), "p/", "P")
+    assert part_by_part(sections, page) == material_reads(page)
+    assert sections.read == 3  # the first part, at rest; the second, not; then the rest as one
+    sections.flush()
+    again = Counting(store)
+    assert part_by_part(again, page) == material_reads(page)
+    assert again.read == 2  # the first part is kept; the second and the rest are not
+
+
+def test_a_part_kept_in_another_form_is_read_again(tmp_path):
+    store = Store(tmp_path / "search.sqlite")
+    sections = Sections(store, "9.test")
+    page = PageReading(PARTS, (), "p/", "P")
+    part_by_part(sections, page)
+    keys = list(sections._fresh)
+    sections.flush()
+    assert len(store.get_many(keys)) == 3
+    wrong = [b'[true, [["x", "a title not in pieces", [], false]]]', b"[true]", b"[1, []]", b'{"a": 1, "b": 2}']
+    for damaged in wrong:
+        store.put_many({key: damaged for key in keys})
+        fresh = Counting(store)
+        assert part_by_part(fresh, page) == material_reads(page)
+        assert fresh.read == 3, damaged
