@@ -37,6 +37,7 @@ from docs_hooks.search_reader import (
     page_data,
     plain,
     read_entries,
+    reader_release,
     receive,
     send,
     toc_items,
@@ -69,7 +70,7 @@ class SearchReading:
         self.cache_dir = cache_dir
         self.indexed = search.IndexedPages(cache_dir)
         # A page read in the build is read a part at a time, the parts kept (with the pages' entries)
-        self.sections = Sections(self.indexed.store, installed_version("mkdocs-material"))
+        self.sections = Sections(self.indexed.store, reader_release())
         self.process_from = PROCESS_FROM if process_from is None else process_from
         self._plugin = None  # Material's search plugin, when it reads the pages
         self._settings: list = []  # what the key of a page's entries names of the search plugin and its release
@@ -228,10 +229,12 @@ class SearchReading:
         try:
             # from the last: the places of those before it stay where they were
             for place, key, reading, answer in reversed(pending):
-                made = process.entries(answer, version) if process is not None else None
-                if made is None:
-                    made = read_entries(settings, reading)
+                read = process.entries(answer, version) if process is not None else None
+                if read is None:
+                    made = read_entries(settings, reading, self.sections)
                 else:
+                    made, parts = read
+                    self.sections.keep(parts)
                     self.read_aside += 1
                 entries[place:place] = made
                 self.indexed.add(key, made)
@@ -239,7 +242,7 @@ class SearchReading:
             self._ahead = {}
             if process is not None:
                 process.close(wait=False)
-        self.indexed.flush()
+        self.flush()
 
     def abandon(self) -> None:
         """The build failed: end the process, and forget what it was reading."""
@@ -285,28 +288,29 @@ class SearchProcess:
             thread.start()
 
     def submit(self, settings: dict, page: PageReading) -> Future:
-        """The answer to come: ``(its mkdocs-material version, entries or None, what went wrong or None)``."""
+        """The answer to come: ``(its mkdocs-material version, entries or None, what went wrong or None, the
+        parts of the page it read, by key)``."""
         answer: Future = Future()
         number = next(self._numbers)
         with self._lock:
             if self._ended:  # nothing will read an answer of it: the build reads the page itself
-                answer.set_result((None, None, "the process ended"))
+                answer.set_result((None, None, "the process ended", {}))
                 return answer
             self._answers[number] = answer
         self._outbox.put((number, settings, page))
         return answer
 
-    def entries(self, answer: Future, version: str) -> list[dict] | None:
-        """The entries of an answer, or None when the process did not make them with this version of
-        Material (the build then reads the page itself)."""
+    def entries(self, answer: Future, version: str) -> tuple[list[dict], dict[str, bytes]] | None:
+        """The entries of an answer and the parts of the page it read (``search_reader.Sections``), or None when
+        the process did not make them with this version of Material (the build then reads the page itself)."""
         try:
-            made_by, made, problem = answer.result(timeout=WAIT)
+            made_by, made, problem, parts = answer.result(timeout=WAIT)
         except FutureTimeout:
             self.close()
             return None
         if problem is not None or made_by != version:
             return None
-        return made
+        return made, parts
 
     def _write(self) -> None:
         stream = self._proc.stdin
@@ -328,11 +332,12 @@ class SearchProcess:
         assert stream is not None
         try:
             while True:
-                number, version, made, problem = receive(stream)
+                number, version, made, problem, parts = receive(stream)
+                kept = {k: v.encode("utf-8", "surrogatepass") for k, v in parts.items() if isinstance(v, str)}
                 with self._lock:
                     answer = self._answers.pop(number, None)
                 if answer is not None:
-                    answer.set_result((version, made, problem))
+                    answer.set_result((version, made, problem, kept))
         except Exception:  # noqa: BLE001 - it ended or wrote what is no answer: the build reads what is left
             pass
         finally:
@@ -340,7 +345,7 @@ class SearchProcess:
                 left, self._answers = list(self._answers.values()), {}
                 self._ended = True
             for answer in left:
-                answer.set_result((None, None, "the process ended"))
+                answer.set_result((None, None, "the process ended", {}))
 
     def close(self, wait: bool = True) -> None:
         """Let it finish what it was handed and end; kill it if it does not. Without ``wait``, a thread waits

@@ -90,10 +90,17 @@ def toc_items(toc) -> tuple[TocItem, ...]:
     return tuple(TocItem(t.id, t.url, t.title, t.level, toc_items(t.children)) for t in toc)
 
 
-def read_entries(settings: dict, page: PageReading) -> list[dict]:
-    """The entries Material's search plugin, with these settings (its ``SearchIndex``'s), makes of the page."""
+def read_entries(settings: dict, page: PageReading, sections: Sections | None = None) -> list[dict]:
+    """The entries Material's search plugin, with these settings (its ``SearchIndex``'s), makes of the page;
+    with ``sections``, read a part at a time, the parts it did not have kept in it."""
     from material.plugins.search.plugin import SearchIndex  # type: ignore[import-untyped]
 
+    if sections is not None:
+        index = SearchIndex(**settings)
+        listed = page.meta.get("search") or {}
+        if not listed.get("exclude"):  # as its add_entry_from_context does
+            index_sections(index, sections.of(page.content), page)
+        return index.entries
     light = without_spans(page.content)
     handed = page if light is None else PageReading(light, page.toc, page.url, page.title, page.meta)
     index = SearchIndex(**settings)
@@ -155,6 +162,15 @@ class Sections:
             break
         return out
 
+    def take(self) -> dict[str, bytes]:
+        """The parts read since the last ``flush`` or ``take``, by key, as kept (a process hands them to the build)."""
+        fresh, self._fresh = self._fresh, {}
+        return fresh
+
+    def keep(self, parts: dict[str, bytes]) -> None:
+        """Parts another ``Sections`` read (``take``), kept with this one's at the next ``flush``."""
+        self._fresh.update(parts)
+
     def known(self, html: str) -> bool:
         """Whether a part of the page is kept (it was read before): then reading it costs less than its size."""
         keys = [part_key(i > 0, part, self.reader) for i, part in enumerate(heading_parts(html))]
@@ -171,6 +187,13 @@ class Sections:
         if self.store is not None and self._fresh:
             self.store.put_many(self._fresh)
         self._fresh = {}
+
+
+def reader_release() -> str:
+    """What reads a page's parts, by release: Material's parser, and docs_hooks taking the spans out."""
+    from docs_hooks.base.settings import installed_version
+
+    return f"mkdocs-material {installed_version('mkdocs-material')}, docs-hooks {installed_version('docs-hooks')}"
 
 
 def _dumped(at_rest: bool, sections: tuple[SectionRead, ...]) -> bytes:
@@ -263,6 +286,7 @@ def main() -> None:  # pragma: no cover - runs in the child process (tests/docs_
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what a library prints goes to standard error, not into the answers
     version = installed_version("mkdocs-material")
+    sections = Sections(None, reader_release())  # the parts it reads go to the build with each page's answer
     requests = sys.stdin.buffer
     while True:
         try:
@@ -270,9 +294,12 @@ def main() -> None:  # pragma: no cover - runs in the child process (tests/docs_
         except (EOFError, ValueError):
             return
         try:
-            send(answers, [number, version, read_entries(settings, page_from(page)), None])
+            made = read_entries(settings, page_from(page), sections)
+            parts = {key: raw.decode("utf-8", "surrogatepass") for key, raw in sections.take().items()}
+            send(answers, [number, version, made, None, parts])
         except Exception as exc:  # noqa: BLE001 - the build reads such a page itself, and meets it there
-            send(answers, [number, version, None, f"{type(exc).__name__}: {exc}"])
+            sections.take()
+            send(answers, [number, version, None, f"{type(exc).__name__}: {exc}", {}])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from material.plugins.search.plugin import SearchIndex
 
 from docs_hooks.base.cachedir import Store
 from docs_hooks.base.settings import installed_version
-from docs_hooks.render.search import heading_parts
+from docs_hooks.render.search import heading_parts, part_key
 from docs_hooks.run import children
 from docs_hooks.search_reader import (
     PageReading,
@@ -28,6 +28,7 @@ from docs_hooks.search_reader import (
     page_from,
     plain,
     read_entries,
+    reader_release,
     receive,
     send,
     toc_items,
@@ -106,9 +107,12 @@ def test_the_process_answers_each_page_in_turn_says_what_went_wrong_and_ends_whe
         )
         for message in ([7, SETTINGS, page_data(PAGE)], [8, SETTINGS, page_data(broken)]):
             send(proc.stdin, message)
-        assert receive(proc.stdout) == [7, installed_version("mkdocs-material"), material_reads(PAGE), None]
-        number, _, made, problem = receive(proc.stdout)
-        assert (number, made) == (8, None) and problem.startswith("ValueError"), problem
+        number, version, made, problem, parts = receive(proc.stdout)
+        assert [number, version, made, problem] == [7, installed_version("mkdocs-material"), material_reads(PAGE), None]
+        # the page's parts, read a part at a time, go with the answer, for the build to keep
+        assert sorted(parts) == sorted(part_key(i > 0, p, reader_release()) for i, p in enumerate(heading_parts(HTML)))
+        number, _, made, problem, parts = receive(proc.stdout)
+        assert (number, made, parts) == (8, None, {}) and problem.startswith("ValueError"), problem
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
         assert proc.stdout.read() == b""  # nothing but the answers on the answers' pipe
