@@ -325,7 +325,7 @@ def _kept_out(s: Settings) -> Callable[[Path], bool]:
 
     def kept_out(path: Path) -> bool:
         path = path.resolve()
-        return path == lock or (helper is not None and helper in path.parents)
+        return path == lock or (helper is not None and path != helper and path.is_relative_to(helper))
 
     return kept_out
 

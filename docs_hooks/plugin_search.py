@@ -252,9 +252,8 @@ class SearchReading:
             process.close()
 
     def flush(self) -> None:
-        """Keep what the search plugin made of the pages of this build."""
-        self.indexed.flush()
-        self.sections.flush()
+        """Keep what the search plugin made of the pages of this build, and the parts of them it read."""
+        self.indexed.flush(self.sections.take())
 
     def close(self) -> None:
         self.abandon()

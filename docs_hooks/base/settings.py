@@ -325,7 +325,15 @@ def dotted_name(file: Path, base: Path) -> str:
 
 
 def current_ref(root: Path, fallback: str = "main") -> str:
-    """The commit the site is built from, or ``fallback`` outside a git work tree."""
+    """The commit the site is built from, or ``fallback`` outside a git work tree.
+
+    Read from the repository's own files (``HEAD``, the branch it names, ``packed-refs``; a worktree's
+    ``.git`` file and ``commondir``), which every rebuild of ``mkdocs serve`` does; ``git rev-parse HEAD``
+    when they say something this does not read (another ref storage, an unborn branch, ``GIT_DIR`` set)."""
+    if "GIT_DIR" not in os.environ:
+        found = _head_from_files(Path(root).resolve())
+        if found is not None:
+            return found or fallback  # "": no repository above the root
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
@@ -333,6 +341,50 @@ def current_ref(root: Path, fallback: str = "main") -> str:
         return out.stdout.strip() or fallback
     except (OSError, subprocess.SubprocessError):
         return fallback
+
+
+def _head_from_files(root: Path) -> str | None:
+    """The commit HEAD names, read from the files of the repository that holds ``root``; "" when no folder
+    from ``root`` up has a ``.git``; None when the files do not tell (then git does)."""
+    for folder in (root, *root.parents):
+        dot = folder / ".git"
+        try:
+            if dot.is_dir():
+                return _commit_of_head(dot)
+            if dot.is_file():  # a worktree or a submodule: "gitdir: <its git folder>"
+                text = dot.read_text(encoding="utf-8").strip()
+                return _commit_of_head(folder / text[len("gitdir:") :].strip()) if text.startswith("gitdir:") else None
+        except (OSError, UnicodeDecodeError):
+            return None
+    return ""
+
+
+def _commit_of_head(git_dir: Path) -> str | None:
+    head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    if _is_commit(head):  # a detached HEAD
+        return head
+    if not head.startswith("ref: refs/"):
+        return None
+    ref = head[len("ref: ") :]
+    common = git_dir
+    if (git_dir / "commondir").is_file():  # a worktree's: its branches are the main repository's
+        common = git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    for base in dict.fromkeys([git_dir, common]):
+        if (base / ref).is_file():
+            commit = (base / ref).read_text(encoding="utf-8").strip()
+            return commit if _is_commit(commit) else None
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text(encoding="utf-8").splitlines():
+            commit, _, name = line.partition(" ")
+            if name == ref:
+                return commit if _is_commit(commit) else None
+    return None
+
+
+def _is_commit(text: str) -> bool:
+    """Whether ``text`` is a commit's full hexadecimal name (SHA-1 or SHA-256)."""
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def load_settings(project_root: Path, overrides: dict | None = None) -> Settings:

@@ -275,9 +275,12 @@ class IndexedPages:
         if json.loads(raw) == entries:
             self._fresh[key] = raw
 
-    def flush(self) -> None:
-        if self.store is not None and self._fresh:
-            self.store.put_many(self._fresh)
+    def flush(self, rows: dict[str, bytes] | None = None) -> None:
+        """Write the entries kept since the last flush, and ``rows`` of the same store with them (the parts of
+        pages ``search_reader.Sections`` read), in one transaction."""
+        fresh = {**self._fresh, **(rows or {})}
+        if self.store is not None and fresh:
+            self.store.put_many(fresh)
         self._fresh = {}
 
     def close(self) -> None:

@@ -3,12 +3,17 @@ for a bad value."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import (
     KNOWN_KEYS,
     ModuleNames,
+    current_ref,
     excluded,
     is_test_file,
     load_settings,
@@ -246,3 +251,61 @@ def test_coverage_tests_measures_every_test_of_the_tests_root_unless_set(tmp_pat
     assert settings_of(tmp_path / "f", 'coverage_tests = ["tests/test_m.py"]\n', tests).coverage_tests == [
         "tests/test_m.py"
     ]
+
+
+# ------------------------------------------------------------------ the commit the site is built from
+
+
+def _git(folder: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
+    env.pop("GIT_DIR", None)
+    who = ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
+    done = subprocess.run(["git", *who, *args], cwd=folder, env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_the_commit_read_from_the_repository_files_is_the_one_git_names_in_every_form_of_repository(
+    tmp_path, monkeypatch
+):
+    from docs_hooks.base import settings
+
+    def read_from_files(folder: Path, fallback: str = "main") -> str:
+        """current_ref, with git not to be run: the answer comes from the repository's files."""
+        with monkeypatch.context() as patch:
+            patch.setattr(settings.subprocess, "run", lambda *a, **k: pytest.fail(f"git was run for {folder}"))
+            return current_ref(folder, fallback)
+
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    assert current_ref(repo) == "main"  # an unborn branch: no commit yet (git, asked, says so too)
+    (repo / "a.txt").write_text("a\n")
+    _git(repo, "add", "a.txt")
+    _git(repo, "commit", "-q", "-m", "first")
+    first = _git(repo, "rev-parse", "HEAD")
+    assert read_from_files(repo) == read_from_files(repo / "docs") == first  # the branch's file; from inside
+
+    _git(repo, "pack-refs", "--all")  # the branch now only in packed-refs
+    assert not (repo / ".git/refs/heads/main").exists()
+    assert read_from_files(repo) == first
+
+    (repo / "a.txt").write_text("b\n")
+    _git(repo, "commit", "-q", "-am", "second")
+    second = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "worktree", "add", "-q", "-b", "other", str(tmp_path / "tree"), first)
+    assert (tmp_path / "tree/.git").is_file()  # a worktree: its HEAD of its own, its branches the repository's
+    assert read_from_files(tmp_path / "tree") == first and read_from_files(repo) == second
+    _git(repo, "checkout", "-q", "--detach", second)
+    assert (repo / ".git/HEAD").read_text().strip() == second == read_from_files(repo)  # a detached HEAD
+
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))  # git reads this one, wherever it runs: so does the build
+    assert current_ref(tmp_path / "tree") == second
+    monkeypatch.delenv("GIT_DIR")
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    assert not any((p / ".git").exists() for p in (outside, *outside.parents)), (
+        "the test needs a folder in no repository"
+    )
+    assert read_from_files(outside, fallback="fallback") == "fallback"
