@@ -43,8 +43,8 @@ from docs_hooks.search_reader import (
     toc_items,
 )
 
-# Bytes of HTML the store of earlier readings does not have, in one build, from which the pages go to a
-# process of their own: below it (a rebuild after an edit) starting one costs more than it saves
+# Bytes of HTML the store of earlier readings does not have (pages, then the parts of a page not kept), in one
+# build, from which the pages go to a process of their own: below it (a rebuild after an edit) starting one costs more than it saves
 # (bench/README.md, "search-process").
 PROCESS_FROM = 256 * 1024
 WAIT = 300.0  # seconds the build waits for the process's reading of one page before it reads the page itself
@@ -61,10 +61,12 @@ class SearchReading:
     it, each part without its spans, and the parts it read before are not read again (``Sections``): after a
     prose edit, only the part that changed. A page the search plugin rewrites, or whose index is not
     Material's own, is handed over without its spans (``search.without_spans``), and put back once read; or as
-    it is, when its spans cannot be taken out exactly, or it is one the search plugin leaves out of its index. A page the search plugin rewrote (it takes out attributes such as
-    ``data-search-exclude``) is read again by every build. Once a build has ``PROCESS_FROM`` bytes of pages
-    to read, those that the search plugin would not rewrite are read by a ``SearchProcess`` as MkDocs
-    converts them (``ahead``), and their entries go into the index in the pages' order (``settle``)."""
+    it is, when its spans cannot be taken out exactly, or it is one the search plugin leaves out of its index. A
+    page the search plugin rewrote (it takes out attributes such as ``data-search-exclude``) is read again by
+    every build. Once a build has ``PROCESS_FROM`` bytes of pages to read (of their parts not kept), those
+    that the search plugin would not rewrite are read by a ``SearchProcess`` as MkDocs converts them
+    (``ahead``), which hands back their parts too, and their entries go into the index in the pages' order
+    (``settle``)."""
 
     def __init__(self, cache_dir: Path | None, process_from: int | None = None):
         self.cache_dir = cache_dir
@@ -125,14 +127,15 @@ class SearchReading:
         if found is not None:  # the search plugin's on_page_context takes it from here: one lookup a page
             self._found[key] = found
             return
-        if self.sections.known(html):
-            return  # read in the build, mostly from the parts kept (an edited page)
+        unread = self.sections.unread(html)
+        if not unread:
+            return  # read in the build from the parts kept
         meta = _meta(page)
         settings = self._handed_settings()
         if settings is None or not plain(meta):
             return  # read in the build
         self._queued.append((key, PageReading(html, toc_items(page.toc), page.url, page.title, meta)))
-        self._queued_bytes += len(html)
+        self._queued_bytes += unread  # what the build would read of it: the parts that changed, after an edit
         if self._process is None and self._queued_bytes < self.process_from:
             return
         if self._process is None:

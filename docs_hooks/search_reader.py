@@ -171,10 +171,12 @@ class Sections:
         """Parts another ``Sections`` read (``take``), kept with this one's at the next ``flush``."""
         self._fresh.update(parts)
 
-    def known(self, html: str) -> bool:
-        """Whether a part of the page is kept (it was read before): then reading it costs less than its size."""
-        keys = [part_key(i > 0, part, self.reader) for i, part in enumerate(heading_parts(html))]
-        return bool(self._get(keys))
+    def unread(self, html: str) -> int:
+        """How many bytes of the page ``of`` would read, its other parts kept (as far as the parts' places before
+        them tell; a page whose reading does not end at rest reads more)."""
+        parts = heading_parts(html)
+        kept = self._get([part_key(i > 0, part, self.reader) for i, part in enumerate(parts)])
+        return sum(len(part) for i, part in enumerate(parts) if part_key(i > 0, part, self.reader) not in kept)
 
     def _get(self, keys: list[str]) -> dict[str, tuple[bool, tuple[SectionRead, ...]]]:
         found = {key: self._fresh[key] for key in keys if key in self._fresh}

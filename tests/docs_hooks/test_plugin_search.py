@@ -146,10 +146,18 @@ def test_after_a_prose_edit_the_build_reads_only_the_part_of_the_page_that_chang
 
     prose = root / "docs/prose.md"
     prose.write_text(prose.read_text(encoding="utf-8").replace("A second section.", "A second, edited section."))
-    # However small, a page would go to the process (PROCESS_FROM 0); one with parts read before is read in
-    # the build, and only its edited part is read.
-    edited, said = build(root, "process", "site-edited")
-    assert said["started"] == 0, said
+    edited, said = build(root, "build", "site-edited")
     assert [("edited" in part, part.count("<h2")) for part in said["parts read"]] == [(True, 1)], said
     off, _ = build(root, "off", "site-off")  # the search plugin reads every page itself
     assert (edited / "search/search_index.json").read_bytes() == (off / "search/search_index.json").read_bytes()
+
+    # Tags changed, the HTML not: the page's entries are made again, from its parts kept, none read, and none
+    # of it goes to the process, however small the threshold (PROCESS_FROM 0).
+    tagged = root / "docs/tagged.md"
+    tagged.write_text(tagged.read_text(encoding="utf-8").replace("tags: [norms, maths]", "tags: [norms]"))
+    retagged, said = build(root, "process", "site-retagged")
+    assert said == {"started": 0, "ended": [], "read aside": 0, "parts read": []}, said
+    off, _ = build(root, "off", "site-off-retagged")
+    assert (retagged / "search/search_index.json").read_bytes() == (off / "search/search_index.json").read_bytes()
+    docs = json.loads((retagged / "search/search_index.json").read_bytes())["docs"]
+    assert [d["tags"] for d in docs if d["location"] == "tagged/"] == [["norms"]]

@@ -208,13 +208,14 @@ def test_after_an_edit_only_the_part_that_changed_is_read_again_and_a_part_is_ke
 
     edited = PageReading(PARTS.replace("Second.", "Second, edited."), (), "p/", "P")
     again = Counting(store)
+    last = heading_parts(edited.content)[-1]
+    assert again.unread(edited.content) == len(last)  # what it will read: the edited part
     assert part_by_part(again, edited) == material_reads(edited)
     assert again.read == 1
+    assert again.unread(edited.content) == 0  # read now (kept when flushed)
 
-    # A release of the search plugin reads every part anew: its parser may read them otherwise.
-    other = Sections(store, "9.other")
-    other.store = store
-    assert other.known(edited.content) is False
+    # Another release of the search plugin reads every part anew: its parser may read them otherwise.
+    assert Sections(store, "9.other").unread(edited.content) == len(edited.content)
 
 
 def test_a_heading_inside_an_open_element_reads_the_rest_of_the_page_as_one_and_keeps_none_of_it(tmp_path):
