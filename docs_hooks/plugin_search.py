@@ -44,8 +44,8 @@ from docs_hooks.search_reader import (
 )
 
 # Bytes of HTML the store of earlier readings does not have (pages, then the parts of a page not kept), in one
-# build, from which the pages go to a process of their own: below it (a rebuild after an edit) starting one costs more than it saves
-# (bench/README.md, "search-process").
+# build, from which the pages go to a process of their own: below it (a rebuild after an edit) starting one
+# costs more than it saves (bench/README.md, "search-process").
 PROCESS_FROM = 256 * 1024
 WAIT = 300.0  # seconds the build waits for the process's reading of one page before it reads the page itself
 _META = ("title", "search", "tags")  # what Material's search plugin reads of a page's front matter

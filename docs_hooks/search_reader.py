@@ -97,10 +97,13 @@ def read_entries(settings: dict, page: PageReading, sections: Sections | None = 
 
     if sections is not None:
         index = SearchIndex(**settings)
-        listed = page.meta.get("search") or {}
-        if not listed.get("exclude"):  # as its add_entry_from_context does
+        if (page.meta.get("search") or {}).get("exclude"):  # as its add_entry_from_context does
+            return index.entries
+        try:
             index_sections(index, sections.of(page.content), page)
-        return index.entries
+            return index.entries
+        except ValueError:  # Material's parser stops on a part: the page is read whole, which meets it if it must
+            pass
     light = without_spans(page.content)
     handed = page if light is None else PageReading(light, page.toc, page.url, page.title, page.meta)
     index = SearchIndex(**settings)
@@ -175,8 +178,9 @@ class Sections:
         """How many bytes of the page ``of`` would read, its other parts kept (as far as the parts' places before
         them tell; a page whose reading does not end at rest reads more)."""
         parts = heading_parts(html)
-        kept = self._get([part_key(i > 0, part, self.reader) for i, part in enumerate(parts)])
-        return sum(len(part) for i, part in enumerate(parts) if part_key(i > 0, part, self.reader) not in kept)
+        keys = [part_key(i > 0, part, self.reader) for i, part in enumerate(parts)]
+        kept = self._get(keys)
+        return sum(len(part) for part, key in zip(parts, keys) if key not in kept)
 
     def _get(self, keys: list[str]) -> dict[str, tuple[bool, tuple[SectionRead, ...]]]:
         found = {key: self._fresh[key] for key in keys if key in self._fresh}

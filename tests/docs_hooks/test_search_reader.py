@@ -251,3 +251,18 @@ def test_a_part_kept_in_another_form_is_read_again(tmp_path):
         fresh = Counting(store)
         assert part_by_part(fresh, page) == material_reads(page)
         assert fresh.read == 3, damaged
+
+
+def test_a_part_that_would_reach_the_sections_before_it_is_refused_and_the_page_is_read_whole(tmp_path):
+    from docs_hooks import search_reader
+
+    # No heading at its start: its text would go into the section before it, which a part cannot see.
+    with pytest.raises(ValueError, match="reached the section before it"):
+        search_reader._read("<p>no heading</p>", after=True)
+
+    class Refusing(Sections):
+        def of(self, html):
+            raise ValueError("a part of the page reached the section before it")
+
+    assert read_entries(SETTINGS, PAGE, Refusing(None, "9.test")) == material_reads(PAGE)
+    assert read_entries(SETTINGS, PAGE, Sections(None, "9.test")) == material_reads(PAGE)
