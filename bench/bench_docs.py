@@ -430,7 +430,7 @@ if _off:
     elif _off == "fences-kept":
         fences.Fences.attach = lambda self, md: None
     elif _off == "search-parts":
-        plugin_search._stock_index = lambda plugin: False  # every page read whole, by the search plugin's handler
+        plugin_search._stock_index = lambda index: False  # every page read whole, by the search plugin's handler
 """
 
 

@@ -178,16 +178,8 @@ class SearchReading:
             # A page the search plugin leaves out of the index (a source page): it reads none of it, so the page
             # is handed as it is.
             left_out = isinstance(listed, dict) and listed.get("exclude")
-            if not left_out and not search.rewritten(full) and _stock_index(search_plugin):
-                try:
-                    read = self.sections.of(full)
-                except ValueError:  # Material's parser stops on this page: its own reading below meets it too
-                    read = None
-                if read is not None:
-                    before = len(entries)
-                    index_sections(search_plugin.search_index, read, page)
-                    self.indexed.add(key, entries[before:])
-                    return None  # what its handler returns
+            if not left_out and self._by_parts(page, full, key, search_plugin.search_index):
+                return None  # what its handler returns
             light = None if left_out else search.without_spans(full)
             handed = full if light is None else light
             before = len(entries)
@@ -209,6 +201,22 @@ class SearchReading:
             return result
 
         return on_page_context
+
+    def _by_parts(self, page, html: str, key: str, index) -> bool:
+        """Add the page's entries to Material's search ``index`` from its parts (``Sections``: those not kept are
+        read), as its handler would from the whole page; False, adding nothing, for a page to hand it whole: one
+        it rewrites, an index not Material's own, a part that cannot be read alone (or that Material's parser
+        stops on: its own reading of the page meets that too)."""
+        if search.rewritten(html) or not _stock_index(index):
+            return False
+        try:
+            sections = self.sections.of(html)
+        except ValueError:
+            return False
+        before = len(index.entries)
+        index_sections(index, sections, page)
+        self.indexed.add(key, index.entries[before:])
+        return True
 
     def _settling(self, handler):
         def on_post_build(*, config):
@@ -389,10 +397,10 @@ def _meta(page) -> dict:
     return {k: page.meta[k] for k in _META if k in page.meta}
 
 
-def _stock_index(plugin) -> bool:
-    """Whether the search plugin's index is Material's own ``SearchIndex`` (made in its on_config), whose reading
+def _stock_index(index) -> bool:
+    """Whether the search plugin's index (made in its on_config) is Material's own ``SearchIndex``, whose reading
     of a page ``search_reader.Sections`` does a part at a time."""
-    kind = type(getattr(plugin, "search_index", None))
+    kind = type(index)
     return (kind.__module__, kind.__name__) == ("material.plugins.search.plugin", "SearchIndex")
 
 
