@@ -57,41 +57,36 @@ class SearchReading:
 
     A page it read in an earlier build, with the same HTML and the same everything else it reads of a page,
     is not read again: the entries it made of it then go into its index as they were
-    (``search.IndexedPages``). Any other page is read a part at a time, as the search plugin's own index reads
-    it, each part without its spans, and the parts it read before are not read again (``Sections``): after a
-    prose edit, only the part that changed. A page the search plugin rewrites, or whose index is not
-    Material's own, is handed over without its spans (``search.without_spans``), and put back once read; or as
-    it is, when its spans cannot be taken out exactly, or it is one the search plugin leaves out of its index. A
-    page the search plugin rewrote (it takes out attributes such as ``data-search-exclude``) is read again by
-    every build. Once a build has ``PROCESS_FROM`` bytes of pages to read (of their parts not kept), those
-    that the search plugin would not rewrite are read by a ``SearchProcess`` as MkDocs converts them
-    (``ahead``), which hands back their parts too, and their entries go into the index in the pages' order
-    (``settle``)."""
+    (``search.IndexedPages``). Any other page is read a part at a time, each part without its spans, and
+    only the parts not read before are read (``Sections``): after a prose edit, the part that changed. A page
+    the search plugin rewrites (it takes out attributes such as ``data-search-exclude``), or whose index is
+    not Material's own, is handed to it whole, without its spans (``search.without_spans``) and put back once
+    read, or as it is when its spans cannot be taken out exactly; one it leaves out of its index, as it is.
+    In a build with much to read, the pages go to a process beside it as MkDocs converts them
+    (``ReadAside``)."""
 
     def __init__(self, cache_dir: Path | None, process_from: int | None = None):
         self.cache_dir = cache_dir
         self.indexed = search.IndexedPages(cache_dir)
         # A page read in the build is read a part at a time, the parts kept (with the pages' entries)
         self.sections = Sections(self.indexed.store, reader_release())
-        self.process_from = PROCESS_FROM if process_from is None else process_from
+        self.aside = ReadAside(PROCESS_FROM if process_from is None else process_from)
         self._plugin = None  # Material's search plugin, when it reads the pages
         self._settings: list = []  # what the key of a page's entries names of the search plugin and its release
-        self._process: SearchProcess | None = None
-        self._queued: list[tuple[str, PageReading]] = []  # to read, not yet handed to the process
-        self._queued_bytes = 0
-        self._ahead: dict[str, tuple[PageReading, Future]] = {}  # the pages handed to the process, by key
         self._found: dict[str, list[dict]] = {}  # the entries of pages the store had when MkDocs converted them
-        # the pages the search plugin found read by the process: (where their entries go, key, page, answer)
-        self._pending: list[tuple[int, str, PageReading, Future]] = []
         # the search plugin's settings as the process is handed them, worked out once a build; None when a
         # page cannot go to the process (see ``_handed_settings``)
         self._handed: dict | None = None
         self._handed_known = False
-        self.read_aside = 0  # pages of this build read by the process
+
+    @property
+    def read_aside(self) -> int:
+        """Pages of this build read by the process."""
+        return self.aside.read
 
     def wrap(self, config) -> None:
-        self._queued, self._queued_bytes, self._ahead, self._pending, self._found = [], 0, {}, [], {}
-        self.read_aside = 0
+        self.aside.new_build()
+        self._found = {}
         self._handed, self._handed_known = None, False
         self._plugin = None
         handlers = config.plugins.events.get("page_context", [])
@@ -113,15 +108,15 @@ class SearchReading:
         return search.entries_key(html, reads)
 
     def ahead(self, page, html: str) -> None:
-        """MkDocs has converted ``page`` to ``html``: hand it to the process when the store does not have it
-        and the build has enough of such pages (see the class)."""
+        """MkDocs has converted ``page`` to ``html``: queue it for the process when the store does not have it
+        (``ReadAside``)."""
         if self._plugin is None or not html:
             return
         listed = page.meta.get("search") or {}
         if (isinstance(listed, dict) and listed.get("exclude")) or search.rewritten(html):
             return  # the search plugin reads none of it, or rewrites it: it is read in the build
         key = self._key(page, html)
-        if key in self._ahead or key in self._found:
+        if key in self.aside or key in self._found:
             return
         found = self.indexed.get(key)
         if found is not None:  # the search plugin's on_page_context takes it from here: one lookup a page
@@ -134,15 +129,7 @@ class SearchReading:
         settings = self._handed_settings()
         if settings is None or not plain(meta):
             return  # read in the build
-        self._queued.append((key, PageReading(html, toc_items(page.toc), page.url, page.title, meta)))
-        self._queued_bytes += unread  # what the build would read of it: the parts that changed, after an edit
-        if self._process is None and self._queued_bytes < self.process_from:
-            return
-        if self._process is None:
-            self._process = SearchProcess()
-        for key, reading in self._queued:
-            self._ahead[key] = (reading, self._process.submit(settings, reading))
-        self._queued = []
+        self.aside.queue(key, PageReading(html, toc_items(page.toc), page.url, page.title, meta), unread, settings)
 
     def _handed_settings(self) -> dict | None:
         """The settings of the search plugin's index, once a build (it makes its index in its on_config); None
@@ -169,10 +156,7 @@ class SearchReading:
             if found is not None:  # it made these of the page below, and changed nothing else
                 entries.extend(found)
                 return None  # what its handler returns
-            aside = self._ahead.pop(key, None)
-            if aside is not None:  # the page as the process has it (the same key): its entries go here (settle)
-                reading, answer = aside
-                self._pending.append((len(entries), key, reading, answer))
+            if self.aside.place(key, len(entries)):  # the page as the process has it: its entries go here
                 return None
             listed = page.meta.get("search") or {}
             # A page the search plugin leaves out of the index (a source page): it reads none of it, so the page
@@ -226,41 +210,20 @@ class SearchReading:
         return on_post_build
 
     def settle(self) -> None:
-        """Put the entries the process made into the search plugin's index, each page's where the search
-        plugin would have put them; a page the process could not read is read here. Then end the process."""
-        pending, self._pending = self._pending, []
-        process, self._process = self._process, None
-        if self._plugin is None or not pending:
-            if process is not None:
-                process.close(wait=False)
-            return
-        entries = self._plugin.search_index.entries
-        settings = self._handed_settings() or dict(self._plugin.search_index.config)
-        version = installed_version("mkdocs-material")
-        try:
-            # from the last: the places of those before it stay where they were
-            for place, key, reading, answer in reversed(pending):
-                read = process.entries(answer, version) if process is not None else None
-                if read is None:
-                    made = read_entries(settings, reading, self.sections)
-                else:
-                    made, parts = read
-                    self.sections.keep(parts)
-                    self.read_aside += 1
-                entries[place:place] = made
+        """Put the entries the process made into the search plugin's index (``ReadAside.settle``), then keep
+        them, with the parts read."""
+        if self._plugin is not None:
+            settings = self._handed_settings() or dict(self._plugin.search_index.config)
+            for key, made in self.aside.settle(self._plugin.search_index.entries, settings, self.sections):
                 self.indexed.add(key, made)
-        finally:
-            self._ahead = {}
-            if process is not None:
-                process.close(wait=False)
+        else:
+            self.aside.abandon(wait=False)
         self.flush()
 
     def abandon(self) -> None:
         """The build failed: end the process, and forget what it was reading."""
-        self._queued, self._ahead, self._pending, self._found = [], {}, [], {}
-        process, self._process = self._process, None
-        if process is not None:
-            process.close()
+        self._found = {}
+        self.aside.abandon()
 
     def flush(self) -> None:
         """Keep what the search plugin made of the pages of this build, and the parts of them it read."""
@@ -269,6 +232,92 @@ class SearchReading:
     def close(self) -> None:
         self.abandon()
         self.indexed.close()
+
+
+class ReadAside:
+    """The pages of one build read by a process beside it (``SearchProcess``). Each page the store of earlier
+    readings does not have is queued as MkDocs converts it; once ``process_from`` bytes are queued (of the
+    parts of a page not kept), the queued pages and each one after are handed to the process. The search
+    plugin's on_page_context finds such a page read, or being read, when it is still the same (the same key):
+    its place in the index is noted (``place``), and its on_post_build waits for what is still being read
+    (``settle``) before it writes the index."""
+
+    def __init__(self, process_from: int):
+        self.process_from = process_from
+        self._process: SearchProcess | None = None
+        self._queued: list[tuple[str, PageReading]] = []  # to read, not yet handed to the process
+        self._queued_bytes = 0
+        self._settings: dict = {}  # the search plugin's settings, as the process is handed them
+        self._handed: dict[str, tuple[PageReading, Future]] = {}  # the pages handed to the process, by key
+        # the pages the search plugin found read by the process: (where their entries go, key, page, answer)
+        self._placed: list[tuple[int, str, PageReading, Future]] = []
+        self.read = 0  # pages of this build read by the process
+
+    def new_build(self) -> None:
+        self._queued, self._queued_bytes, self._handed, self._placed = [], 0, {}, []
+        self.read = 0
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._handed
+
+    def queue(self, key: str, reading: PageReading, unread: int, settings: dict) -> None:
+        """Queue the page (``unread``: the bytes of it the build would read), handing the queue to the process once
+        it holds enough."""
+        self._queued.append((key, reading))
+        self._queued_bytes += unread
+        self._settings = settings
+        if self._process is None and self._queued_bytes < self.process_from:
+            return
+        if self._process is None:
+            self._process = SearchProcess()
+        for queued_key, queued in self._queued:
+            self._handed[queued_key] = (queued, self._process.submit(settings, queued))
+        self._queued = []
+
+    def place(self, key: str, place: int) -> bool:
+        """Whether the process reads the page of ``key``; if it does, its entries go at ``place`` of the index."""
+        handed = self._handed.pop(key, None)
+        if handed is None:
+            return False
+        self._placed.append((place, key, *handed))
+        return True
+
+    def settle(self, entries: list[dict], settings: dict, sections: Sections) -> list[tuple[str, list[dict]]]:
+        """Put the entries the process made into ``entries`` (the search plugin's index), each page's at its
+        place; a page the process could not read is read here, a part at a time (``sections``, which also keeps
+        the parts the process read). Then end the process. Each page's key and entries, for the store."""
+        placed, self._placed = self._placed, []
+        process, self._process = self._process, None
+        made_of: list[tuple[str, list[dict]]] = []
+        if not placed:
+            if process is not None:
+                process.close(wait=False)
+            return made_of
+        version = installed_version("mkdocs-material")
+        try:
+            # from the last: the places of those before it stay where they were
+            for place, key, reading, answer in reversed(placed):
+                read = process.entries(answer, version) if process is not None else None
+                if read is None:
+                    made = read_entries(settings, reading, sections)
+                else:
+                    made, parts = read
+                    sections.keep(parts)
+                    self.read += 1
+                entries[place:place] = made
+                made_of.append((key, made))
+        finally:
+            self._handed = {}
+            if process is not None:
+                process.close(wait=False)
+        return made_of
+
+    def abandon(self, wait: bool = True) -> None:
+        """End the process, and forget what it was reading."""
+        self._queued, self._handed, self._placed = [], {}, []
+        process, self._process = self._process, None
+        if process is not None:
+            process.close(wait=wait)
 
 
 class SearchProcess:
