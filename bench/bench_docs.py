@@ -23,6 +23,10 @@ serve            one process, as ``mkdocs serve`` does it: a first build, then a
                  does; every run edits anew (the copy's cache would know a repeated edit)
 serve --dirty    the same as ``mkdocs serve --dirty`` does it (only what changed is rebuilt), against the
                  floor's dirty rebuild after the same prose edit
+templates kept   serve's and serve --dirty's figures also against a second floor: MkDocs alone given the
+                 template cache the plugin gives its own builds (docs_hooks.plugin_templates), which spares
+                 MkDocs compiling the theme's templates at every rebuild; the first ratio is what an author
+                 feels, the second what the generator adds beyond what it saves MkDocs
 memory           the serve process and its children, in MB: after the first build, after the first code
                  edit (which starts the children a code edit needs) and after --edits edits more (prose and
                  code in turn), and how many child processes it has
@@ -261,10 +265,12 @@ def serve_child(
     first_edit: int = 0,
     dirty: bool = False,
     pause: float = PAUSE,
+    templates: bool = False,
 ) -> None:
     """Runs in a fresh process, as mkdocs serve does: a first build, a prose edit, a code edit, then ``edits``
     edits in turn, each a rebuild with a fresh config and the same plugin object (``dirty``: as
-    ``mkdocs serve --dirty`` does them). The prose edit and the code edit come ``pause`` seconds after the
+    ``mkdocs serve --dirty`` does them; ``templates``: a site without the plugin given the template cache the
+    plugin gives its own, ``floor_templates``). The prose edit and the code edit come ``pause`` seconds after the
     build before them, as an author's would; the ``edits`` come at once. Edits are numbered from
     ``first_edit``, so that no run repeats another's (the cache the copy keeps would know it). Prints JSON."""
     import gc
@@ -278,13 +284,16 @@ def serve_child(
     serve_url = "http://127.0.0.1:8000/"
     project = Path(config_file).parent
     plugins = None
+    compiled = None  # the floor's template cache (``templates``)
 
     def rebuild() -> float:
-        nonlocal plugins
+        nonlocal plugins, compiled
         config = load_config(config_file=config_file, site_dir=site_dir)
         if plugins is None:
             config.plugins.on_startup(command="serve", dirty=dirty)
             plugins = config.plugins
+            if templates:
+                compiled = floor_templates(plugins)
         else:  # serve keeps the plugin objects across its rebuilds
             config.plugins = plugins
         config.site_url = serve_url
@@ -329,9 +338,26 @@ def serve_child(
     out["rss last"], out["children last"], out["own last"] = tree_rss(os.getpid())
     out["cache last"] = folder_mb(project / ".cache")
     out["children most"] = max(children, default=out["children code"])
+    if compiled is not None:
+        out["templates reused"] = compiled.reused
     plugins.on_shutdown()
     shutil.rmtree(site_dir, ignore_errors=True)
     print(json.dumps(out))
+
+
+def floor_templates(plugins):
+    """Give the floor's theme environment, at each build, the template cache the plugin gives its own
+    (``docs_hooks.plugin_templates``), at the same event: what MkDocs alone would take with it."""
+    from docs_hooks.plugin_templates import CompiledTemplates
+
+    cache = CompiledTemplates()
+
+    def on_env(env, *, config, files):
+        cache.attach(env)
+        return env
+
+    plugins.events["env"].append(on_env)
+    return cache
 
 
 def serve(
@@ -343,8 +369,15 @@ def serve(
     first_edit: int = 0,
     dirty: bool = False,
     pause: float = PAUSE,
+    templates: bool = False,
 ) -> dict:
-    options = {"profile": str(profile) if profile else None, "first_edit": first_edit, "dirty": dirty, "pause": pause}
+    options = {
+        "profile": str(profile) if profile else None,
+        "first_edit": first_edit,
+        "dirty": dirty,
+        "pause": pause,
+        "templates": templates,
+    }
     cmd = [PYTHON, str(Path(__file__).resolve()), "_serve", str(project / config), page, str(edits)]
     _, proc = timed_run([*cmd, json.dumps(options)], project, env_for(project))
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -373,6 +406,8 @@ DEVICES = {
     "(run.record.Recorder._run)",
     "source-nav": "the site navigation of the source pages rendered once per build for all those at one depth, "
     "under Material (plugin_material.SourceNav)",
+    "template-cache": "the theme's templates compiled once while mkdocs serve runs, not at every rebuild "
+    "(plugin_templates.CompiledTemplates)",
     "fences-kept": "fenced code (the listings of entries and excerpts) highlighted once per text, its HTML kept "
     "across builds (fences.Fences)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
@@ -396,7 +431,8 @@ if _off:
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
                         (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
                         (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation"),
-                        (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index")]:
+                        (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index"),
+                        (plugin.CompiledTemplates, "attach")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -429,6 +465,8 @@ if _off:
         plugin.material_navigation = lambda env: False
     elif _off == "fences-kept":
         fences.Fences.attach = lambda self, md: None
+    elif _off == "template-cache":
+        plugin.CompiledTemplates.attach = lambda self, env: None
     elif _off == "search-parts":
         plugin_search._stock_index = lambda index: False  # every page read whole, by the search plugin's handler
 """
@@ -484,6 +522,12 @@ def load_line() -> str:
 def ratio(name: str, value: float, floor: float) -> str:
     target = TARGETS.get(name)
     return f"{value / floor:5.2f}x" + (f"  (target <= {target}x)" if target else "")
+
+
+def kept(value: float, floor: float) -> str:
+    """The ratio to the floor given the plugin's template cache: what the generator adds beyond what it saves
+    MkDocs (see floor_templates)."""
+    return f"; {value / floor:5.2f}x the floor with its templates kept"
 
 
 def main() -> None:
@@ -543,31 +587,41 @@ def main() -> None:
             serve(project, "mkdocs.yml", args.page, 0 if i else args.edits, profile, 1000 * (i + 1), pause=args.pause)
             for i in range(args.runs)
         ]
-        floors = [
-            serve(project, floor_config, args.page, 0, first_edit=1000 * (i + 1), pause=args.pause)
-            for i in range(args.runs)
-        ]
+        floors, kept_floors = (
+            [
+                serve(project, floor_config, args.page, 0, first_edit=1000 * (i + 1), pause=args.pause, templates=t)
+                for i in range(args.runs)
+            ]
+            for t in (False, True)
+        )
         floor_edit = med([f["prose edit"] for f in floors])
+        kept_edit = med([f["prose edit"] for f in kept_floors])
         print(
             f"\n== serve: rebuilds in one process ({args.runs} runs; each edit {args.pause:g} s after the build "
-            "before it; against the floor's prose edit) =="
+            "before it; against the floor's prose edit, and against the floor's with its templates compiled once) =="
         )
         print(f"{'floor, prose edit':22s} {fmt([f['prose edit'] for f in floors])}")
+        print(f"{'  templates kept':22s} {fmt([f['prose edit'] for f in kept_floors])}")
         for name in ("first", "prose edit", "code edit"):
             values = [s[name] for s in served]
-            print(f"{name:22s} {fmt(values)}  {ratio(name, med(values), floor_edit)}")
-        dirty, dirty_floors = (
-            [serve(project, cfg, args.page, 0, None, 5000 + 1000 * i, True, args.pause) for i in range(args.runs)]
-            for cfg in ("mkdocs.yml", floor_config)
+            print(f"{name:22s} {fmt(values)}  {ratio(name, med(values), floor_edit)}{kept(med(values), kept_edit)}")
+        dirty, dirty_floors, dirty_kept = (
+            [serve(project, cfg, args.page, 0, None, 5000 + 1000 * i, True, args.pause, t) for i in range(args.runs)]
+            for cfg, t in (("mkdocs.yml", False), (floor_config, False), (floor_config, True))
         )
         dirty_floor = med([f["prose edit"] for f in dirty_floors])
+        dirty_kept_edit = med([f["prose edit"] for f in dirty_kept])
         print(
-            f"\n== serve --dirty: only what changed rebuilt ({args.runs} runs; against the floor's dirty prose edit) =="
+            f"\n== serve --dirty: only what changed rebuilt ({args.runs} runs; against the floor's dirty prose edit, "
+            "and against the same with its templates compiled once) =="
         )
         print(f"{'floor, prose edit':22s} {fmt([f['prose edit'] for f in dirty_floors])}")
+        print(f"{'  templates kept':22s} {fmt([f['prose edit'] for f in dirty_kept])}")
         for name in ("prose edit", "code edit"):
             values = [s[name] for s in dirty]
-            print(f"{name:22s} {fmt(values)}  {ratio(name, med(values), dirty_floor)}")
+            print(
+                f"{name:22s} {fmt(values)}  {ratio(name, med(values), dirty_floor)}{kept(med(values), dirty_kept_edit)}"
+            )
         s = served[0]
         print(
             f"\n== serve memory over {args.edits} edits after the first code edit (prose and code in turn) ==\n"
@@ -594,6 +648,7 @@ if __name__ == "__main__":
             options["first_edit"],
             options["dirty"],
             options["pause"],
+            options["templates"],
         )
     else:
         main()

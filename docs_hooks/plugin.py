@@ -15,6 +15,9 @@ state on the plugin object (MkDocs keeps the object across the rebuilds of
   again (``DirtyPages``);
 - on_page_markdown: tell the extension which page MkDocs converts next;
 - on_page_content: in a dirty build, note what the page came out as;
+- on_env: give the theme's Jinja environment the templates compiled by the
+  builds before (``plugin_templates.CompiledTemplates``): MkDocs makes a new
+  environment for every build of ``mkdocs serve``, which would compile them all again;
 - on_nav / on_env / on_page_context: under Material for MkDocs, render the site
   navigation of the source pages once per build for every source page at the same
   depth (``SourcePages``, with ``plugin_material.SourceNav``);
@@ -60,6 +63,7 @@ from docs_hooks.fences import EXTENSION, Fences
 from docs_hooks.pages import written_by_pages
 from docs_hooks.plugin_material import SOURCE_TEMPLATE, SourceNav, material_navigation
 from docs_hooks.plugin_search import SearchReading
+from docs_hooks.plugin_templates import CompiledTemplates
 from docs_hooks.render import sources
 
 log = logging.getLogger("mkdocs.plugins.docs_hooks")
@@ -91,6 +95,7 @@ class TracePlugin(BasePlugin[PluginConfig]):
         self.serving = False  # ``mkdocs serve``: the process stays for the next build
         self._search: SearchReading | None = None  # how Material's search plugin reads the pages
         self._fences: Fences | None = None  # fenced code highlighted once per text (see fences)
+        self.templates = CompiledTemplates()  # the theme's templates, compiled once while the process stays
 
     @property
     def session(self) -> Session:
@@ -209,8 +214,10 @@ class TracePlugin(BasePlugin[PluginConfig]):
         return nav
 
     def on_env(self, env, *, config, files):
-        """The source pages get the template that renders their navigation once (``SourceNav``), where the
-        templates it is made from are Material's own."""
+        """The build's templates come compiled from the builds before it (``CompiledTemplates``); the source
+        pages get the template that renders their navigation once (``SourceNav``), where the templates it is
+        made from are Material's own."""
+        self.templates.attach(env)
         self.sources.templates(env, files)
         return env
 

@@ -121,6 +121,15 @@ def test_each_speed_device_the_bench_turns_off_exists(bench):
         assert proc.returncode == 0, (device, proc.stdout + proc.stderr)
 
 
+def test_the_floor_can_be_served_with_the_template_cache_the_plugin_gives_its_own_builds(bench, site):
+    floor = bench.make_floor(site)
+
+    served = bench.serve(site, floor, "page.md", 0, pause=0, templates=True)
+
+    assert served["prose edit"] > 0
+    assert served["templates reused"] > 0  # the rebuild after the prose edit compiled nothing again
+
+
 def test_a_dirty_serve_run_edits_from_the_number_it_is_given(bench, site):
     served = bench.serve(site, "mkdocs.yml", "page.md", 0, first_edit=7000, dirty=True, pause=0)
 

@@ -1,0 +1,124 @@
+"""The theme's templates compiled once per ``mkdocs serve`` session, not again at every rebuild.
+
+MkDocs makes a new Jinja environment for every build, and Jinja compiles each
+template a build renders from its source: Material's main.html with the
+partials it includes, 404.html, the sitemap. On a rebuild that converts one
+page that is most of MkDocs' own time (bench/README.md, "template cache").
+``CompiledTemplates`` is a Jinja bytecode cache (``jinja2.BytecodeCache``,
+Jinja's own hook for this) that the plugin keeps across the rebuilds of
+``mkdocs serve`` and gives each build's environment in on_env.
+
+What a compiled template is reused for:
+
+- the same template file: Jinja keys the cache by the template's name and
+  file, and hands over a digest of its source, so an edited override is
+  compiled again;
+- an environment that compiles the same way: what Jinja reads of the
+  environment while it compiles (its delimiters and whitespace settings, its
+  extensions, autoescaping, ``finalize``, which filters and tests exist and
+  what they are passed) is part of the key (``compiled_alike``). A callable
+  setting is told apart only by its identity, so an environment with one
+  (none of MkDocs' own) finds nothing another build's compiled.
+
+The compiled code stays in memory: the cache folder holds no code to run, and a
+single ``mkdocs build`` compiles each template once anyway.
+"""
+
+from __future__ import annotations
+
+from types import CodeType
+from typing import Any
+
+import jinja2
+from jinja2.bccache import Bucket
+
+
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled templates, by the environment's way of compiling and the template's file, with the digest of
+    the source each was compiled from (see the module's doc)."""
+
+    def __init__(self) -> None:
+        self._code: dict[tuple[tuple, str], tuple[str, CodeType]] = {}
+        self.compiled = 0  # templates compiled by the environments this cache was given
+        self.reused = 0  # templates found compiled
+
+    def attach(self, env: jinja2.Environment) -> None:
+        """Give ``env`` this cache, unless it has one already (another plugin's, or the site's own)."""
+        if env.bytecode_cache is None:
+            env.bytecode_cache = self
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        found = self._code.get((compiled_alike(bucket.environment), bucket.key))
+        if found is not None and found[0] == bucket.checksum:
+            bucket.code = found[1]
+            self.reused += 1
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        if bucket.code is not None:
+            self._code[(compiled_alike(bucket.environment), bucket.key)] = (bucket.checksum, bucket.code)
+            self.compiled += 1
+
+
+def compiled_alike(env: jinja2.Environment) -> tuple:
+    """What Jinja reads of an environment while it compiles a template: two environments with equal keys
+    compile a template to the same code."""
+    return (
+        type(env).__module__,
+        type(env).__qualname__,
+        env.block_start_string,
+        env.block_end_string,
+        env.variable_start_string,
+        env.variable_end_string,
+        env.comment_start_string,
+        env.comment_end_string,
+        env.line_statement_prefix,
+        env.line_comment_prefix,
+        env.trim_blocks,
+        env.lstrip_blocks,
+        env.newline_sequence,
+        env.keep_trailing_newline,
+        env.optimized,
+        env.is_async,
+        _setting(env.autoescape),
+        _setting(env.finalize),
+        _named(env.code_generator_class),
+        tuple(sorted((name, _named(type(ext))) for name, ext in env.extensions.items())),
+        _callables(env.filters),
+        _callables(env.tests),
+    )
+
+
+def _setting(value: Any) -> object:
+    """A setting as part of the key: a plain value as it is, a callable by its identity and what it is passed."""
+    if callable(value):
+        return ("callable", _Identity(value), _passed(value))
+    return value
+
+
+class _Identity:
+    """An object in a key by its identity (and kept alive by it, so that no other takes its place)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+def _named(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _callables(found: dict[str, Any]) -> tuple:
+    """Filters or tests: the compiled code calls each by name, passing it what its ``jinja_pass_arg`` says."""
+    return tuple(sorted((name, _passed(f)) for name, f in found.items()))
+
+
+def _passed(f: Any) -> str:
+    """What Jinja passes a filter, test or finalize before its value (``pass_context`` and the like mark it)."""
+    return str(getattr(f, "jinja_pass_arg", None))
