@@ -441,7 +441,7 @@ def main() -> None:
                     ratio = "" if name.startswith(("floor", "test run")) else f"  {BD.med(values) / BD.med(base):5.2f}x"
                     if name.endswith("edit") and not name.startswith("floor"):
                         ratio += BD.kept(BD.med(values), BD.med(felt["floor, templates kept"]))
-                    print(f"  mkdocs {name:18s} {BD.fmt(values)}{ratio}", flush=True)
+                    print(f"  mkdocs {name:22s} {BD.fmt(values)}{ratio}", flush=True)
 
         if len(sizes) >= 2:
             lo, hi = min(sizes), max(sizes)
