@@ -32,13 +32,19 @@ from typing import Any
 import jinja2
 from jinja2.bccache import Bucket
 
+# The ways of compiling (``compiled_alike``) whose templates are kept, those used last: a build's environment
+# compiles one way, and an environment with a callable setting a new way at every build, which would
+# otherwise add a compiled theme to the process at each rebuild.
+WAYS = 4
+
 
 class CompiledTemplates(jinja2.BytecodeCache):
     """Compiled templates, by the environment's way of compiling and the template's file, with the digest of
     the source each was compiled from (see the module's doc)."""
 
     def __init__(self) -> None:
-        self._code: dict[tuple[tuple, str], tuple[str, CodeType]] = {}
+        # way of compiling -> Jinja's key of a template's file -> (the digest of its source, its code)
+        self._code: dict[tuple, dict[str, tuple[str, CodeType]]] = {}
         self.compiled = 0  # templates compiled by the environments this cache was given
         self.reused = 0  # templates found compiled
 
@@ -48,15 +54,24 @@ class CompiledTemplates(jinja2.BytecodeCache):
             env.bytecode_cache = self
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        found = self._code.get((compiled_alike(bucket.environment), bucket.key))
+        found = self._compiled_by(bucket.environment).get(bucket.key)
         if found is not None and found[0] == bucket.checksum:
             bucket.code = found[1]
             self.reused += 1
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         if bucket.code is not None:
-            self._code[(compiled_alike(bucket.environment), bucket.key)] = (bucket.checksum, bucket.code)
+            self._compiled_by(bucket.environment)[bucket.key] = (bucket.checksum, bucket.code)
             self.compiled += 1
+
+    def _compiled_by(self, env: jinja2.Environment) -> dict[str, tuple[str, CodeType]]:
+        """The templates compiled the way ``env`` compiles, that way now the last used (see ``WAYS``)."""
+        way = compiled_alike(env)
+        templates = self._code.pop(way, {})
+        self._code[way] = templates
+        while len(self._code) > WAYS:
+            del self._code[next(iter(self._code))]
+        return templates
 
 
 def compiled_alike(env: jinja2.Environment) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jinja2
 from jinja2 import pass_context
 
-from docs_hooks.plugin_templates import CompiledTemplates, compiled_alike
+from docs_hooks.plugin_templates import WAYS, CompiledTemplates, compiled_alike
 
 from .test_cli import MKDOCS_YML
 from .test_plugin import run_script
@@ -77,6 +77,23 @@ def test_the_key_holds_what_jinja_reads_of_an_environment_while_it_compiles():
     assert compiled_alike(environment({}, autoescape=escape)) != compiled_alike(
         environment({}, autoescape=lambda name: True)
     )
+
+
+def test_only_the_ways_of_compiling_used_last_are_kept():
+    """An environment with a callable setting compiles a way of its own: one made at every build (a theme's
+    ``select_autoescape``, say) must not add a compiled theme to the process at each rebuild."""
+    cache = CompiledTemplates()
+    first = environment({"page.html": PAGE}, cache)
+    first.get_template("page.html")
+    for _ in range(WAYS):  # as many other ways
+        escaping = environment({"page.html": PAGE}, cache, autoescape=lambda name: True)
+        escaping.get_template("page.html")
+    assert (cache.compiled, cache.reused) == (WAYS + 1, 0)
+    assert len(cache._code) == WAYS
+    environment({"page.html": PAGE}, cache).get_template("page.html")  # the first way, no longer kept
+    assert (cache.compiled, cache.reused) == (WAYS + 2, 0)
+    environment({"page.html": PAGE}, cache).get_template("page.html")  # and now kept again
+    assert (cache.compiled, cache.reused) == (WAYS + 2, 1)
 
 
 def test_an_environment_with_a_cache_of_its_own_keeps_it():
