@@ -3,10 +3,11 @@
 MkDocs makes a new Jinja environment for every build, and Jinja compiles each
 template a build renders from its source: Material's main.html with the
 partials it includes, 404.html, the sitemap. On a rebuild that converts one
-page that is most of MkDocs' own time (bench/README.md, "template cache").
-``CompiledTemplates`` is a Jinja bytecode cache (``jinja2.BytecodeCache``,
-Jinja's own hook for this) that the plugin keeps across the rebuilds of
-``mkdocs serve`` and gives each build's environment in on_env.
+page that is most of MkDocs' own time (bench/README.md, "The theme's
+templates under serve"). ``CompiledTemplates`` is a Jinja bytecode cache
+(``jinja2.BytecodeCache``, Jinja's own hook for this) that the plugin keeps
+across the rebuilds of ``mkdocs serve`` and gives each build's environment in
+on_env.
 
 What a compiled template is reused for:
 
@@ -14,11 +15,12 @@ What a compiled template is reused for:
   file, and hands over a digest of its source, so an edited override is
   compiled again;
 - an environment that compiles the same way: what Jinja reads of the
-  environment while it compiles (its delimiters and whitespace settings, its
-  extensions, autoescaping, ``finalize``, which filters and tests exist and
-  what they are passed) is part of the key (``compiled_alike``). A callable
-  setting is told apart only by its identity, so an environment with one
-  (none of MkDocs' own) finds nothing another build's compiled.
+  environment while it compiles (its plain settings: delimiters, whitespace,
+  what its extensions add; its extensions, autoescaping, ``finalize``, which
+  filters and tests exist and what they are passed) is part of the key
+  (``compiled_alike``). A callable setting is told apart only by its
+  identity, so an environment with one (none of MkDocs' own) finds nothing
+  another build's compiled.
 
 The compiled code stays in memory: the cache folder holds no code to run, and a
 single ``mkdocs build`` compiles each template once anyway.
@@ -76,27 +78,16 @@ class CompiledTemplates(jinja2.BytecodeCache):
 
 def compiled_alike(env: jinja2.Environment) -> tuple:
     """What Jinja reads of an environment while it compiles a template: two environments with equal keys
-    compile a template to the same code."""
+    compile a template to the same code. Its plain settings are all taken, whatever set them (the delimiters and
+    whitespace settings of ``Environment``, ``optimized``, what an extension adds, such as i18n's
+    ``newstyle_gettext``); a setting that holds a callable (``autoescape``, ``finalize``) by its identity."""
+    plain = (str, bool, int, float, type(None))
     return (
-        type(env).__module__,
-        type(env).__qualname__,
-        env.block_start_string,
-        env.block_end_string,
-        env.variable_start_string,
-        env.variable_end_string,
-        env.comment_start_string,
-        env.comment_end_string,
-        env.line_statement_prefix,
-        env.line_comment_prefix,
-        env.trim_blocks,
-        env.lstrip_blocks,
-        env.newline_sequence,
-        env.keep_trailing_newline,
-        env.optimized,
-        env.is_async,
+        _named(type(env)),  # a sandboxed environment compiles differently (its class says so)
+        _named(env.code_generator_class),
+        tuple(sorted((name, value) for name, value in vars(env).items() if isinstance(value, plain))),
         _setting(env.autoescape),
         _setting(env.finalize),
-        _named(env.code_generator_class),
         tuple(sorted((name, _named(type(ext))) for name, ext in env.extensions.items())),
         _callables(env.filters),
         _callables(env.tests),

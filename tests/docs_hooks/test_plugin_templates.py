@@ -62,6 +62,14 @@ def test_the_key_holds_what_jinja_reads_of_an_environment_while_it_compiles():
     assert compiled_alike(environment({})) == base
     assert compiled_alike(environment({}, trim_blocks=True)) != base
     assert compiled_alike(environment({}, extensions=["jinja2.ext.i18n"])) != base
+    # What an extension adds to the environment: i18n's newstyle calls are compiled in.
+    old_style, new_style = (
+        environment({}, extensions=["jinja2.ext.i18n"]),
+        environment({}, extensions=["jinja2.ext.i18n"]),
+    )
+    new_style.install_null_translations(newstyle=True)
+    old_style.install_null_translations(newstyle=False)
+    assert compiled_alike(new_style) != compiled_alike(old_style)
     with_filter = environment({})
     with_filter.filters["more"] = twice
     assert compiled_alike(with_filter) != base
