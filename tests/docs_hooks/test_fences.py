@@ -13,7 +13,7 @@ from docs_hooks.fences import SENTINEL, Fences, highlight_ahead
 
 from .conftest import FWD_ENTRY, run_cli, store_rows, stored_rows
 from .test_cli import MKDOCS_YML
-from .test_plugin import run_script
+from .test_plugin import SERVE_REBUILD, run_script
 
 EXTENSIONS = ["attr_list", "md_in_html", "pymdownx.superfences", "pymdownx.highlight"]
 # As this site highlights: every line an anchor and a span, both numbered by the fence's place in the page.
@@ -153,28 +153,16 @@ def test_without_a_cache_folder_the_fences_are_kept_for_the_process_only(tmp_pat
 
 
 # Builds the site twice in one process, as mkdocs serve does, then prints what the plugin's fences did.
-SERVE_TWICE = r"""
-import json, logging, sys
-from pathlib import Path
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
-
-root = Path(sys.argv[1])
-logging.getLogger("mkdocs").setLevel(logging.ERROR)
-plugins = None
+SERVE_TWICE = (
+    SERVE_REBUILD
+    + r"""
 for n in range(2):
-    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
-    if plugins is None:
-        config.plugins.on_startup(command="serve", dirty=False)
-        plugins = config.plugins
-    else:
-        config.plugins = plugins
-    build(config)
-    fences = plugins["docs_hooks"]._fences
+    fences = rebuild()["docs_hooks"]._fences
     html = (root / "site" / "page" / "index.html").read_text()
     print(json.dumps({"made": fences.made, "reused": fences.reused, "html": html}), flush=True)
 plugins.on_shutdown()
 """
+)
 
 
 def test_under_mkdocs_a_listing_is_highlighted_once_and_the_page_comes_out_the_same(make_project):

@@ -64,6 +64,33 @@ print(json.dumps({"after_shutdown": len(tree(os.getpid()))}), flush=True)
 """
 
 
+# The start of a script that builds a site again and again in one process, as `mkdocs serve` does: each
+# ``rebuild()`` loads mkdocs.yml anew and hands MkDocs the plugins of the first build (MkDocs keeps the plugin
+# objects, since docs_hooks defines on_startup), and returns them; ``rebuild(dirty=True)``, as
+# `mkdocs serve --dirty` does.
+SERVE_REBUILD = r"""
+import json, logging, sys
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+root = Path(sys.argv[1])
+logging.getLogger("mkdocs").setLevel(logging.ERROR)
+plugins = None
+
+def rebuild(dirty=False):
+    global plugins
+    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
+    if plugins is None:
+        config.plugins.on_startup(command="serve", dirty=dirty)
+        plugins = config.plugins
+    else:
+        config.plugins = plugins
+    build(config, serve_url="http://127.0.0.1:8000/", dirty=dirty)
+    return plugins
+"""
+
+
 def run_script(script: str, root, *args: str, timeout: float = 600) -> list:
     """What ``script`` printed, a JSON value a line, run in a fresh Python process in the project at ``root``."""
     result = subprocess.run(
@@ -498,41 +525,30 @@ def on_post_page(output, page, config):
     return output
 """
 
-DIRTY_AFTER_A_FAILED_BUILD = r"""
-import json, logging, sys
-from pathlib import Path
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
-
-root = Path(sys.argv[1])
+DIRTY_AFTER_A_FAILED_BUILD = (
+    SERVE_REBUILD
+    + r"""
 logging.getLogger("mkdocs").setLevel(logging.CRITICAL)
-plugins = None
 
-def rebuild():
-    global plugins
-    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
-    if plugins is None:
-        config.plugins.on_startup(command="serve", dirty=True)
-        plugins = config.plugins
-    else:
-        config.plugins = plugins
+def attempt():
     try:
-        build(config, serve_url="http://127.0.0.1:8000/", dirty=True)
+        rebuild(dirty=True)
     except Exception as err:
         return type(err).__name__
     return "built"
 
 page = root / "site" / "page" / "index.html"
-done = [rebuild()]
+done = [attempt()]
 model = root / "src" / "model.py"
 model.write_text(model.read_text() + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n")
 (root / "FAIL").write_text("")
-done.append(rebuild())
+done.append(attempt())
 (root / "FAIL").unlink()
-done.append(rebuild())
+done.append(attempt())
 print(json.dumps([done, "model.caller" in page.read_text()]))
 plugins.on_shutdown()
 """
+)
 
 
 def test_a_dirty_serve_after_a_build_that_stopped_builds_every_page_again(make_project):

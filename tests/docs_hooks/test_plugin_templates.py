@@ -8,7 +8,7 @@ from jinja2 import pass_context
 from docs_hooks.plugin_templates import WAYS, CompiledTemplates, compiled_alike
 
 from .test_cli import MKDOCS_YML
-from .test_plugin import run_script
+from .test_plugin import SERVE_REBUILD, run_script
 
 PAGE = "{% for x in xs %}[{{ x | twice }}]{% endfor %}"
 
@@ -114,31 +114,19 @@ def test_an_environment_with_a_cache_of_its_own_keeps_it():
 
 # Builds a Material site three times in one process, as mkdocs serve does; before the third, the site's override
 # of main.html is edited. After each build: the plugin's counts and the page's HTML.
-SERVE_THRICE = r"""
-import json, logging, sys
-from pathlib import Path
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
-
-root = Path(sys.argv[1])
-logging.getLogger("mkdocs").setLevel(logging.ERROR)
-plugins = None
+SERVE_THRICE = (
+    SERVE_REBUILD
+    + r"""
 override = root / "overrides" / "main.html"
 for n in range(int(sys.argv[2])):
     if n == 2:
         override.write_text(override.read_text().replace("first override", "second override"))
-    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
-    if plugins is None:
-        config.plugins.on_startup(command="serve", dirty=False)
-        plugins = config.plugins
-    else:
-        config.plugins = plugins
-    build(config)
-    templates = plugins["docs_hooks"].templates
+    templates = rebuild()["docs_hooks"].templates
     html = (root / "site" / "page" / "index.html").read_text()
     print(json.dumps({"compiled": templates.compiled, "reused": templates.reused, "html": html}), flush=True)
 plugins.on_shutdown()
 """
+)
 
 MATERIAL_YML = MKDOCS_YML.replace("  name: mkdocs\n", "  name: material\n  custom_dir: overrides\n")
 OVERRIDE = '{% extends "base.html" %}\n{% block footer %}<p class="marker">first override</p>{% endblock %}\n'
