@@ -247,7 +247,6 @@ class ReadAside:
         self._process: SearchProcess | None = None
         self._queued: list[tuple[str, PageReading]] = []  # to read, not yet handed to the process
         self._queued_bytes = 0
-        self._settings: dict = {}  # the search plugin's settings, as the process is handed them
         self._handed: dict[str, tuple[PageReading, Future]] = {}  # the pages handed to the process, by key
         # the pages the search plugin found read by the process: (where their entries go, key, page, answer)
         self._placed: list[tuple[int, str, PageReading, Future]] = []
@@ -265,7 +264,6 @@ class ReadAside:
         it holds enough."""
         self._queued.append((key, reading))
         self._queued_bytes += unread
-        self._settings = settings
         if self._process is None and self._queued_bytes < self.process_from:
             return
         if self._process is None:

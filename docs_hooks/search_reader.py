@@ -139,7 +139,7 @@ class Sections:
     def __init__(self, store: Store | None, reader: str):
         self.store = store
         self.reader = reader  # the search plugin's release: its parser reads the parts
-        self._fresh: dict[str, bytes] = {}  # read in this build, written by ``flush``
+        self._fresh: dict[str, bytes] = {}  # read since the last ``take``
 
     def of(self, html: str) -> list[SectionRead]:
         """The page's sections, in order, excluded ones too. Raises what Material's parser raises (it stops on
@@ -166,12 +166,13 @@ class Sections:
         return out
 
     def take(self) -> dict[str, bytes]:
-        """The parts read since the last ``flush`` or ``take``, by key, as kept (a process hands them to the build)."""
+        """The parts read since the last ``take``, by key, as kept: the build writes them with the pages' entries
+        (``IndexedPages.flush``), a process hands them to the build."""
         fresh, self._fresh = self._fresh, {}
         return fresh
 
     def keep(self, parts: dict[str, bytes]) -> None:
-        """Parts another ``Sections`` read (``take``), kept with this one's at the next ``flush``."""
+        """Parts another ``Sections`` read (``take``), taken with this one's."""
         self._fresh.update(parts)
 
     def unread(self, html: str) -> int:
@@ -188,11 +189,6 @@ class Sections:
         if self.store is not None and rest:
             found.update(self.store.get_many(rest))
         return {key: read for key, raw in found.items() if (read := _loaded(raw)) is not None}
-
-    def flush(self) -> None:
-        if self.store is not None and self._fresh:
-            self.store.put_many(self._fresh)
-        self._fresh = {}
 
 
 def reader_release() -> str:

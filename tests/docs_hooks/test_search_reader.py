@@ -186,7 +186,7 @@ def test_any_page_read_a_part_at_a_time_makes_the_entries_material_makes_of_it_w
             sections.of(html)
         return
     assert part_by_part(sections, page) == whole
-    sections.flush()
+    store.put_many(sections.take())  # as the build writes them, with the pages' entries
     assert part_by_part(Sections(store, "9.test"), page) == whole  # from the parts kept
     # one part edited: the others are read back, the page's entries still Material's
     parts = heading_parts(html)
@@ -204,7 +204,7 @@ def test_after_an_edit_only_the_part_that_changed_is_read_again_and_a_part_is_ke
     first = Counting(store)
     assert part_by_part(first, PageReading(PARTS, (), "p/", "P")) == material_reads(PageReading(PARTS, (), "p/", "P"))
     assert first.read == 3
-    first.flush()
+    store.put_many(first.take())
 
     edited = PageReading(PARTS.replace("Second.", "Second, edited."), (), "p/", "P")
     again = Counting(store)
@@ -212,7 +212,7 @@ def test_after_an_edit_only_the_part_that_changed_is_read_again_and_a_part_is_ke
     assert again.unread(edited.content) == len(last)  # what it will read: the edited part
     assert part_by_part(again, edited) == material_reads(edited)
     assert again.read == 1
-    assert again.unread(edited.content) == 0  # read now (kept when flushed)
+    assert again.unread(edited.content) == 0  # read now: this Sections has it until it is taken
 
     # Another release of the search plugin reads every part anew: its parser may read them otherwise.
     assert Sections(store, "9.other").unread(edited.content) == len(edited.content)
@@ -231,7 +231,7 @@ def test_a_heading_inside_an_open_element_reads_the_rest_of_the_page_as_one_and_
     page = PageReading(html, (), "p/", "P")
     assert part_by_part(sections, page) == material_reads(page)
     assert sections.read == 3  # the first part, at rest; the second, not; then the rest as one
-    sections.flush()
+    store.put_many(sections.take())  # as the build writes them, with the pages' entries
     again = Counting(store)
     assert part_by_part(again, page) == material_reads(page)
     assert again.read == 2  # the first part is kept; the second and the rest are not
@@ -243,7 +243,7 @@ def test_a_part_kept_in_another_form_is_read_again(tmp_path):
     page = PageReading(PARTS, (), "p/", "P")
     part_by_part(sections, page)
     keys = list(sections._fresh)
-    sections.flush()
+    store.put_many(sections.take())  # as the build writes them, with the pages' entries
     assert len(store.get_many(keys)) == 3
     wrong = [b'[true, [["x", "a title not in pieces", [], false]]]', b"[true]", b"[1, []]", b'{"a": 1, "b": 2}']
     for damaged in wrong:
