@@ -23,9 +23,10 @@ class Dependencies:
     """What a recording depends on, and whether it is still as it was: digests of the code as it is now, each
     computed once for the build on first use.
 
-    - a function of the code index whose code ran: its text (``Function.source_lines``) and where it starts;
+    - a function of the code index whose code ran: its text (``Function.source_lines``) without its comments,
+      each line kept where it is, and where it starts;
     - a module the run had loaded that holds functions of the index: its text outside those functions' bodies
-      (imports, constants, classes' own lines, each ``def`` line), blank lines left out, and less the top-level
+      (imports, constants, classes' own lines, each ``def`` line), blank lines and comments left out, and less the top-level
       functions that did not run and that nothing the run loaded names (``residue``): a function appended to a
       module, or one that no recording reaches edited, re-records nothing;
     - any other file the run loaded or read (a helper module, a data file): its bytes;
@@ -92,8 +93,10 @@ class Dependencies:
         return shifts
 
     def function(self, name: str) -> str:
+        """A digest of the function's text, comments left out (``residue.without_comments``)."""
         if name not in self._function:
-            text = "\n".join(self.functions[name].source_lines)
+            fn = self.functions[name]
+            text = "\n".join(residue.without_comments(fn.source_lines, fn.start))
             self._function[name] = hashlib.sha256(text.encode()).hexdigest()[:24]
         return self._function[name]
 

@@ -17,18 +17,22 @@ editing one, changes nothing a run saw. A function is left out only when all of 
 What this cannot see: a name made at run time looked up in a module the code holds otherwise than by an import
 (``m = importlib.import_module(...)``, then ``getattr(m, name, None)``), where the old run took the fallback.
 
-Every other change of a module outside the bodies of the functions that ran counts.
+Every other change of a module outside the bodies of the functions that ran counts, but for its comments:
+Python runs no comment, and a run's dependencies are read without them (``without_comments``), each line kept
+where it is.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import json
 import re
 import sys
+import tokenize
 from collections import Counter
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -71,6 +75,11 @@ class ModuleText:
     @classmethod
     def of(cls, text: str) -> ModuleText:
         return cls(text)
+
+    @cached_property
+    def code_lines(self) -> list[str]:
+        """Its lines without their comments (``without_comments``)."""
+        return without_comments(self.lines)
 
     @cached_property
     def tree(self) -> ast.Module | None:
@@ -206,12 +215,39 @@ def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) ->
 
 
 def digest(module: ModuleText, skipped: Iterable[range]) -> str:
-    """A digest of ``module``'s non-blank lines outside the ``skipped`` line ranges (1-based)."""
+    """A digest of ``module``'s non-blank lines outside the ``skipped`` line ranges (1-based), comments left out."""
     skip: set[int] = set()
     for lines in skipped:
         skip.update(lines)
-    rest = [line for n, line in enumerate(module.lines, 1) if n not in skip and line.strip()]
+    rest = [line for n, line in enumerate(module.code_lines, 1) if n not in skip and line.strip()]
     return hashlib.sha256("\n".join(rest).encode()).hexdigest()[:24]
+
+
+#: Characters ``str.splitlines`` ends a line at and Python's tokenizer does not: lines split at one of them are not
+#: the tokenizer's.
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+#: An encoding declaration (PEP 263): a comment in a file's first two lines that changes how Python reads the file.
+_ENCODING = re.compile(r"coding[:=]")
+
+
+def without_comments(lines: Sequence[str], first: int = 1) -> list[str]:
+    """``lines`` (of a file, the first of them its line ``first``) with each comment cut off and the space before
+    it, every line kept where it is: a comment is never run, so a run does not depend on it. An encoding
+    declaration (a comment naming a coding in the file's first two lines) is kept; lines the tokenizer cannot
+    read as they are split (not Python, a form feed inside a line) are returned whole."""
+    out = list(lines)
+    if any(_OTHER_BREAKS.search(line) for line in out):
+        return out
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(out) + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return out
+    for tok in tokens:
+        row, col = tok.start
+        if tok.type == tokenize.COMMENT and not (row + first - 1 <= 2 and _ENCODING.search(tok.string)):
+            out[row - 1] = out[row - 1][:col].rstrip()
+    return out
 
 
 def _inert(node: ast.FunctionDef | ast.AsyncFunctionDef, postponed: bool) -> bool:

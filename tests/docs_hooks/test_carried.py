@@ -85,8 +85,12 @@ def same(a: CoverageMap, b: CoverageMap) -> bool:
         lambda text: text + "\n\ndef added(x):\n    return x + 1\n",
         lambda text: text.replace("    return -x\n", "    return -2 * x  # nothing ran it\n"),
         lambda text: text.replace("def clip(x):", "def first(x):\n    return x\n\n\ndef clip(x):"),  # moves
+        # comments in tested functions, and where a blank line was: the tests run the same lines
+        lambda text: text.replace("return clip(y * 2)\n", "return clip(y * 2)  # twice\n").replace(
+            "LIMIT = 5\n\n", "LIMIT = 5\n# the functions\n"
+        ),
     ],
-    ids=["appended", "untested edited", "inserted above"],
+    ids=["appended", "untested edited", "inserted above", "commented"],
 )
 def test_a_map_carried_over_an_edit_where_no_test_ran_is_the_map_a_run_measures(make_project, tmp_path, edit):
     root = calc_project(make_project)

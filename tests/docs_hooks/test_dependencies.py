@@ -102,3 +102,39 @@ def test_a_function_appended_that_nothing_ran_or_names_is_no_change_and_one_that
 
     project(root, OPS + "\n\ndef scale_twice(y):\n    return y\n\n\nscale = scale_twice\n")  # shadows what ran
     assert dependencies(root).moved(deps) is None
+
+
+def test_a_comment_edited_in_a_function_that_ran_or_outside_it_is_no_change(tmp_path):
+    root = project(tmp_path)
+    deps = dependencies(root).of(recording())
+
+    project(
+        root,
+        OPS.replace("return x * k", "return x * k  # k times x").replace(
+            "import numpy as np", "import numpy as np  # arrays"
+        ),
+    )
+    assert dependencies(root).moved(deps) == {}
+
+    # a comment on a line of its own between the module's functions, where a blank line was
+    project(root, OPS.replace("\n\ndef scale", "\n# the ops\ndef scale"))
+    assert dependencies(root).moved(deps) == {}
+
+
+def test_a_comment_on_a_line_of_its_own_inside_a_function_that_ran_is_a_change_its_lines_below_moved(tmp_path):
+    root = project(tmp_path)
+    deps = dependencies(root).of(recording())
+
+    project(root, OPS.replace("def double(x):\n", "def double(x):\n    # twice\n"))
+
+    assert dependencies(root).moved(deps) is None
+
+
+def test_a_hash_inside_a_string_of_a_function_that_ran_is_code(tmp_path):
+    ops = OPS.replace("return x * k", 'return x * k if "#a" else 0')
+    root = project(tmp_path, ops)
+    deps = dependencies(root).of(recording())
+
+    project(root, ops.replace('"#a"', '"#b"'))
+
+    assert dependencies(root).moved(deps) is None

@@ -611,6 +611,10 @@ def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_mo
     line = first["quadruple"].first("two.double").caller_line
     assert (root / "src/two.py").read_text().splitlines()[line - 1] == "    return double(double(x))"
     assert build([])["quadruple"].result == 20.0  # nothing changed: nothing runs
+    commented = TWO.replace("    return double(double(x))\n", "    return double(double(x))  # twice, twice\n")
+    commented = commented.replace("SCALE = 2.0\n\n\n", "SCALE = 2.0\n\n# the doubling functions\n")
+    (root / "src/two.py").write_text(commented, encoding="utf-8")
+    assert build([])["quadruple"].result == 20.0  # comments, where a blank line was and after code: Python runs none
 
     text = TWO.replace("    return x * 3\n", "    return x * 3.0  # now a float\n")
     (root / "src/two.py").write_text(text, encoding="utf-8")

@@ -1,11 +1,11 @@
 """What of a module's text a run depends on: the top-level functions that did not run and that nothing names are
-left out, so that adding or editing one changes nothing."""
+left out, so that adding or editing one changes nothing; and comments, which Python never runs."""
 
 from __future__ import annotations
 
 import pytest
 
-from docs_hooks.run.residue import ModuleText, Unreachable, digest, left_out
+from docs_hooks.run.residue import ModuleText, Unreachable, digest, left_out, without_comments
 
 MODULE = """\
 import numpy as np
@@ -55,6 +55,43 @@ def test_a_function_that_did_not_run_and_that_nothing_names_is_left_out_added_ed
 )
 def test_a_function_that_can_change_a_run_counts(added):
     assert rest(MODULE + "\n\n" + added) != rest(MODULE)
+
+
+def test_comments_are_cut_off_every_line_kept_where_it_is_and_a_hash_in_a_string_is_code():
+    lines = [
+        "def f(x):  # one",
+        '    """# not a comment',
+        '    # not one either"""',
+        "    # a line of its own",
+        "    return x + '#'  # two",
+    ]
+    assert without_comments(lines, first=10) == [
+        "def f(x):",
+        '    """# not a comment',
+        '    # not one either"""',
+        "",
+        "    return x + '#'",
+    ]
+    assert lines[0] == "def f(x):  # one"  # the lines given are left as they were
+
+
+def test_an_encoding_declaration_and_lines_the_tokenizer_cannot_read_keep_their_comments():
+    cookie = ["#!/usr/bin/env python", "# -*- coding: latin-1 -*-", "x = 1  # one"]
+    assert without_comments(cookie) == ["", "# -*- coding: latin-1 -*-", "x = 1"]
+    assert without_comments(cookie[1:], first=3) == ["", "x = 1"]  # on the file's third line it is a comment
+    assert without_comments(["x = (1,  # open", "  # the bracket is never closed"]) == [
+        "x = (1,  # open",
+        "  # the bracket is never closed",
+    ]
+    assert without_comments(["x = 1  # a\x0cform feed"]) == ["x = 1  # a\x0cform feed"]
+
+
+def test_the_rest_of_a_module_is_read_without_its_comments_but_a_coding_line_counts():
+    base = rest(MODULE)
+    assert rest(MODULE.replace("EPS = 1e-5", "EPS = 1e-5  # small")) == base
+    assert rest(MODULE.replace("EPS = 1e-5", "# the floor\nEPS = 1e-5")) == base
+    assert rest(MODULE.replace("EPS = 1e-5", "EPS = '# 1e-5'")) != base
+    assert rest("# -*- coding: latin-1 -*-\n" + MODULE) != base
 
 
 def test_postponed_annotations_are_not_evaluated_so_they_may_call():
