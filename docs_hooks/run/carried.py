@@ -57,7 +57,7 @@ def depends(lines: Lines, calls: Calls, deps: Dependencies) -> dict:
     loaded = sorted(file_digests)
     return {
         "files": dict(file_digests),
-        "functions": {name: [deps.function(name), functions[name].start] for name in sorted(reached)},
+        "functions": {name: [deps.function(name, loaded), functions[name].start] for name in sorted(reached)},
         "modules": {f: deps.module(f, reached, loaded) for f in loaded},
     }
 
@@ -91,7 +91,7 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
     edited: set[str] = set()  # functions a test ran whose text changed, or that are gone
     for name, (digest, start) in reached.items():
         now = functions.get(name)
-        if now is None or deps.function(name) != digest:
+        if now is None or deps.function(name, loaded) != digest:
             edited.add(name)
         elif now.repo_path in changed:
             shifts[name] = now.start - start

@@ -52,7 +52,7 @@ class Dependencies:
         # repo path -> module name, from the module map (absolute file -> module name)
         self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
         self._by_file: dict[str, list[Function]] | None = None
-        self._function: dict[str, str] = {}
+        self._function: dict[tuple[str, bool], str] = {}  # (function, comments counted) -> digest
         self._module: dict[tuple, str | None] = {}  # (repo path, functions left out) -> digest
         self._dropped: dict[tuple, tuple[residue.Unreachable, ...]] = {}  # (path, ran, loaded) -> left out
         self._texts: dict[str, residue.ModuleText | None] = {}
@@ -60,12 +60,12 @@ class Dependencies:
 
     def of(self, rec: Recording) -> dict:
         """The dependencies of ``rec`` as they are now (stored with it)."""
+        loaded = sorted(set(rec.files))
         functions = {}
         for name in rec.reached:
             fn = self.functions.get(name)
             if fn is not None:
-                functions[name] = [self.function(name), fn.start]
-        loaded = sorted(set(rec.files))
+                functions[name] = [self.function(name, loaded), fn.start]
         return {
             "functions": functions,
             "modules": {f: self.module(f, functions, loaded) for f in loaded},
@@ -76,13 +76,13 @@ class Dependencies:
     def moved(self, deps: dict) -> dict[str, int] | None:
         """None when something ``deps`` names has changed, else how far each function that moved has moved."""
         shifts = {}
+        loaded = list(deps["modules"])
         for name, (digest, start) in deps["functions"].items():
             fn = self.functions.get(name)
-            if fn is None or self.function(name) != digest:
+            if fn is None or self.function(name, loaded) != digest:
                 return None
             if fn.start != start:
                 shifts[name] = fn.start - start
-        loaded = list(deps["modules"])
         if any(self.module(f, deps["functions"], loaded) != d for f, d in deps["modules"].items()):
             return None
         if any(self.file(f) != d for f, d in deps["files"].items()):
@@ -92,13 +92,20 @@ class Dependencies:
         # (a module named now that was not, one that gained its first function, had no function to name)
         return shifts
 
-    def function(self, name: str) -> str:
-        """A digest of the function's text, comments left out (``residue.without_comments``)."""
-        if name not in self._function:
+    def function(self, name: str, loaded: Iterable[str]) -> str:
+        """A digest of the function's text, comments left out (``residue.without_comments``) unless a file of
+        ``loaded`` (what the run loaded) may read source lines (``reads_source``)."""
+        comments = self.reads_source(loaded)
+        if (name, comments) not in self._function:
             fn = self.functions[name]
-            text = "\n".join(residue.without_comments(fn.source_lines, fn.start))
-            self._function[name] = hashlib.sha256(text.encode()).hexdigest()[:24]
-        return self._function[name]
+            lines = fn.source_lines if comments else residue.without_comments(fn.source_lines, fn.start)
+            self._function[name, comments] = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
+        return self._function[name, comments]
+
+    def reads_source(self, loaded: Iterable[str]) -> bool:
+        """Whether a file of ``loaded`` names a module that reads source lines (``residue.ModuleText.reads_source``);
+        a file that cannot be read now counts as one that does."""
+        return any(m is None or m.reads_source for m in (self._text(f) for f in loaded))
 
     def module(self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = ()) -> str | None:
         """A module of the index: its text outside the bodies of its functions, less its top-level functions
@@ -123,10 +130,12 @@ class Dependencies:
                 found = residue.left_out(module, names, [m for m in others if m is not None])
                 self._dropped[asked] = tuple(fn for fn in found if fn.start in starts)
         dropped = self._dropped[asked]
-        key = (repo_path, dropped)
+        comments = self.reads_source(asked[2])
+        key = (repo_path, dropped, comments)
         if key not in self._module:
             bodies = [range((fn.header.end if fn.header is not None else fn.start) + 1, fn.end + 1) for fn in mine]
-            self._module[key] = residue.digest(module, bodies + [range(fn.start, fn.end + 1) for fn in dropped])
+            skipped = bodies + [range(fn.start, fn.end + 1) for fn in dropped]
+            self._module[key] = residue.digest(module, skipped, comments)
         return self._module[key]
 
     def functions_in(self, repo_path: str) -> list[Function]:

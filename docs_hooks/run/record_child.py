@@ -251,7 +251,7 @@ def _run_request(
         ) from None
     finally:
         sys.settrace(None)
-    opened = session.opened.take(root, modules)
+    opened = session.opened.take(root)
     session.opened.paths = None
     try:
         done()  # a test class's tearDown

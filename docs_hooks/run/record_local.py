@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from typing import Any
 
 from docs_hooks.run.observed import importing, is_installed
@@ -153,18 +153,15 @@ class Opened:
         if importing(sys._getframe(2), is_local_path):
             self.at_import.add(path)
 
-    def take(self, root: str, code_files: Container[str]) -> list[str]:
-        """The files opened since the last take, or by an import, that are data of the project: under ``root``,
-        not its code (``code_files``, which the recording depends on through the functions that ran), no
-        bytecode and no installed package; as paths from ``root``."""
+    def take(self, root: str) -> list[str]:
+        """The files opened since the last take, or by an import, that are data of the project: under ``root``, no
+        bytecode and no installed package; as paths from ``root``. A module of the code is among them when the code
+        opened it itself (its own source, ``open(__file__)``: Python imports a module without ``open``), and then
+        the recording depends on all of its text, comments included."""
         paths, self.paths = (self.paths or set()) | self.at_import, set()
         top = os.path.abspath(root) + os.sep
         return sorted(
             os.path.relpath(p, root)
             for p in paths
-            if p.startswith(top)
-            and not is_installed(p)
-            and "__pycache__" not in p.split(os.sep)
-            and p not in code_files
-            and os.path.isfile(p)
+            if p.startswith(top) and not is_installed(p) and "__pycache__" not in p.split(os.sep) and os.path.isfile(p)
         )

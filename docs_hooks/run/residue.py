@@ -19,7 +19,10 @@ What this cannot see: a name made at run time looked up in a module the code hol
 
 Every other change of a module outside the bodies of the functions that ran counts, but for its comments:
 Python runs no comment, and a run's dependencies are read without them (``without_comments``), each line kept
-where it is.
+where it is. Comments count for a run that may read them: one that opened a file of the code itself
+(``open(__file__)``: the file's bytes count, see ``record_local.Opened``), and one whose files name a module of
+Python's that reads source lines (``SOURCE_READERS``: ``inspect``, ``traceback``). What this cannot see: a
+library that reads the source of the project's code for a value the run keeps.
 """
 
 from __future__ import annotations
@@ -49,6 +52,10 @@ _LOOKUP = {"getattr", "hasattr"}
 
 #: The names code that lists or searches a namespace is written with (see ``_lists_namespaces``).
 _TRIGGERS = {"globals", "modules", "__dict__", *_LISTING, *_LOOKUP}
+
+#: The modules of Python's own that read a module's source lines, comments and all (``inspect.getsource``, a
+#: traceback's text): a run whose files name one may depend on a comment.
+SOURCE_READERS = {"inspect", "linecache", "traceback", "tokenize"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,11 @@ class ModuleText:
     def code_lines(self) -> list[str]:
         """Its lines without their comments (``without_comments``)."""
         return without_comments(self.lines)
+
+    @property
+    def reads_source(self) -> bool:
+        """Whether it names a module that reads source lines, comments and all (``SOURCE_READERS``)."""
+        return any(self.words[w] for w in SOURCE_READERS)
 
     @cached_property
     def tree(self) -> ast.Module | None:
@@ -214,12 +226,14 @@ def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) ->
     return found
 
 
-def digest(module: ModuleText, skipped: Iterable[range]) -> str:
-    """A digest of ``module``'s non-blank lines outside the ``skipped`` line ranges (1-based), comments left out."""
+def digest(module: ModuleText, skipped: Iterable[range], comments: bool = False) -> str:
+    """A digest of ``module``'s non-blank lines outside the ``skipped`` line ranges (1-based), its comments left
+    out unless ``comments``."""
     skip: set[int] = set()
     for lines in skipped:
         skip.update(lines)
-    rest = [line for n, line in enumerate(module.code_lines, 1) if n not in skip and line.strip()]
+    text = module.lines if comments else module.code_lines
+    rest = [line for n, line in enumerate(text, 1) if n not in skip and line.strip()]
     return hashlib.sha256("\n".join(rest).encode()).hexdigest()[:24]
 
 

@@ -138,3 +138,18 @@ def test_a_hash_inside_a_string_of_a_function_that_ran_is_code(tmp_path):
     project(root, ops.replace('"#a"', '"#b"'))
 
     assert dependencies(root).moved(deps) is None
+
+
+def test_comments_count_for_a_run_that_may_read_source_lines_or_that_opened_a_file_of_the_code(tmp_path):
+    reads = OPS.replace("import numpy as np\n", "import inspect\n\nimport numpy as np\n")
+    root = project(tmp_path, reads)
+    deps = dependencies(root).of(recording())
+    project(root, reads.replace("return x * k", "return x * k  # k times x"))
+    assert dependencies(root).moved(deps) is None  # inspect.getsource(scale) would read the comment
+
+    root = project(tmp_path)
+    opened_itself = recording()
+    opened_itself.opened = ["src/ops.py"]
+    deps = dependencies(root).of(opened_itself)
+    project(root, OPS.replace("return x * k", "return x * k  # k times x"))
+    assert dependencies(root).moved(deps) is None

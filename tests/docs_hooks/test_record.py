@@ -639,6 +639,49 @@ def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_mo
     assert build(["quadruple", "triple"])["quadruple"].result == 125.0
 
 
+OWN_SOURCE = """\
+def own_comments():
+    with open(__file__, encoding="utf-8") as f:
+        return f.read().count("#")  # one
+"""
+
+SOURCE_READING = """\
+import inspect
+
+
+def getsource_comments():
+    return inspect.getsource(getsource_comments).count("#")  # one
+"""
+
+
+def test_a_run_that_reads_the_codes_source_is_recorded_again_when_a_comment_changes(
+    make_project, tmp_path, monkeypatch
+):
+    root = make_project({"src/own.py": OWN_SOURCE, "src/reading.py": SOURCE_READING})
+    made = recordings_made(monkeypatch)
+    requests = [
+        Request("own_comments", "own", "own_comments"),  # first: the child has not loaded reading.py yet
+        Request("getsource_comments", "reading", "getsource_comments"),
+    ]
+
+    def build(expected: list[str]) -> dict:
+        made.clear()
+        rec = two_recorder(root, tmp_path / "cache")
+        try:
+            out = rec.record(requests)
+        finally:
+            rec.close()
+        assert made == expected
+        return {req.name: out[req].result for req in requests}
+
+    # each counts a '#' of its own count("#") too
+    assert build(["own_comments", "getsource_comments"]) == {"own_comments": 2, "getsource_comments": 2}
+    (root / "src/own.py").write_text(OWN_SOURCE.replace("  # one", "  # one # two"), encoding="utf-8")
+    assert build(["own_comments"]) == {"own_comments": 3, "getsource_comments": 2}
+    (root / "src/reading.py").write_text(SOURCE_READING.replace("  # one", "  # one # two"), encoding="utf-8")
+    assert build(["getsource_comments"]) == {"own_comments": 3, "getsource_comments": 3}
+
+
 def test_a_function_no_recording_ran_and_nothing_names_records_nothing_again_added_or_edited(
     make_project, tmp_path, monkeypatch
 ):

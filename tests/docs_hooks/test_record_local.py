@@ -68,7 +68,7 @@ def test_an_object_of_the_projects_class_is_opaque_with_its_fields_and_others_ar
     assert project_object(Elsewhere(1)) is None and project_object(np.zeros(2)) is None
 
 
-def test_of_the_files_opened_only_the_projects_data_is_taken_and_each_once(tmp_path):
+def test_of_the_files_opened_only_the_projects_are_taken_its_code_opened_as_a_file_too_and_each_once(tmp_path):
     for name in ("x.json", "src/ops.py", "src/__pycache__/ops.pyc"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("", encoding="utf-8")
@@ -77,5 +77,5 @@ def test_of_the_files_opened_only_the_projects_data_is_taken_and_each_once(tmp_p
         str(tmp_path / name) for name in ("x.json", "src/ops.py", "src/__pycache__/ops.pyc", "gone.txt")
     } | {os.path.abspath(np.__file__)}
 
-    assert opened.take(str(tmp_path), {str(tmp_path / "src/ops.py")}) == ["x.json"]
-    assert opened.take(str(tmp_path), set()) == []  # taken: what the next request opens starts afresh
+    assert opened.take(str(tmp_path)) == ["src/ops.py", "x.json"]  # the code read as text: open(__file__)
+    assert opened.take(str(tmp_path)) == []  # taken: what the next request opens starts afresh

@@ -94,6 +94,14 @@ def test_the_rest_of_a_module_is_read_without_its_comments_but_a_coding_line_cou
     assert rest("# -*- coding: latin-1 -*-\n" + MODULE) != base
 
 
+@pytest.mark.parametrize("reader", ["import inspect", "from traceback import format_exc", "import linecache"])
+def test_a_module_that_names_a_reader_of_source_lines_reads_source_and_comments_then_count(reader):
+    assert ModuleText.of(reader + "\n" + MODULE).reads_source and not ModuleText.of(MODULE).reads_source
+    commented = ModuleText.of(MODULE.replace("EPS = 1e-5", "EPS = 1e-5  # small"))
+    assert digest(commented, [], comments=True) != digest(ModuleText.of(MODULE), [], comments=True)
+    assert digest(commented, []) == digest(ModuleText.of(MODULE), [])
+
+
 def test_postponed_annotations_are_not_evaluated_so_they_may_call():
     module = "from __future__ import annotations\n" + MODULE
     assert rest(module + "\n\ndef twice(x) -> f(1):\n    return x\n") == rest(module)
