@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,7 +98,13 @@ class Dependencies:
         comments = self.reads_source(loaded)
         if (name, comments) not in self._function:
             fn = self.functions[name]
-            lines = fn.source_lines if comments else residue.without_comments(fn.source_lines, fn.start)
+            lines: Sequence[str] = fn.source_lines
+            if not comments:
+                module = self._text(fn.repo_path)  # its module read without comments once, not each function
+                if module is not None and tuple(module.lines[fn.start - 1 : fn.end]) == tuple(lines):
+                    lines = module.code_lines[fn.start - 1 : fn.end]
+                else:
+                    lines = residue.without_comments(lines, fn.start)
             self._function[name, comments] = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
         return self._function[name, comments]
 
