@@ -23,10 +23,10 @@ class Dependencies:
     """What a recording depends on, and whether it is still as it was: digests of the code as it is now, each
     computed once for the build on first use.
 
-    - a function of the code index whose code ran: its text (``Function.source_lines``) without its comments,
-      each line kept where it is, and where it starts;
+    - a function of the code index whose code ran: its text (``Function.source_lines``) without its comments and
+      docstrings (``residue``), each line kept where it is, and where it starts;
     - a module the run had loaded that holds functions of the index: its text outside those functions' bodies
-      (imports, constants, classes' own lines, each ``def`` line), blank lines and comments left out, and less the top-level
+      (imports, constants, classes' own lines, each ``def`` line), blank lines, comments and docstrings left out, less the top-level
       functions that did not run and that nothing the run loaded names (``residue``): a function appended to a
       module, or one that no recording reaches edited, re-records nothing;
     - any other file the run loaded or read (a helper module, a data file): its bytes;
@@ -52,7 +52,7 @@ class Dependencies:
         # repo path -> module name, from the module map (absolute file -> module name)
         self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
         self._by_file: dict[str, list[Function]] | None = None
-        self._function: dict[tuple[str, bool], str] = {}  # (function, comments counted) -> digest
+        self._function: dict[tuple[str, str], str] = {}  # (function, how it is read: ``reading``) -> digest
         self._module: dict[tuple, str | None] = {}  # (repo path, functions left out) -> digest
         self._dropped: dict[tuple, tuple[residue.Unreachable, ...]] = {}  # (path, ran, loaded) -> left out
         self._texts: dict[str, residue.ModuleText | None] = {}
@@ -93,25 +93,26 @@ class Dependencies:
         return shifts
 
     def function(self, name: str, loaded: Iterable[str]) -> str:
-        """A digest of the function's text, comments left out (``residue.without_comments``) unless a file of
-        ``loaded`` (what the run loaded) may read source lines (``reads_source``)."""
-        comments = self.reads_source(loaded)
-        if (name, comments) not in self._function:
+        """A digest of the function's text as a run that loaded the files ``loaded`` depends on it (``reading``):
+        without its comments and docstrings, unless a file of ``loaded`` may read them."""
+        reading = self.reading(loaded)
+        if (name, reading) not in self._function:
             fn = self.functions[name]
             lines: Sequence[str] = fn.source_lines
-            if not comments:
-                module = self._text(fn.repo_path)  # its module read without comments once, not each function
+            if reading != residue.ALL:
+                module = self._text(fn.repo_path)  # its module read so once, not each function
                 if module is not None and tuple(module.lines[fn.start - 1 : fn.end]) == tuple(lines):
-                    lines = module.code_lines[fn.start - 1 : fn.end]
-                else:
+                    lines = module.read_as(reading)[fn.start - 1 : fn.end]
+                else:  # not the file as it is now: its comments only, found in its own lines
                     lines = residue.without_comments(lines, fn.start)
-            self._function[name, comments] = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
-        return self._function[name, comments]
+            self._function[name, reading] = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
+        return self._function[name, reading]
 
-    def reads_source(self, loaded: Iterable[str]) -> bool:
-        """Whether a file of ``loaded`` names a module that reads source lines (``residue.ModuleText.reads_source``);
-        a file that cannot be read now counts as one that does."""
-        return any(m is None or m.reads_source for m in (self._text(f) for f in loaded))
+    def reading(self, loaded: Iterable[str]) -> str:
+        """How much of the code's text a run that loaded the files ``loaded`` may read (``residue.ALL``,
+        ``NO_COMMENTS``, ``CODE``: ``ModuleText.reading``); a file that cannot be read now may read anything."""
+        found = {m.reading() if m is not None else residue.ALL for m in (self._text(f) for f in loaded)}
+        return next((r for r in (residue.ALL, residue.NO_COMMENTS) if r in found), residue.CODE)
 
     def module(self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = ()) -> str | None:
         """A module of the index: its text outside the bodies of its functions, less its top-level functions
@@ -136,12 +137,12 @@ class Dependencies:
                 found = residue.left_out(module, names, [m for m in others if m is not None])
                 self._dropped[asked] = tuple(fn for fn in found if fn.start in starts)
         dropped = self._dropped[asked]
-        comments = self.reads_source(asked[2])
-        key = (repo_path, dropped, comments)
+        reading = self.reading(asked[2])
+        key = (repo_path, dropped, reading)
         if key not in self._module:
             bodies = [range((fn.header.end if fn.header is not None else fn.start) + 1, fn.end + 1) for fn in mine]
             skipped = bodies + [range(fn.start, fn.end + 1) for fn in dropped]
-            self._module[key] = residue.digest(module, skipped, comments)
+            self._module[key] = residue.digest(module, skipped, reading)
         return self._module[key]
 
     def functions_in(self, repo_path: str) -> list[Function]:

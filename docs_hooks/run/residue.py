@@ -19,10 +19,12 @@ What this cannot see: a name made at run time looked up in a module the code hol
 
 Every other change of a module outside the bodies of the functions that ran counts, but for its comments:
 Python runs no comment, and a run's dependencies are read without them (``without_comments``), each line kept
-where it is. Comments count for a run that may read them: one that opened a file of the code itself
-(``open(__file__)``: the file's bytes count, see ``record_local.Opened``), and one whose files name a module of
-Python's that reads source lines (``SOURCE_READERS``: ``inspect``, ``traceback``). What this cannot see: a
-library that reads the source of the project's code for a value the run keeps.
+where it is; and so are docstrings, each read as an empty string on the lines it holds. Both count for a run
+that may read them: one that opened a file of the code itself (``open(__file__)``: the file's bytes count, see
+``record_local.Opened``), one whose files name a module of Python's that reads source lines (``SOURCE_READERS``:
+``inspect``, ``traceback``), and, for docstrings, one whose files name ``__doc__``, ``pydoc`` or ``doctest``
+(``DOC_READERS``). What this cannot see: a library that reads the source or the docstrings of the project's code
+for a value the run keeps.
 """
 
 from __future__ import annotations
@@ -57,6 +59,23 @@ _TRIGGERS = {"globals", "modules", "__dict__", *_LISTING, *_LOOKUP}
 #: traceback's text): a run whose files name one may depend on a comment.
 SOURCE_READERS = {"inspect", "linecache", "traceback", "tokenize"}
 
+#: What code that reads docstrings is written with: a run whose files name one may depend on a docstring.
+DOC_READERS = {"__doc__", "pydoc", "doctest"}
+
+#: How much of a module's text a run may depend on (``ModuleText.read_as``, ``Dependencies.reading``): all of it;
+#: all but its comments; its code, neither comments nor docstrings.
+ALL, NO_COMMENTS, CODE = "all", "no comments", "code"
+
+
+@dataclass(frozen=True)
+class Prose:
+    """Where a module's text is never run: its comments (the line and column each starts at) and its docstrings
+    (first line, the column they start at, last line, the column after them); lines from 1, columns in
+    characters."""
+
+    comments: tuple[tuple[int, int], ...] = ()
+    docstrings: tuple[tuple[int, int, int, int], ...] = ()
+
 
 @dataclass(frozen=True)
 class Unreachable:
@@ -72,26 +91,53 @@ class ModuleText:
     candidates (top-level functions whose ``def`` only binds their name) and whether it lists namespaces.
     ``found``: those two as found before for the same text (see ``Texts``), so that it is not parsed."""
 
-    def __init__(self, text: str, found: tuple[list[Unreachable], bool] | None = None) -> None:
+    def __init__(self, text: str, found: tuple[list[Unreachable], bool, Prose] | None = None) -> None:
         self.text = text
         self.lines = text.splitlines()
         self.words = Counter(_WORD.findall(text))  # identifier -> how often it is written (code, strings)
         if found is not None:  # what the cached properties below would find
-            self.__dict__["candidates"], self.__dict__["lists_namespaces"] = found
+            self.__dict__["candidates"], self.__dict__["lists_namespaces"], self.__dict__["prose"] = found
 
     @classmethod
     def of(cls, text: str) -> ModuleText:
         return cls(text)
 
     @cached_property
-    def code_lines(self) -> list[str]:
-        """Its lines without their comments (``without_comments``)."""
-        return without_comments(self.lines)
+    def prose(self) -> Prose:
+        """Where its comments and docstrings are; none where its lines are not Python's lines (see ``_comments``)."""
+        comments = _comments(self.lines)
+        if comments is None:
+            return Prose()
+        return Prose(tuple(comments), tuple(_docstrings(self.tree, self.lines)) if self.tree is not None else ())
 
-    @property
-    def reads_source(self) -> bool:
-        """Whether it names a module that reads source lines, comments and all (``SOURCE_READERS``)."""
-        return any(self.words[w] for w in SOURCE_READERS)
+    def read_as(self, reading: str) -> list[str]:
+        """Its lines as a run that ``reading`` (``ALL``, ``NO_COMMENTS``, ``CODE``) depends on them, each where it
+        is: comments cut off, docstrings read as ``""``."""
+        if reading == ALL:
+            return self.lines
+        if reading == NO_COMMENTS:
+            return self._no_comments
+        return self._code
+
+    @cached_property
+    def _no_comments(self) -> list[str]:
+        return _cut(self.lines, self.prose.comments)
+
+    @cached_property
+    def _code(self) -> list[str]:
+        out = list(self._no_comments)
+        for first, start, last, end in self.prose.docstrings:
+            out[first - 1] = out[first - 1][:start] + '""' + (out[first - 1][end:] if first == last else "")
+            for n in range(first + 1, last + 1):
+                out[n - 1] = out[n - 1][end:] if n == last else ""
+        return out
+
+    def reading(self) -> str:
+        """How much of a module's text a run that loaded this file may read (``ALL``: it names a module that reads
+        source lines; ``NO_COMMENTS``: it names a reader of docstrings; ``CODE``)."""
+        if any(self.words[w] for w in SOURCE_READERS):
+            return ALL
+        return NO_COMMENTS if any(self.words[w] for w in DOC_READERS) else CODE
 
     @cached_property
     def tree(self) -> ast.Module | None:
@@ -178,7 +224,9 @@ class Texts:
             return ModuleText(text, found)
         module = ModuleText(text)
         candidates = [[fn.name, fn.start, fn.end] for fn in module.candidates]
-        store.put_many({key: json.dumps([candidates, module.lists_namespaces]).encode()})
+        prose = module.prose
+        kept = [candidates, module.lists_namespaces, prose.comments, prose.docstrings]
+        store.put_many({key: json.dumps(kept).encode()})
         return module
 
     def close(self) -> None:
@@ -187,16 +235,24 @@ class Texts:
             self._store = None
 
 
-FOUND_FORMAT = 1  # the form of what the store keeps of a text, and how it is found; a change makes all a miss
+FOUND_FORMAT = 2  # the form of what the store keeps of a text, and how it is found; a change makes all a miss
 
 
-def _load_found(raw: bytes) -> tuple[list[Unreachable], bool] | None:
-    """What the store kept of a text; None for anything but [[[name, start, end], ...], lists namespaces]."""
+def _load_found(raw: bytes) -> tuple[list[Unreachable], bool, Prose] | None:
+    """What the store kept of a text; None for anything but [[[name, start, end], ...], lists namespaces,
+    [[line, column], ...] of its comments, [[first, column, last, column], ...] of its docstrings]."""
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return None
-    if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], list) and isinstance(data[1], bool)):
+    if not (
+        isinstance(data, list)
+        and len(data) == 4
+        and isinstance(data[0], list)
+        and isinstance(data[1], bool)
+        and all(_ints(item, 2) for item in _items(data[2]))
+        and all(_ints(item, 4) for item in _items(data[3]))
+    ):
         return None
     candidates = []
     for item in data[0]:
@@ -208,7 +264,16 @@ def _load_found(raw: bytes) -> tuple[list[Unreachable], bool] | None:
         ):
             return None
         candidates.append(Unreachable(item[0], item[1], item[2]))
-    return candidates, data[1]
+    prose = Prose(tuple((a, b) for a, b in data[2]), tuple((a, b, c, d) for a, b, c, d in data[3]))
+    return candidates, data[1], prose
+
+
+def _items(value: object) -> list:
+    return value if isinstance(value, list) else [None]
+
+
+def _ints(item: object, n: int) -> bool:
+    return isinstance(item, list) and len(item) == n and all(type(x) is int and x >= 0 for x in item)
 
 
 def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) -> list[Unreachable]:
@@ -226,14 +291,13 @@ def left_out(module: ModuleText, ran: Set[str], loaded: Iterable[ModuleText]) ->
     return found
 
 
-def digest(module: ModuleText, skipped: Iterable[range], comments: bool = False) -> str:
-    """A digest of ``module``'s non-blank lines outside the ``skipped`` line ranges (1-based), its comments left
-    out unless ``comments``."""
+def digest(module: ModuleText, skipped: Iterable[range], reading: str = CODE) -> str:
+    """A digest of ``module``'s non-blank lines outside the ``skipped`` line ranges (1-based), read as a run that
+    ``reading`` (``ModuleText.read_as``) depends on them."""
     skip: set[int] = set()
     for lines in skipped:
         skip.update(lines)
-    text = module.lines if comments else module.code_lines
-    rest = [line for n, line in enumerate(text, 1) if n not in skip and line.strip()]
+    rest = [line for n, line in enumerate(module.read_as(reading), 1) if n not in skip and line.strip()]
     return hashlib.sha256("\n".join(rest).encode()).hexdigest()[:24]
 
 
@@ -250,18 +314,48 @@ def without_comments(lines: Sequence[str], first: int = 1) -> list[str]:
     it, every line kept where it is: a comment is never run, so a run does not depend on it. An encoding
     declaration (a comment naming a coding in the file's first two lines) is kept; lines the tokenizer cannot
     read as they are split (not Python, a form feed inside a line) are returned whole."""
-    out = list(lines)
-    if any(_OTHER_BREAKS.search(line) for line in out):
-        return out
+    return _cut(lines, _comments(lines, first) or ())
+
+
+def _comments(lines: Sequence[str], first: int = 1) -> list[tuple[int, int]] | None:
+    """Where each comment of ``lines`` starts (see ``without_comments``); None where the tokenizer cannot read them
+    as they are split."""
+    if any(_OTHER_BREAKS.search(line) for line in lines):
+        return None
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(out) + "\n").readline))
+        tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline))
     except (tokenize.TokenError, SyntaxError):
-        return out
-    for tok in tokens:
-        row, col = tok.start
-        if tok.type == tokenize.COMMENT and not (row + first - 1 <= 2 and _ENCODING.search(tok.string)):
-            out[row - 1] = out[row - 1][:col].rstrip()
+        return None
+    return [
+        tok.start
+        for tok in tokens
+        if tok.type == tokenize.COMMENT and not (tok.start[0] + first - 1 <= 2 and _ENCODING.search(tok.string))
+    ]
+
+
+def _cut(lines: Sequence[str], comments: Iterable[tuple[int, int]]) -> list[str]:
+    out = list(lines)
+    for row, col in comments:
+        out[row - 1] = out[row - 1][:col].rstrip()
     return out
+
+
+def _docstrings(tree: ast.Module, lines: Sequence[str]) -> list[tuple[int, int, int, int]]:
+    """Where the docstrings of the module, its classes and its functions are (see ``Prose``)."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) or not node.body:
+            continue
+        doc = node.body[0]
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
+            continue
+        value = doc.value
+        last = value.end_lineno or value.lineno
+        # ast's columns count UTF-8 bytes
+        start = len(lines[value.lineno - 1].encode()[: value.col_offset].decode("utf-8", "replace"))
+        end = len(lines[last - 1].encode()[: value.end_col_offset].decode("utf-8", "replace"))
+        out.append((value.lineno, start, last, end))
+    return sorted(out)
 
 
 def _inert(node: ast.FunctionDef | ast.AsyncFunctionDef, postponed: bool) -> bool:

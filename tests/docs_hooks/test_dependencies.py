@@ -153,3 +153,19 @@ def test_comments_count_for_a_run_that_may_read_source_lines_or_that_opened_a_fi
     deps = dependencies(root).of(opened_itself)
     project(root, OPS.replace("return x * k", "return x * k  # k times x"))
     assert dependencies(root).moved(deps) is None
+
+
+def test_a_docstring_edited_is_no_change_unless_the_run_may_read_docstrings(tmp_path):
+    documented = OPS.replace("def scale(x, k):\n", 'def scale(x, k):\n    """x times k."""\n')
+    root = project(tmp_path, documented)
+    deps = dependencies(root).of(recording())
+    project(root, documented.replace("x times k.", "x, k times."))
+    assert dependencies(root).moved(deps) == {}
+    project(root, documented.replace('"""x times k."""', '"""x times k,\n    elementwise."""'))
+    assert dependencies(root).moved(deps) is None  # a line more: the lines below it moved inside the function
+
+    reads = documented + "\n\nHELP = scale.__doc__\n"
+    root = project(tmp_path, reads)
+    deps = dependencies(root).of(recording())
+    project(root, reads.replace("x times k.", "x, k times."))
+    assert dependencies(root).moved(deps) is None

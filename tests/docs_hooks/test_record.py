@@ -615,6 +615,11 @@ def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_mo
     commented = commented.replace("SCALE = 2.0\n\n\n", "SCALE = 2.0\n\n# the doubling functions\n")
     (root / "src/two.py").write_text(commented, encoding="utf-8")
     assert build([])["quadruple"].result == 20.0  # comments, where a blank line was and after code: Python runs none
+    documented = commented.replace("def triple(x):\n", 'def triple(x):\n    """Three times x."""\n')
+    (root / "src/two.py").write_text(documented, encoding="utf-8")
+    assert build(["triple"])["triple"].result == 15.0  # a line more in triple: its lines moved inside it
+    (root / "src/two.py").write_text(documented.replace("Three times x.", "x, three times."), encoding="utf-8")
+    assert build([])["triple"].result == 15.0  # a docstring edited: nothing reads it
 
     text = TWO.replace("    return x * 3\n", "    return x * 3.0  # now a float\n")
     (root / "src/two.py").write_text(text, encoding="utf-8")
@@ -639,6 +644,12 @@ def test_an_edit_to_one_function_records_again_only_what_ran_it_and_code_that_mo
     assert build(["quadruple", "triple"])["quadruple"].result == 125.0
 
 
+OWN_DOC = '''\
+def own_doc():
+    """One."""
+    return own_doc.__doc__
+'''
+
 OWN_SOURCE = """\
 def own_comments():
     with open(__file__, encoding="utf-8") as f:
@@ -654,14 +665,15 @@ def getsource_comments():
 """
 
 
-def test_a_run_that_reads_the_codes_source_is_recorded_again_when_a_comment_changes(
+def test_a_run_that_reads_the_codes_source_or_docstrings_is_recorded_again_when_they_change(
     make_project, tmp_path, monkeypatch
 ):
-    root = make_project({"src/own.py": OWN_SOURCE, "src/reading.py": SOURCE_READING})
+    root = make_project({"src/own.py": OWN_SOURCE, "src/reading.py": SOURCE_READING, "src/doc.py": OWN_DOC})
     made = recordings_made(monkeypatch)
     requests = [
         Request("own_comments", "own", "own_comments"),  # first: the child has not loaded reading.py yet
         Request("getsource_comments", "reading", "getsource_comments"),
+        Request("own_doc", "doc", "own_doc"),
     ]
 
     def build(expected: list[str]) -> dict:
@@ -675,11 +687,17 @@ def test_a_run_that_reads_the_codes_source_is_recorded_again_when_a_comment_chan
         return {req.name: out[req].result for req in requests}
 
     # each counts a '#' of its own count("#") too
-    assert build(["own_comments", "getsource_comments"]) == {"own_comments": 2, "getsource_comments": 2}
+    assert build(["own_comments", "getsource_comments", "own_doc"]) == {
+        "own_comments": 2,
+        "getsource_comments": 2,
+        "own_doc": "One.",
+    }
     (root / "src/own.py").write_text(OWN_SOURCE.replace("  # one", "  # one # two"), encoding="utf-8")
-    assert build(["own_comments"]) == {"own_comments": 3, "getsource_comments": 2}
+    assert build(["own_comments"]) == {"own_comments": 3, "getsource_comments": 2, "own_doc": "One."}
+    (root / "src/doc.py").write_text(OWN_DOC.replace("One.", "Two."), encoding="utf-8")
+    assert build(["own_doc"]) == {"own_comments": 3, "getsource_comments": 2, "own_doc": "Two."}
     (root / "src/reading.py").write_text(SOURCE_READING.replace("  # one", "  # one # two"), encoding="utf-8")
-    assert build(["getsource_comments"]) == {"own_comments": 3, "getsource_comments": 3}
+    assert build(["getsource_comments"]) == {"own_comments": 3, "getsource_comments": 3, "own_doc": "Two."}
 
 
 def test_a_function_no_recording_ran_and_nothing_names_records_nothing_again_added_or_edited(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from docs_hooks.run.residue import ModuleText, Unreachable, digest, left_out, without_comments
+from docs_hooks.run.residue import ALL, CODE, NO_COMMENTS, ModuleText, Unreachable, digest, left_out, without_comments
 
 MODULE = """\
 import numpy as np
@@ -96,10 +96,62 @@ def test_the_rest_of_a_module_is_read_without_its_comments_but_a_coding_line_cou
 
 @pytest.mark.parametrize("reader", ["import inspect", "from traceback import format_exc", "import linecache"])
 def test_a_module_that_names_a_reader_of_source_lines_reads_source_and_comments_then_count(reader):
-    assert ModuleText.of(reader + "\n" + MODULE).reads_source and not ModuleText.of(MODULE).reads_source
+    assert ModuleText.of(reader + "\n" + MODULE).reading() == ALL and ModuleText.of(MODULE).reading() == CODE
     commented = ModuleText.of(MODULE.replace("EPS = 1e-5", "EPS = 1e-5  # small"))
-    assert digest(commented, [], comments=True) != digest(ModuleText.of(MODULE), [], comments=True)
+    assert digest(commented, [], ALL) != digest(ModuleText.of(MODULE), [], ALL)
     assert digest(commented, []) == digest(ModuleText.of(MODULE), [])
+
+
+DOCUMENTED = '''\
+"""The module's docstring."""
+
+
+class Scale:
+    """A class's, on
+    two lines."""
+
+    def apply(self, x):  # naïve
+        """Ünïcode before: é."""  ; y = x
+        return y * 2
+
+
+def f_string(x):
+    f"""not a docstring: {x}"""
+    return x
+'''
+
+
+def test_docstrings_are_read_as_empty_strings_on_the_lines_they_hold_and_an_f_string_is_code():
+    module = ModuleText.of(DOCUMENTED)
+
+    assert module.read_as(CODE) == [
+        '""',
+        "",
+        "",
+        "class Scale:",
+        '    ""',
+        "",
+        "",
+        "    def apply(self, x):",
+        '        ""  ; y = x',
+        "        return y * 2",
+        "",
+        "",
+        "def f_string(x):",
+        '    f"""not a docstring: {x}"""',
+        "    return x",
+    ]
+    assert module.read_as(NO_COMMENTS) == [line.split("  #")[0] for line in DOCUMENTED.splitlines()]
+    assert module.read_as(ALL) == DOCUMENTED.splitlines()
+
+
+@pytest.mark.parametrize("reader", ["HELP = f.__doc__", "import doctest", "import pydoc"])
+def test_a_module_that_names_a_reader_of_docstrings_makes_them_count_but_not_comments(reader):
+    module = ModuleText.of(DOCUMENTED + reader + "\n")
+    assert module.reading() == NO_COMMENTS
+    edited = DOCUMENTED.replace("The module's docstring.", "The module's own docstring.")
+    assert digest(ModuleText.of(edited), []) == digest(ModuleText.of(DOCUMENTED), [])
+    assert digest(ModuleText.of(edited + reader + "\n"), [], NO_COMMENTS) != digest(module, [], NO_COMMENTS)
 
 
 def test_postponed_annotations_are_not_evaluated_so_they_may_call():
@@ -172,6 +224,8 @@ def test_what_parsing_a_text_finds_is_kept_in_the_cache_folder_and_read_back_wit
         assert "tree" not in vars(read[path])  # not parsed: what it found came from the store
         assert read[path].candidates == made[path].candidates
         assert read[path].lists_namespaces == made[path].lists_namespaces
+        assert read[path].read_as(CODE) == made[path].read_as(CODE)  # where its comments and docstrings are
+        assert "tree" not in vars(read[path])
     assert [f.name for f in read[tmp_path / "mod.py"].candidates] == ["norm", "unused"]
     assert read[tmp_path / "lister.py"].lists_namespaces is True
     assert read[tmp_path / "broken.py"].candidates == []  # one Python cannot parse leaves nothing out
