@@ -140,7 +140,7 @@ def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_a
     declined = run_pytest(root, "tests/test_branchy.py", "--no-docs-record")
     assert declined.returncode == 0 and "docs_hooks record" not in declined.stdout  # and one that says so
     assert record_site(load_settings(root)).made == 1
-    (root / "src/branchy.py").write_text(BRANCHY.replace("return x", "return x  # as it came"), encoding="utf-8")
+    (root / "src/branchy.py").write_text(BRANCHY.replace("return x", "return (x)"), encoding="utf-8")
 
     everything = run_pytest(root, "tests/test_branchy.py")
 

@@ -451,7 +451,10 @@ def test_the_model_run_is_recorded_once_per_build_and_cached_between_builds(tmp_
     assert again == first
 
     ops = root / "src/ops.py"
-    ops.write_text(ops.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    ops.write_text(ops.read_text(encoding="utf-8") + "\n# a comment: Python runs none\n", encoding="utf-8")
+    _, problems, builder = build(root)
+    assert problems == [] and builder.workers.recorder.child.runs == 0
+    ops.write_text(ops.read_text(encoding="utf-8") + "\nEDITED = True\n", encoding="utf-8")
     edited, problems, builder = build(root)
     assert problems == []
     assert builder.workers.recorder.child.runs == 1  # the edited file was part of the run: it runs again
