@@ -26,9 +26,9 @@ class Dependencies:
     - a function of the code index whose code ran: its text (``Function.source_lines``) without its comments and
       docstrings (``residue``), each line kept where it is, and where it starts;
     - a module the run had loaded that holds functions of the index: its text outside those functions' bodies
-      (imports, constants, classes' own lines, each ``def`` line), blank lines, comments and docstrings left out, less the top-level
-      functions that did not run and that nothing the run loaded names (``residue``): a function appended to a
-      module, or one that no recording reaches edited, re-records nothing;
+      (imports, constants, classes' own lines, each ``def`` line), blank lines, comments and docstrings left out,
+      less the top-level functions that did not run and that nothing the run loaded names (``residue``): a
+      function appended to a module, or one that no recording reaches edited, re-records nothing;
     - any other file the run loaded or read (a helper module, a data file): its bytes;
     - the name of each module it loaded, as the index names it (``source_root`` decides): the functions a
       recording saw are named so.
@@ -53,6 +53,7 @@ class Dependencies:
         self.names = {Path(os.path.relpath(f, project_root)).as_posix(): m for f, m in (modules or {}).items()}
         self._by_file: dict[str, list[Function]] | None = None
         self._function: dict[tuple[str, str], str] = {}  # (function, how it is read: ``reading``) -> digest
+        self._reading: dict[frozenset[str], str] = {}  # the files a run loaded -> how it may read the code
         self._module: dict[tuple, str | None] = {}  # (repo path, functions left out) -> digest
         self._dropped: dict[tuple, tuple[residue.Unreachable, ...]] = {}  # (path, ran, loaded) -> left out
         self._texts: dict[str, residue.ModuleText | None] = {}
@@ -111,8 +112,11 @@ class Dependencies:
     def reading(self, loaded: Iterable[str]) -> str:
         """How much of the code's text a run that loaded the files ``loaded`` may read (``residue.ALL``,
         ``NO_COMMENTS``, ``CODE``: ``ModuleText.reading``); a file that cannot be read now may read anything."""
-        found = {m.reading() if m is not None else residue.ALL for m in (self._text(f) for f in loaded)}
-        return next((r for r in (residue.ALL, residue.NO_COMMENTS) if r in found), residue.CODE)
+        files = frozenset(loaded)
+        if files not in self._reading:
+            found = {m.reading() if m is not None else residue.ALL for m in (self._text(f) for f in files)}
+            self._reading[files] = next((r for r in (residue.ALL, residue.NO_COMMENTS) if r in found), residue.CODE)
+        return self._reading[files]
 
     def module(self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = ()) -> str | None:
         """A module of the index: its text outside the bodies of its functions, less its top-level functions

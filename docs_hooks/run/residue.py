@@ -88,8 +88,9 @@ class Unreachable:
 
 class ModuleText:
     """One file as a run's dependencies read it: its lines and words, and, parsed when first asked, its
-    candidates (top-level functions whose ``def`` only binds their name) and whether it lists namespaces.
-    ``found``: those two as found before for the same text (see ``Texts``), so that it is not parsed."""
+    candidates (top-level functions whose ``def`` only binds their name), whether it lists namespaces, and where
+    its comments and docstrings are (``prose``). ``found``: those three as found before for the same text (see
+    ``Texts``), so that it is not parsed."""
 
     def __init__(self, text: str, found: tuple[list[Unreachable], bool, Prose] | None = None) -> None:
         self.text = text
@@ -184,9 +185,10 @@ class Texts:
     serve session for all of its builds (a file the author did not edit is not parsed again). One entry per
     file: a new text replaces the old.
 
-    With a cache folder (``keep_in``), what parsing a text finds (its candidates, whether it lists namespaces)
-    is kept in its ``residue`` store by the text's digest: a build in a new process that reads recordings back
-    (the first after ``make test``) parses none of the files an earlier one did."""
+    With a cache folder (``keep_in``), what parsing a text finds (its candidates, whether it lists namespaces,
+    where its comments and docstrings are) is kept in its ``residue`` store by the text's digest: a build in a
+    new process that reads recordings back (the first after ``make test``) parses none of the files an earlier
+    one did."""
 
     def __init__(self) -> None:
         self._known: dict[Path, ModuleText] = {}
