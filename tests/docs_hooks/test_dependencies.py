@@ -104,68 +104,46 @@ def test_a_function_appended_that_nothing_ran_or_names_is_no_change_and_one_that
     assert dependencies(root).moved(deps) is None
 
 
+def after_edit(tmp_path: Path, before: str, after: str, rec: Recording | None = None) -> dict[str, int] | None:
+    """What ``Dependencies.moved`` says of a recording made with ``src/ops.py`` as ``before``, once it is ``after``."""
+    root = project(tmp_path, before)
+    deps = dependencies(root).of(rec or recording())
+    project(root, after)
+    return dependencies(root).moved(deps)
+
+
 def test_a_comment_edited_in_a_function_that_ran_or_outside_it_is_no_change(tmp_path):
-    root = project(tmp_path)
-    deps = dependencies(root).of(recording())
-
-    project(
-        root,
-        OPS.replace("return x * k", "return x * k  # k times x").replace(
-            "import numpy as np", "import numpy as np  # arrays"
-        ),
-    )
-    assert dependencies(root).moved(deps) == {}
-
+    commented = OPS.replace("return x * k", "return x * k  # k times x")
+    assert after_edit(tmp_path, OPS, commented.replace("import numpy as np", "import numpy as np  # arrays")) == {}
     # a comment on a line of its own between the module's functions, where a blank line was
-    project(root, OPS.replace("\n\ndef scale", "\n# the ops\ndef scale"))
-    assert dependencies(root).moved(deps) == {}
+    assert after_edit(tmp_path, OPS, OPS.replace("\n\ndef scale", "\n# the ops\ndef scale")) == {}
 
 
 def test_a_comment_on_a_line_of_its_own_inside_a_function_that_ran_is_a_change_its_lines_below_moved(tmp_path):
-    root = project(tmp_path)
-    deps = dependencies(root).of(recording())
-
-    project(root, OPS.replace("def double(x):\n", "def double(x):\n    # twice\n"))
-
-    assert dependencies(root).moved(deps) is None
+    assert after_edit(tmp_path, OPS, OPS.replace("def double(x):\n", "def double(x):\n    # twice\n")) is None
 
 
 def test_a_hash_inside_a_string_of_a_function_that_ran_is_code(tmp_path):
     ops = OPS.replace("return x * k", 'return x * k if "#a" else 0')
-    root = project(tmp_path, ops)
-    deps = dependencies(root).of(recording())
-
-    project(root, ops.replace('"#a"', '"#b"'))
-
-    assert dependencies(root).moved(deps) is None
+    assert after_edit(tmp_path, ops, ops.replace('"#a"', '"#b"')) is None
 
 
 def test_comments_count_for_a_run_that_may_read_source_lines_or_that_opened_a_file_of_the_code(tmp_path):
     reads = OPS.replace("import numpy as np\n", "import inspect\n\nimport numpy as np\n")
-    root = project(tmp_path, reads)
-    deps = dependencies(root).of(recording())
-    project(root, reads.replace("return x * k", "return x * k  # k times x"))
-    assert dependencies(root).moved(deps) is None  # inspect.getsource(scale) would read the comment
+    # inspect.getsource(scale) would read the comment
+    assert after_edit(tmp_path, reads, reads.replace("return x * k", "return x * k  # k times x")) is None
 
-    root = project(tmp_path)
     opened_itself = recording()
     opened_itself.opened = ["src/ops.py"]
-    deps = dependencies(root).of(opened_itself)
-    project(root, OPS.replace("return x * k", "return x * k  # k times x"))
-    assert dependencies(root).moved(deps) is None
+    assert after_edit(tmp_path, OPS, OPS.replace("return x * k", "return x * k  # k times x"), opened_itself) is None
 
 
 def test_a_docstring_edited_is_no_change_unless_the_run_may_read_docstrings(tmp_path):
     documented = OPS.replace("def scale(x, k):\n", 'def scale(x, k):\n    """x times k."""\n')
-    root = project(tmp_path, documented)
-    deps = dependencies(root).of(recording())
-    project(root, documented.replace("x times k.", "x, k times."))
-    assert dependencies(root).moved(deps) == {}
-    project(root, documented.replace('"""x times k."""', '"""x times k,\n    elementwise."""'))
-    assert dependencies(root).moved(deps) is None  # a line more: the lines below it moved inside the function
+    assert after_edit(tmp_path, documented, documented.replace("x times k.", "x, k times.")) == {}
+    # a line more: the lines below it moved inside the function
+    longer = documented.replace('"""x times k."""', '"""x times k,\n    elementwise."""')
+    assert after_edit(tmp_path, documented, longer) is None
 
     reads = documented + "\n\nHELP = scale.__doc__\n"
-    root = project(tmp_path, reads)
-    deps = dependencies(root).of(recording())
-    project(root, reads.replace("x times k.", "x, k times."))
-    assert dependencies(root).moved(deps) is None
+    assert after_edit(tmp_path, reads, reads.replace("x times k.", "x, k times.")) is None
