@@ -17,6 +17,9 @@ over (``carry``) only when:
   inside a function that kept its text (a line run at a module's top level, in an import made inside a test,
   does not carry over).
 
+The text of a function or module is read as a recording's is, without its comments, but with its docstrings:
+pytest may collect them as doctests (``--doctest-modules``).
+
 A test is stale when it was seen calling a changed (or removed) function, or being called by one: the observer
 of the calls sees every call of the project's code while a test runs. What measuring the stale tests alone
 assumes: that a test runs the same lines alone as after the tests before it, as with ``pytest -p
@@ -57,8 +60,10 @@ def depends(lines: Lines, calls: Calls, deps: Dependencies) -> dict:
     loaded = sorted(file_digests)
     return {
         "files": dict(file_digests),
-        "functions": {name: [deps.function(name, loaded), functions[name].start] for name in sorted(reached)},
-        "modules": {f: deps.module(f, reached, loaded) for f in loaded},
+        "functions": {
+            name: [deps.function(name, loaded, doctests=True), functions[name].start] for name in sorted(reached)
+        },
+        "modules": {f: deps.module(f, reached, loaded, doctests=True) for f in loaded},
     }
 
 
@@ -91,12 +96,15 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
     edited: set[str] = set()  # functions a test ran whose text changed, or that are gone
     for name, (digest, start) in reached.items():
         now = functions.get(name)
-        if now is None or deps.function(name, loaded) != digest:
+        if now is None or deps.function(name, loaded, doctests=True) != digest:
             edited.add(name)
         elif now.repo_path in changed:
             shifts[name] = now.start - start
             ranges.setdefault(now.repo_path, []).append((start, start + now.end - now.start, now.start - start))
-    if any(f not in stored["modules"] or deps.module(f, reached, loaded) != stored["modules"][f] for f in changed):
+    if any(
+        f not in stored["modules"] or deps.module(f, reached, loaded, doctests=True) != stored["modules"][f]
+        for f in changed
+    ):
         return None
     # A test ran an edited function when it was seen calling it or being called by it (the observer sees every
     # call of the project's code while a test runs, so every test that ran one of its lines).

@@ -207,6 +207,23 @@ def test_an_edit_to_a_tested_function_measures_only_the_tests_that_ran_it(make_p
     assert again is not None and same(again, found)
 
 
+def test_a_docstring_edited_in_a_tested_function_measures_again_the_tests_that_ran_it_for_pytest_may_run_it(
+    make_project, tmp_path
+):
+    root = calc_project(make_project)
+    # the docstring and the first statement on one line: no line moves
+    documented = CALC.replace("    y = clip(x)\n", '    "Twice the clip."; y = clip(x)\n')
+    (root / "src/calc.py").write_text(documented, encoding="utf-8")
+    measured(root, tmp_path / "cache")
+    (root / "src/calc.py").write_text(documented.replace("Twice the clip.", "Clip, twice."), encoding="utf-8")
+
+    run = measurement(root, tmp_path / "cache")
+    found = run.result()
+
+    assert run.run_args == ["tests/test_calc.py::test_double_clip"]  # a doctest in it would run again too
+    assert same(found, measured(root, tmp_path / "fresh"))
+
+
 CLASS_TESTS = """\
 import pytest
 
