@@ -17,8 +17,8 @@ over (``carry``) only when:
   inside a function that kept its text (a line run at a module's top level, in an import made inside a test,
   does not carry over).
 
-The text of a function or module is read as a recording's is, without its comments, but with its docstrings:
-pytest may collect them as doctests (``--doctest-modules``).
+The text of a function or module is read as a recording's is: without its comments and docstrings, but for a
+docstring that holds a doctest's example, which pytest may run (``residue``).
 
 A test is stale when it was seen calling a changed (or removed) function, or being called by one: the observer
 of the calls sees every call of the project's code while a test runs. What measuring the stale tests alone
@@ -60,10 +60,8 @@ def depends(lines: Lines, calls: Calls, deps: Dependencies) -> dict:
     loaded = sorted(file_digests)
     return {
         "files": dict(file_digests),
-        "functions": {
-            name: [deps.function(name, loaded, doctests=True), functions[name].start] for name in sorted(reached)
-        },
-        "modules": {f: deps.module(f, reached, loaded, doctests=True) for f in loaded},
+        "functions": {name: [deps.function(name, loaded), functions[name].start] for name in sorted(reached)},
+        "modules": {f: deps.module(f, reached, loaded) for f in loaded},
     }
 
 
@@ -96,15 +94,12 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
     edited: set[str] = set()  # functions a test ran whose text changed, or that are gone
     for name, (digest, start) in reached.items():
         now = functions.get(name)
-        if now is None or deps.function(name, loaded, doctests=True) != digest:
+        if now is None or deps.function(name, loaded) != digest:
             edited.add(name)
         elif now.repo_path in changed:
             shifts[name] = now.start - start
             ranges.setdefault(now.repo_path, []).append((start, start + now.end - now.start, now.start - start))
-    if any(
-        f not in stored["modules"] or deps.module(f, reached, loaded, doctests=True) != stored["modules"][f]
-        for f in changed
-    ):
+    if any(f not in stored["modules"] or deps.module(f, reached, loaded) != stored["modules"][f] for f in changed):
         return None
     # A test ran an edited function when it was seen calling it or being called by it (the observer sees every
     # call of the project's code while a test runs, so every test that ran one of its lines).

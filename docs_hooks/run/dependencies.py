@@ -93,11 +93,10 @@ class Dependencies:
         # (a module named now that was not, one that gained its first function, had no function to name)
         return shifts
 
-    def function(self, name: str, loaded: Iterable[str], doctests: bool = False) -> str:
+    def function(self, name: str, loaded: Iterable[str]) -> str:
         """A digest of the function's text as a run that loaded the files ``loaded`` depends on it (``reading``):
-        without its comments and docstrings, unless a file of ``loaded`` may read them (or, ``doctests``, the run
-        may run its docstrings: the coverage run's pytest may collect doctests)."""
-        reading = self.reading(loaded, doctests)
+        without its comments and docstrings, unless a file of ``loaded`` may read them."""
+        reading = self.reading(loaded)
         if (name, reading) not in self._function:
             fn = self.functions[name]
             lines: Sequence[str] = fn.source_lines
@@ -110,20 +109,16 @@ class Dependencies:
             self._function[name, reading] = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:24]
         return self._function[name, reading]
 
-    def reading(self, loaded: Iterable[str], doctests: bool = False) -> str:
+    def reading(self, loaded: Iterable[str]) -> str:
         """How much of the code's text a run that loaded the files ``loaded`` may read (``residue.ALL``,
-        ``NO_COMMENTS``, ``CODE``: ``ModuleText.reading``); a file that cannot be read now may read anything; a run
-        that may run docstrings (``doctests``) reads them."""
+        ``NO_COMMENTS``, ``CODE``: ``ModuleText.reading``); a file that cannot be read now may read anything."""
         files = frozenset(loaded)
         if files not in self._reading:
             found = {m.reading() if m is not None else residue.ALL for m in (self._text(f) for f in files)}
             self._reading[files] = next((r for r in (residue.ALL, residue.NO_COMMENTS) if r in found), residue.CODE)
-        reading = self._reading[files]
-        return residue.NO_COMMENTS if doctests and reading == residue.CODE else reading
+        return self._reading[files]
 
-    def module(
-        self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = (), doctests: bool = False
-    ) -> str | None:
+    def module(self, repo_path: str, ran: Iterable[str] = (), loaded: Iterable[str] = ()) -> str | None:
         """A module of the index: its text outside the bodies of its functions, less its top-level functions
         that did not run and that nothing in the ``loaded`` files names (see ``residue``). Any other file (a
         helper outside the code roots, whose functions the index does not know ran or not): its whole text.
@@ -146,7 +141,7 @@ class Dependencies:
                 found = residue.left_out(module, names, [m for m in others if m is not None])
                 self._dropped[asked] = tuple(fn for fn in found if fn.start in starts)
         dropped = self._dropped[asked]
-        reading = self.reading(asked[2], doctests)
+        reading = self.reading(asked[2])
         key = (repo_path, dropped, reading)
         if key not in self._module:
             bodies = [range((fn.header.end if fn.header is not None else fn.start) + 1, fn.end + 1) for fn in mine]

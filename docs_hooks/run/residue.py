@@ -19,7 +19,8 @@ What this cannot see: a name made at run time looked up in a module the code hol
 
 Every other change of a module outside the bodies of the functions that ran counts, but for its comments:
 Python runs no comment, and a run's dependencies are read without them (``without_comments``), each line kept
-where it is; and so are docstrings, each read as an empty string on the lines it holds. Both count for a run
+where it is; and so are docstrings, each read as an empty string on the lines it holds, but for one that holds
+a doctest's example (``>>>``), which pytest may run. Both count for a run
 that may read them: one that opened a file of the code itself (``open(__file__)``: the file's bytes count, see
 ``record_local.Opened``), one whose files name a module of Python's that reads source lines (``SOURCE_READERS``:
 ``inspect``, ``traceback``), and, for docstrings, one whose files name ``__doc__``, ``pydoc`` or ``doctest``
@@ -61,6 +62,10 @@ SOURCE_READERS = {"inspect", "linecache", "traceback", "tokenize"}
 
 #: What code that reads docstrings is written with: a run whose files name one may depend on a docstring.
 DOC_READERS = {"__doc__", "pydoc", "doctest"}
+
+#: What starts an example of a doctest (``doctest.DocTestParser``): a docstring that holds one is code to pytest's
+#: ``--doctest-modules``, and counts.
+_EXAMPLE = ">>>"
 
 #: How much of a module's text a run may depend on (``ModuleText.read_as``, ``Dependencies.reading``): all of it;
 #: all but its comments; its code, neither comments nor docstrings.
@@ -128,6 +133,8 @@ class ModuleText:
     def _code(self) -> list[str]:
         out = list(self._no_comments)
         for first, start, last, end in self.prose.docstrings:
+            if _EXAMPLE in "\n".join(self.lines[first - 1 : last]):
+                continue  # a doctest's example: pytest may run it
             out[first - 1] = out[first - 1][:start] + '""' + (out[first - 1][end:] if first == last else "")
             for n in range(first + 1, last + 1):
                 out[n - 1] = out[n - 1][end:] if n == last else ""

@@ -207,7 +207,7 @@ def test_an_edit_to_a_tested_function_measures_only_the_tests_that_ran_it(make_p
     assert again is not None and same(again, found)
 
 
-def test_a_docstring_edited_in_a_tested_function_measures_again_the_tests_that_ran_it_for_pytest_may_run_it(
+def test_a_docstring_edited_in_a_tested_function_carries_over_but_one_with_a_doctests_example_is_measured_again(
     make_project, tmp_path
 ):
     root = calc_project(make_project)
@@ -217,11 +217,15 @@ def test_a_docstring_edited_in_a_tested_function_measures_again_the_tests_that_r
     measured(root, tmp_path / "cache")
     (root / "src/calc.py").write_text(documented.replace("Twice the clip.", "Clip, twice."), encoding="utf-8")
 
+    found = carried(root, tmp_path / "cache")
+    assert found is not None and same(found, measured(root, tmp_path / "fresh"))
+
+    # pytest --doctest-modules would run it: the tests that ran the function are measured again
+    (root / "src/calc.py").write_text(documented.replace("Twice the clip.", ">>> double_clip(2)"), encoding="utf-8")
     run = measurement(root, tmp_path / "cache")
     found = run.result()
-
-    assert run.run_args == ["tests/test_calc.py::test_double_clip"]  # a doctest in it would run again too
-    assert same(found, measured(root, tmp_path / "fresh"))
+    assert run.run_args == ["tests/test_calc.py::test_double_clip"]
+    assert same(found, measured(root, tmp_path / "fresh2"))
 
 
 CLASS_TESTS = """\

@@ -118,10 +118,15 @@ class Scale:
 def f_string(x):
     f"""not a docstring: {x}"""
     return x
+
+
+def example(x):
+    """>>> example(2)"""
+    return x
 '''
 
 
-def test_docstrings_are_read_as_empty_strings_on_the_lines_they_hold_and_an_f_string_is_code():
+def test_docstrings_are_read_as_empty_strings_on_the_lines_they_hold_but_a_doctest_or_an_f_string_is_code():
     module = ModuleText.of(DOCUMENTED)
 
     assert module.read_as(CODE) == [
@@ -139,6 +144,11 @@ def test_docstrings_are_read_as_empty_strings_on_the_lines_they_hold_and_an_f_st
         "",
         "def f_string(x):",
         '    f"""not a docstring: {x}"""',
+        "    return x",
+        "",
+        "",
+        "def example(x):",
+        '    """>>> example(2)"""',  # a doctest's example: pytest may run it
         "    return x",
     ]
     assert module.read_as(NO_COMMENTS) == [line.split("  #")[0] for line in DOCUMENTED.splitlines()]
