@@ -7,12 +7,14 @@ functions some tests ran changed too, those tests (the *stale* ones) are measure
 of the map replaced (``merge``): every other test ran none of the changed code.
 
 What the last map depended on (``depends``): the digest of every file, the text and start of each function a
-test ran, and the rest of every module (``dependencies.Dependencies``, as a recording depends on them). It is carried
+test ran and of every test, and the rest of every module (``dependencies.Dependencies``, as a recording depends on them). It is carried
 over (``carry``) only when:
 
 - the files are the same files (none added, none removed), and the module map and pytest's arguments are the same
   (the caller checks those);
-- no file that holds a test, and no ``conftest.py``, changed: a new or edited test runs other lines;
+- no ``conftest.py`` changed, and a file that holds tests changed only where no test runs: every test is as it
+  was, text and place, and each function of the file that ran kept its text and its place (a new or edited test
+  runs other lines);
 - in each changed module the rest of the module is the same, and every line a test that is not stale ran is
   inside a function that kept its text (a line run at a module's top level, in an import made inside a test,
   does not carry over).
@@ -62,6 +64,8 @@ def depends(lines: Lines, calls: Calls, deps: Dependencies) -> dict:
         "files": dict(file_digests),
         "functions": {name: [deps.function(name, loaded), functions[name].start] for name in sorted(reached)},
         "modules": {f: deps.module(f, reached, loaded) for f in loaded},
+        # every test, run or not (the coverage run may measure no test file): one added, removed or edited is seen
+        "tests": {fn.name: [deps.function(fn.name, loaded), fn.start] for fn in functions.values() if fn.is_test},
     }
 
 
@@ -85,10 +89,13 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
     changed = {f for f, digest in file_digests.items() if old_files[f] != digest}
     if not changed:
         return Carried(lines, calls, [])
-    if any(Path(f).name == "conftest.py" or any(fn.is_test for fn in deps.functions_in(f)) for f in changed):
+    if any(Path(f).name == "conftest.py" for f in changed):
         return None
     reached = stored["functions"]
     loaded = sorted(file_digests)
+    with_tests = [f for f in changed if any(fn.is_test for fn in deps.functions_in(f))]
+    if with_tests and not _tests_kept(stored, deps, loaded, with_tests):
+        return None
     shifts: dict[str, int] = {}  # function -> how far it moved
     ranges: dict[str, list[tuple[int, int, int]]] = {}  # changed file -> (old start, old end, shift)
     edited: set[str] = set()  # functions a test ran whose text changed, or that are gone
@@ -124,6 +131,24 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
         if test not in stale
     }
     return Carried(moved_lines, moved_calls, sorted(stale))
+
+
+def _tests_kept(stored: dict, deps: Dependencies, loaded: list[str], files: list[str]) -> bool:
+    """Whether changed files that hold tests (``files``) run what they ran: every test of the project is as it was
+    (its text and its place: a comment or a docstring is no edit, see ``residue``; none added, none removed), and
+    every function of those files that ran kept its text and its place too (a fixture, a helper)."""
+    reached = stored["functions"]
+    tests = {fn.name: [deps.function(fn.name, loaded), fn.start] for fn in deps.functions.values() if fn.is_test}
+    return (
+        stored.get("tests") == tests
+        and all(name in deps.functions for name in reached)
+        and all(
+            reached[fn.name] == [deps.function(fn.name, loaded), fn.start]
+            for f in files
+            for fn in deps.functions_in(f)
+            if fn.name in reached
+        )
+    )
 
 
 def merge(kept: Carried, lines: Lines, calls: Calls) -> tuple[Lines, Calls]:

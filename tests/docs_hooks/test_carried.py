@@ -143,9 +143,19 @@ def lines_of(root: Path, name: str) -> tuple[int, int]:
         ("src/calc.py", lambda text: text.replace("LIMIT = 5", "LIMIT = 7")),  # the module's own lines
         ("src/calc.py", lambda text: text + "\n\ndef added(x):\n    return x\n\n\nALIAS = added\n"),
         ("tests/test_calc.py", lambda text: text + "\n\ndef test_untested():\n    assert untested(1) == -1\n"),
+        ("tests/test_calc.py", lambda text: text.replace("assert clip(9) == 5", "assert clip(8) == 5")),
+        ("tests/test_calc.py", lambda text: text.replace("def test_clip():\n    assert clip(9) == 5\n", "")),
         ("tests/conftest.py", lambda text: "import calc\n\ncalc.LIMIT = 3\n"),  # a new file
     ],
-    ids=["tested function", "module constant", "named by the module", "a test added", "a conftest added"],
+    ids=[
+        "tested function",
+        "module constant",
+        "named by the module",
+        "a test added",
+        "a test edited",
+        "a test removed",
+        "a conftest added",
+    ],
 )
 def test_an_edit_that_can_change_what_the_tests_run_is_measured_again(make_project, tmp_path, path, edit):
     root = calc_project(make_project)
@@ -154,6 +164,19 @@ def test_an_edit_that_can_change_what_the_tests_run_is_measured_again(make_proje
     file.write_text(edit(file.read_text(encoding="utf-8") if file.exists() else ""), encoding="utf-8")
 
     assert carried(root, tmp_path / "cache") is None
+
+
+def test_comments_edited_in_a_file_of_tests_carry_over(make_project, tmp_path):
+    root = calc_project(make_project)
+    measured(root, tmp_path / "cache")
+    tests = root / "tests/test_calc.py"
+    text = tests.read_text(encoding="utf-8")
+    commented = text.replace("assert clip(9) == 5", "assert clip(9) == 5  # the limit")
+    tests.write_text(commented.replace("\n\ndef test_clip", "\n# clipping\ndef test_clip"), encoding="utf-8")
+
+    found = carried(root, tmp_path / "cache")
+
+    assert found is not None and same(found, measured(root, tmp_path / "fresh"))
 
 
 def test_a_damaged_record_of_the_last_map_is_measured_again(make_project, tmp_path):
