@@ -7,14 +7,14 @@ functions some tests ran changed too, those tests (the *stale* ones) are measure
 of the map replaced (``merge``): every other test ran none of the changed code.
 
 What the last map depended on (``depends``): the digest of every file, the text and start of each function a
-test ran and of every test, and the rest of every module (``dependencies.Dependencies``, as a recording depends on them). It is carried
-over (``carry``) only when:
+test ran and of every function of a file that holds tests, and the rest of every module
+(``dependencies.Dependencies``, as a recording depends on them). It is carried over (``carry``) only when:
 
 - the files are the same files (none added, none removed), and the module map and pytest's arguments are the same
   (the caller checks those);
-- no ``conftest.py`` changed, and a file that holds tests changed only where no test runs: every test is as it
-  was, text and place, and each function of the file that ran kept its text and its place (a new or edited test
-  runs other lines);
+- no ``conftest.py`` changed, and a file that holds tests changed only where no test runs: every function of
+  such a file (a test, a fixture, a helper) is as it was, text and place, none added and none removed (a new or
+  edited test runs other lines);
 - in each changed module the rest of the module is the same, and every line a test that is not stale ran is
   inside a function that kept its text (a line run at a module's top level, in an import made inside a test,
   does not carry over).
@@ -64,8 +64,7 @@ def depends(lines: Lines, calls: Calls, deps: Dependencies) -> dict:
         "files": dict(file_digests),
         "functions": {name: [deps.function(name, loaded), functions[name].start] for name in sorted(reached)},
         "modules": {f: deps.module(f, reached, loaded) for f in loaded},
-        # every test, run or not (the coverage run may measure no test file): one added, removed or edited is seen
-        "tests": {fn.name: [deps.function(fn.name, loaded), fn.start] for fn in functions.values() if fn.is_test},
+        "test files": _of_test_files(deps, loaded),
     }
 
 
@@ -93,8 +92,7 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
         return None
     reached = stored["functions"]
     loaded = sorted(file_digests)
-    with_tests = [f for f in changed if any(fn.is_test for fn in deps.functions_in(f))]
-    if with_tests and not _tests_kept(stored, deps, loaded, with_tests):
+    if any(fn.is_test for f in changed for fn in deps.functions_in(f)) and not _tests_kept(stored, deps, loaded):
         return None
     shifts: dict[str, int] = {}  # function -> how far it moved
     ranges: dict[str, list[tuple[int, int, int]]] = {}  # changed file -> (old start, old end, shift)
@@ -133,21 +131,21 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
     return Carried(moved_lines, moved_calls, sorted(stale))
 
 
-def _tests_kept(stored: dict, deps: Dependencies, loaded: list[str], files: list[str]) -> bool:
-    """Whether changed files that hold tests (``files``) run what they ran: every test of the project is as it was
-    (its text and its place: a comment or a docstring is no edit, see ``residue``; none added, none removed), and
-    every function of those files that ran kept its text and its place too (a fixture, a helper)."""
-    reached = stored["functions"]
-    tests = {fn.name: [deps.function(fn.name, loaded), fn.start] for fn in deps.functions.values() if fn.is_test}
-    return (
-        stored.get("tests") == tests
-        and all(name in deps.functions for name in reached)
-        and all(
-            reached[fn.name] == [deps.function(fn.name, loaded), fn.start]
-            for f in files
-            for fn in deps.functions_in(f)
-            if fn.name in reached
-        )
+def _of_test_files(deps: Dependencies, loaded: list[str]) -> dict[str, list]:
+    """The text and start of every function of a file that holds tests (a test, a fixture, a helper), run or not:
+    the coverage run need not measure the test files, and pytest calls a fixture, not the code."""
+    files = {fn.repo_path for fn in deps.functions.values() if fn.is_test}
+    return {
+        fn.name: [deps.function(fn.name, loaded), fn.start] for fn in deps.functions.values() if fn.repo_path in files
+    }
+
+
+def _tests_kept(stored: dict, deps: Dependencies, loaded: list[str]) -> bool:
+    """Whether the files that hold tests run what they ran: each of their functions is as it was, text and place (a
+    comment or a docstring is no edit, see ``residue``), none added and none removed, and no function that ran is
+    gone."""
+    return stored.get("test files") == _of_test_files(deps, loaded) and all(
+        name in deps.functions for name in stored["functions"]
     )
 
 

@@ -179,6 +179,36 @@ def test_comments_edited_in_a_file_of_tests_carry_over(make_project, tmp_path):
     assert found is not None and same(found, measured(root, tmp_path / "fresh"))
 
 
+FIXTURE_TESTS = """\
+import pytest
+
+from calc import clip, double_clip
+
+
+@pytest.fixture
+def limit():
+    return clip(9)  # what clipping gives
+
+
+def test_limit(limit):
+    assert limit == 5
+"""
+
+
+def test_a_fixture_edited_in_a_file_of_tests_is_measured_again_and_its_comment_carries_over(make_project, tmp_path):
+    root = calc_project(make_project)
+    tests = root / "tests/test_calc.py"
+    tests.write_text(FIXTURE_TESTS, encoding="utf-8")
+    measured(root, tmp_path / "cache")
+
+    tests.write_text(FIXTURE_TESTS.replace("# what clipping gives", "# five"), encoding="utf-8")
+    found = carried(root, tmp_path / "cache")
+    assert found is not None and same(found, measured(root, tmp_path / "fresh"))
+
+    tests.write_text(FIXTURE_TESTS.replace("return clip(9)", "return double_clip(9)"), encoding="utf-8")
+    assert carried(root, tmp_path / "cache") is None  # pytest calls the fixture: test_limit now runs double_clip
+
+
 def test_a_damaged_record_of_the_last_map_is_measured_again(make_project, tmp_path):
     root = calc_project(make_project)
     cache = tmp_path / "cache"
