@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -702,3 +703,195 @@ def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(m
     ]
     assert first == sorted(["docs/page.md", *sources])
     assert after_edit == ["docs/page.md"]
+
+
+# An author's session on a project shaped unlike this repository's, served in one process as `mkdocs serve` (or
+# `mkdocs serve --dirty`) serves it: each edit is made, the site rebuilt, and the site compared, file by file,
+# with what a first build in a fresh process writes from the same files and an empty cache. A cached page, a
+# recording, a line map or a dirty build's choice that outlived what it was made from shows as a difference.
+# MkDocs keeps one plugin object per process (on_startup), so each serve has a process of its own; the first one
+# keeps each state's fresh build (``cold``) for the second.
+SERVE_EDITS = r"""
+import json, logging, re, shutil, subprocess, sys, time
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+root, dirty, cold, edits = Path(sys.argv[1]), sys.argv[2] == "dirty", Path(sys.argv[3]), json.loads(sys.argv[4])
+logging.getLogger("mkdocs").setLevel(logging.CRITICAL)
+URL = "http://127.0.0.1:8000/"
+plugins = None
+
+def rebuild():
+    global plugins
+    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
+    if plugins is None:
+        config.plugins.on_startup(command="serve", dirty=dirty)
+        plugins = config.plugins
+    else:
+        config.plugins = plugins
+    time.sleep(0.02)  # MkDocs' dirty build tells a page changed from the times of its file and its HTML
+    build(config, serve_url=URL, dirty=dirty)
+
+FRESH = '''
+import logging, sys
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+logging.getLogger("mkdocs").setLevel(logging.CRITICAL)
+config = load_config(config_file=str(Path(sys.argv[1]) / "mkdocs.yml"), site_dir=sys.argv[2])
+config.plugins.on_startup(command="serve", dirty=False)
+build(config, serve_url="%s")
+config.plugins.on_shutdown()
+''' % URL
+
+def fresh(state):
+    # The project as it is now, copied without its cache and site, built once in a fresh process (started now,
+    # waited for by ``done``): the serve's rebuild runs meanwhile.
+    site = cold / state / "site"
+    if site.exists():
+        return lambda: site
+    project = cold / state / "project"
+    shutil.copytree(root, project, ignore=shutil.ignore_patterns(".cache", "site", "__pycache__", "node_modules"))
+    (project / "node_modules").symlink_to((root / "node_modules").resolve(), target_is_directory=True)
+    run = subprocess.Popen([sys.executable, "-c", FRESH, str(project), str(site)], cwd=project)
+
+    def done():
+        assert run.wait() == 0, f"the fresh build of state {state} failed"
+        return site
+
+    return done
+
+def files(site):
+    # Every file of the site but the sitemap (its dates), each page without the time it was built (MkDocs'
+    # theme prints it); under --dirty the search index holds only the pages the build converted, as with MkDocs
+    # alone, and is left out.
+    out = {}
+    for path in site.rglob("*"):
+        rel = path.relative_to(site).as_posix()
+        if path.is_file() and not rel.startswith("sitemap") and not (dirty and rel == "search/search_index.json"):
+            out[rel] = re.sub(rb"Build Date UTC : [^<]*", b"", path.read_bytes())
+    return out
+
+def differ(a, b):
+    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+made = fresh("0")
+rebuild()
+before = files(made())
+print(json.dumps({"edit": "first build", "differ": differ(files(root / "site"), before), "changed": []}), flush=True)
+for n, (label, rel, old, new) in enumerate(edits, 1):
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (label, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    made = fresh(str(n))
+    rebuild()
+    after = files(made())
+    print(json.dumps({"edit": label, "differ": differ(files(root / "site"), after), "changed": differ(before, after)}), flush=True)
+    before = after
+plugins.on_shutdown()
+"""
+
+# Each edit: (what it is, file, text, replaced by). The edits of examples/layers: the config a dict, a model run,
+# tests as unittest classes beside the code, read and recorded.
+LAYERS_EDITS = [
+    ("prose", "docs/layer-norm.md", "Normalises each row", "Normalises every row"),
+    ("a test's input", "test_layers.py", "[1.0, 2.0, 3.0, 6.0]", "[1.0, 2.0, 3.0, 7.0]"),
+    ("a comment", "layers.py", "keepdims=True)  # (T, 1)\n", "keepdims=True)  # (T, 1), the row means\n"),
+    ("a docstring", "layers.py", '"""Each row normalised', '"""Every row normalised'),
+    (
+        "a new caller",
+        "model.py",
+        "\n\ndef build(cfg):",
+        "\n\ndef normalise(X):\n    return LayerNorm(X.shape[-1]).forward(X)\n\n\ndef build(cfg):",
+    ),
+    (
+        "lines moved",
+        "layers.py",
+        "\n\nclass LayerNorm(Layer):",
+        "\n\nEPS = 1e-5  # a constant\n\n\nclass LayerNorm(Layer):",
+    ),
+    ("a config value", "config.py", '"d_hidden": 8', '"d_hidden": 6'),
+    ("the model run", "docs/examples/model_run.py", "return dict(CONFIG)", 'return {**CONFIG, "d_hidden": 10}'),
+    ("a value the example shows", "layers.py", "self.gamma = np.ones(d)", "self.gamma = np.full(d, 2.0)"),
+    ("that value undone", "layers.py", "self.gamma = np.full(d, 2.0)", "self.gamma = np.ones(d)"),
+    ("an equation's line broken", "layers.py", "Xhat = (X - mu) * s", "Xhat = s * (X - mu)"),
+    ("mended", "layers.py", "Xhat = s * (X - mu)", "Xhat = (X - mu) * s"),
+]
+
+# The edits of examples/nnpkg: a package under the project root, its tests measured by the coverage run.
+NNPKG_EDITS = [
+    (
+        "a test added",
+        "tests/test_activations.py",
+        "\n\ndef test_relu_worked_example():",
+        "\n\ndef test_sigmoid_is_a_half_at_zero():\n    assert sigmoid(np.zeros((1, 1)))[0, 0] == 0.5\n"
+        "\n\ndef test_relu_worked_example():",
+    ),
+    (
+        "a comment in a test",
+        "tests/test_activations.py",
+        "    y = sigmoid(x)\n",
+        "    y = sigmoid(x)  # the logistic\n",
+    ),
+    ("a call changed", "nnpkg/deep_learning/activations.py", "s = self.__call__(x)", "s = 1 / (1 + np.exp(-x))"),
+    (
+        "the test taken out",
+        "tests/test_activations.py",
+        "def test_sigmoid_is_a_half_at_zero():",
+        "def _sigmoid_is_a_half_at_zero():",
+    ),
+]
+
+
+def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict[str, list[dict]]:
+    """Each serve's report, edit by edit (see SERVE_EDITS), for ``serve --dirty`` and then ``serve``."""
+    from .conftest import REPO
+
+    cold = tmp_path / "fresh"
+    reports = {}
+    for mode in ("dirty", "plain"):
+        root = tmp_path / mode
+        shutil.copytree(
+            REPO / "examples" / example, root, ignore=shutil.ignore_patterns(".cache", "site", "__pycache__")
+        )
+        (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+        reports[mode] = run_script(SERVE_EDITS, root, mode, str(cold), json.dumps(edits), timeout=900)
+    return reports
+
+
+def test_after_each_kind_of_edit_serve_writes_the_site_a_fresh_build_writes(tmp_path):
+    """A served site is never stale: after each edit an author makes (prose, a test's input, a comment, a
+    docstring, a new caller, lines moved, the config, the model run, an edit undone, an equation broken and
+    mended), every page of ``mkdocs serve`` and of ``mkdocs serve --dirty`` is the page a first build in a fresh
+    process writes, with no cache."""
+    reports = served_like_a_fresh_build(tmp_path, "layers", LAYERS_EDITS)
+
+    for mode, steps in reports.items():
+        assert [step["edit"] for step in steps] == ["first build"] + [edit[0] for edit in LAYERS_EDITS]
+        assert {step["edit"]: step["differ"] for step in steps if step["differ"]} == {}, mode
+    changed = {step["edit"]: set(step["changed"]) for step in reports["dirty"]}
+    # Each edit changed what it stands for, in the fresh builds: the comparison above is not of sites alike.
+    assert (
+        "layer-norm/index.html" in changed["prose"] & changed["a test's input"] & changed["a value the example shows"]
+    )
+    assert "source/layers.py/index.html" in changed["a comment"] & changed["a docstring"] & changed["lines moved"]
+    assert "traceability/index.html" in changed["a new caller"]
+    assert "linear/index.html" in changed["a config value"] & changed["the model run"]
+    assert changed["that value undone"] == changed["a value the example shows"]
+    assert "layer-norm/index.html" in changed["an equation's line broken"] & changed["mended"]
+
+
+def test_after_edits_of_the_tests_serve_writes_the_site_a_fresh_build_writes(tmp_path):
+    """The same for a package whose tests the coverage run measures: a test added, a comment in a test, a call
+    changed, a test taken out."""
+    reports = served_like_a_fresh_build(tmp_path, "nnpkg", NNPKG_EDITS)
+
+    for mode, steps in reports.items():
+        assert [step["edit"] for step in steps] == ["first build"] + [edit[0] for edit in NNPKG_EDITS]
+        assert {step["edit"]: step["differ"] for step in steps if step["differ"]} == {}, mode
+    changed = {step["edit"]: set(step["changed"]) for step in reports["dirty"]}
+    assert (
+        "activations/index.html" in changed["a test added"] & changed["a call changed"] & changed["the test taken out"]
+    )
