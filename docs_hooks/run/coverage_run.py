@@ -443,7 +443,9 @@ def child_main() -> None:  # pragma: no cover - runs in the coverage run's own p
     import pytest
 
     from docs_hooks.base.settings import ModuleNames
+    from docs_hooks.run.fromtext import compile_from_text
 
+    compile_from_text([source_root, project_root])  # the tests measure the code as it is now (see fromtext)
     cov = coverage.Coverage(data_file=None, config_file=False, source=[source_root])
     names = ModuleNames(Path(project_root))
     calls = CallsPerTest(Path(project_root))

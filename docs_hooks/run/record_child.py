@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.run import children
+from docs_hooks.run.fromtext import FromText, compile_from_text
 from docs_hooks.run.observed import CallObserver, calls_seen, functions_run, is_installed
 from docs_hooks.run.record_local import (
     Opened,
@@ -52,7 +53,8 @@ REPLIES_ENV = "DOCS_HOOKS_RECORDER_REPLIES"
 
 
 def _load_module(name: str, project_root: str) -> ModuleType:
-    """A module by dotted name, or by the path of its file (loaded once, under its file's stem)."""
+    """A module by dotted name, or by the path of its file (loaded once, under its file's stem, compiled from its
+    text: see fromtext)."""
     import importlib
     import importlib.util
 
@@ -63,7 +65,7 @@ def _load_module(name: str, project_root: str) -> ModuleType:
     loaded = sys.modules.get(stem)
     if loaded is not None and os.path.abspath(getattr(loaded, "__file__", "") or "") == path:
         return loaded
-    spec = importlib.util.spec_from_file_location(stem, path)
+    spec = importlib.util.spec_from_file_location(stem, path, loader=FromText(stem, path))
     if spec is None or spec.loader is None:
         raise ImportError(f"no Python file at {path}")
     module = importlib.util.module_from_spec(spec)
@@ -343,6 +345,7 @@ def _serve(channel: BinaryIO, replies: str) -> None:  # pragma: no cover - runs 
         for p in sys_path:
             sys.path.insert(0, p)
         set_roots(sys_path)
+        compile_from_text(sys_path)  # an edit is never read from a stale bytecode cache (see fromtext)
         os.chdir(project_root)
 
     def send(message: dict) -> None:

@@ -37,6 +37,7 @@ RECORDER_FILES = (
     "request.py",
     "record_process.py",
     "record_store.py",
+    "fromtext.py",
 )
 
 

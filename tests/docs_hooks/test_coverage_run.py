@@ -21,6 +21,7 @@ from docs_hooks.run.coverage_map import index_modules, read_map
 from docs_hooks.run.coverage_run import Measurement, measure
 
 from .conftest import mutated
+from .test_fromtext import stale_cache
 from .test_observed import NET_TESTS as NET_TESTS_TEXT
 
 TESTS_OF_NET = ["test_net", "test_module_level_instance", "test_made_by_a_factory", "test_through_a_dict"]
@@ -67,6 +68,21 @@ def test_each_line_knows_the_tests_that_ran_it(make_project, tmp_path):
     passed = cov.tests_running("src/branchy.py", 4, 4)
     assert clipped == ["tests.test_branchy.test_large_values_are_clipped"]
     assert passed == ["tests.test_branchy.test_small_values_pass_through"]
+
+
+# BRANCHY with its branches the other way round, the same size: small values now run line 3, large ones line 4.
+SWAPPED = BRANCHY.replace("x > limit", "x < limit").replace("return limit\n    return x", "return x\n    return limit")
+
+
+def test_the_run_measures_the_code_as_it_is_now_not_a_bytecode_cache_python_would_take_for_it(make_project, tmp_path):
+    root = project(make_project)
+    stale_cache(root / "src/branchy.py", BRANCHY, SWAPPED)  # an edit saved within the second, its size kept
+    settings = load_settings(root)
+
+    cov = measure(root, settings.source_root, settings.coverage_tests, index_for(settings).file_digests, tmp_path)
+
+    assert cov.tests_running("src/branchy.py", 3, 3) == ["tests.test_branchy.test_small_values_pass_through"]
+    assert cov.tests_running("src/branchy.py", 4, 4) == ["tests.test_branchy.test_large_values_are_clipped"]
 
 
 def test_a_test_that_hypothesis_runs_is_counted_under_its_own_name(make_project, tmp_path):

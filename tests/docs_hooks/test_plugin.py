@@ -782,9 +782,14 @@ before = files(made())
 print(json.dumps({"edit": "first build", "differ": differ(files(root / "site"), before), "changed": []}), flush=True)
 for n, (label, rel, old, new) in enumerate(edits, 1):
     path = root / rel
-    text = path.read_text(encoding="utf-8")
-    assert old in text, (label, old)
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    if old is None:  # a file made
+        path.write_text(new, encoding="utf-8")
+    elif new is None:  # a file taken away
+        path.unlink()
+    else:
+        text = path.read_text(encoding="utf-8")
+        assert old in text, (label, old)
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
     made = fresh(str(n))
     rebuild()
     after = files(made())
@@ -793,7 +798,8 @@ for n, (label, rel, old, new) in enumerate(edits, 1):
 plugins.on_shutdown()
 """
 
-# Each edit: (what it is, file, text, replaced by). The edits of examples/layers: the config a dict, a model run,
+# Each edit: (what it is, file, text, replaced by); a file is made with no text to replace (None), taken away with
+# no replacement (None). The edits of examples/layers: the config a dict, a model run,
 # tests as unittest classes beside the code, read and recorded.
 LAYERS_EDITS = [
     ("prose", "docs/layer-norm.md", "Normalises each row", "Normalises every row"),
@@ -818,6 +824,20 @@ LAYERS_EDITS = [
     ("that value undone", "layers.py", "self.gamma = np.full(d, 2.0)", "self.gamma = np.ones(d)"),
     ("an equation's line broken", "layers.py", "Xhat = (X - mu) * s", "Xhat = s * (X - mu)"),
     ("mended", "layers.py", "Xhat = s * (X - mu)", "Xhat = (X - mu) * s"),
+    ("the helper of central differences", "gradcheck.py", "h=1e-6", "h=1e-3"),
+    (
+        "a page added",
+        "docs/more.md",
+        None,
+        "# More\n\n```trace-entry\ntitle: ReLU\nfunction: layers.ReLU.forward\nstatus: implemented\n```\n",
+    ),
+    ("a module taken away", "config.py", "", None),
+    (
+        "put back",
+        "config.py",
+        None,
+        '"""The settings."""\n\nCONFIG = {"seq_len": 3, "d_model": 4, "d_hidden": 8, "eps": 1e-5, "seed": 0}\n',
+    ),
 ]
 
 # The edits of examples/nnpkg: a package under the project root, its tests measured by the coverage run.
@@ -864,7 +884,8 @@ def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict
 def test_after_each_kind_of_edit_serve_writes_the_site_a_fresh_build_writes(tmp_path):
     """A served site is never stale: after each edit an author makes (prose, a test's input, a comment, a
     docstring, a new caller, lines moved, the config, the model run, an edit undone, an equation broken and
-    mended), every page of ``mkdocs serve`` and of ``mkdocs serve --dirty`` is the page a first build in a fresh
+    mended, the helper of central differences, a page added, a module taken away and put back), every page of
+    ``mkdocs serve`` and of ``mkdocs serve --dirty`` is the page a first build in a fresh
     process writes, with no cache."""
     reports = served_like_a_fresh_build(tmp_path, "layers", LAYERS_EDITS)
 
@@ -881,6 +902,9 @@ def test_after_each_kind_of_edit_serve_writes_the_site_a_fresh_build_writes(tmp_
     assert "linear/index.html" in changed["a config value"] & changed["the model run"]
     assert changed["that value undone"] == changed["a value the example shows"]
     assert "layer-norm/index.html" in changed["an equation's line broken"] & changed["mended"]
+    assert "layer-norm/index.html" in changed["the helper of central differences"]
+    assert {"more/index.html", "traceability/index.html"} <= changed["a page added"]
+    assert "configuration/index.html" in changed["a module taken away"] & changed["put back"]
 
 
 def test_after_edits_of_the_tests_serve_writes_the_site_a_fresh_build_writes(tmp_path):
