@@ -19,6 +19,7 @@ import gc
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from docs_hooks.base import gcpause
@@ -27,7 +28,7 @@ from docs_hooks.base.lasttwo import LastTwo
 from docs_hooks.base.settings import Settings, load_settings
 from docs_hooks.core.digests import fingerprint
 from docs_hooks.core.kept import digest
-from docs_hooks.core.site import Build, Expanded, build_order, make_build
+from docs_hooks.core.site import Build, Expanded, Shown, build_order, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import by_page, compare, lock_text, parse_lock
@@ -83,6 +84,7 @@ class Session:
         self.locked: dict[str, dict] = {}  # the review lock's entries, page by page (``lock.by_page``)
         self._lock_text: tuple[str | None] | None = None  # the text they were read from (None: no lock)
         self._reads: LastTwo[tuple[str, int], str] = LastTwo()  # each page's text as Markdown reads it (as_read)
+        self._shown = Shown()  # which page shows each problem of the build, in this pass of the front end
         self.widget_kernels: frozenset[str] | None = None
         # The files the runs' dependencies read, and the code as resolving parses it: once per text for all of
         # this session's builds.
@@ -145,6 +147,7 @@ class Session:
                 self._build.warming.stop()  # what it renders in the background would meet this rebuild's work
             self._settings = settings
             self.widget_kernels = widget_kernels
+            self._shown = Shown()  # the front end takes the pages anew
             self._read_lock(settings)
             self._reads.new_build()
             gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
@@ -201,16 +204,17 @@ class Session:
         self.build.plan_site(pages)
 
     def expand(self, page: str, text: str) -> Expanded:
-        """The page through the stages, its problems (its own, and against the review lock) reported, and
-        each one that has no error box on the page given one at its top."""
+        """The page through the stages, the problems it shows (its own, against the review lock, and a problem of
+        the build it is the first to meet in this pass: see ``Shown``) reported, and each one that has no error box
+        on the page given one at its top."""
         expanded = self.build.expand(page, text)
-        problems = expanded.problems + self._against_lock(page, expanded)
+        problems = self._shown.on(page, expanded.problems + self._against_lock(page, expanded))
         for problem in problems:
             self.report(problem)
         boxed = expanded.markdown
         loose = [p for p in problems if R.esc(str(p)) not in boxed]
-        if not loose:
-            return expanded
+        if not loose:  # the build's own expansion, unless the page shows fewer problems than it met
+            return expanded if problems == expanded.problems else replace(expanded, problems=problems)
         boxes: list[Piece] = [Html("".join(R.error_box(str(p)) for p in loose).rstrip("\n"), block=True), "\n\n"]
         return Expanded(
             _after_title(expanded.parts, boxes), problems, expanded.uses, expanded.unresolved, expanded.entries
@@ -218,7 +222,8 @@ class Session:
 
     def comes_out_as(self, page: str, text: str) -> str | None:
         """A digest of what the page comes out as in this build (``kept.digest`` of its expansion), nothing
-        reported; None when it shows a problem (its own, or against the review lock). A front end that rebuilds
+        reported; None when it meets a problem (its own, one of the build, or against the review lock): which
+        problems it shows is decided when the front end takes it (see ``Shown``). A front end that rebuilds
         only the pages that changed (MkDocs' dirty build) compares it with the last build's, to leave alone a
         page whose inputs changed but which comes out the same."""
         expanded = self.build.expand(page, text)

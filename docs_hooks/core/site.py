@@ -65,6 +65,25 @@ class Expanded:
         return segments.markdown(self.parts)
 
 
+class Shown:
+    """Which problems each page shows, in one pass of a front end over the pages: a page's own (each once), and
+    each problem of the build placed elsewhere (the coverage run's failure, at its setting) on the first page
+    that meets it in the order the front end takes them (MkDocs: its navigation). Decided as pages are taken,
+    not as they are expanded, so that the page showing such a problem is the same whichever pages a build
+    expanded first, kept or left (a dirty build, ``mkdocs serve`` rendering pages while it waits)."""
+
+    def __init__(self) -> None:
+        self._owner: dict[str, str] = {}  # a problem of the build -> the page showing it
+
+    def on(self, page: str, problems: list[TraceError]) -> list[TraceError]:
+        """The problems ``page`` shows of ``problems`` (what its expansion met)."""
+        out = []
+        for text, problem in {str(p): p for p in problems}.items():
+            if problem.path in (None, page) or self._owner.setdefault(text, page) == page:
+                out.append(problem)
+        return out
+
+
 def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex:
     """The code index of the source and tests roots (optionally of a copy of the tree)."""
     root = project_root or settings.project_root
@@ -106,7 +125,6 @@ class Build:
                 settings_digest(project.settings), project.widget_kernels, files, lambda: workers.math.version
             )
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
-        self._problem_owner: dict[str, str] = {}  # a problem of the build (not of one page) -> the page showing it
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
         self._site_pages: dict[str, None] = {}
@@ -195,7 +213,7 @@ class Build:
                 self.warming.read_back.discard(page)
                 rendered: RenderedPage = render_page(plan, self.results, self.links)
                 parts = rendered.parts
-                problems += [p for p in rendered.problems if self._shown_here(p, page)]
+                problems += rendered.problems  # which page shows one of the build's problems: see Shown
                 if not rendered.problems and key is not None and self.kept is not None:
                     self.kept.put(key, parts)
         result = Expanded(parts, problems, plan.refs.uses, plan.refs.unresolved, plan.entries)
@@ -240,14 +258,6 @@ class Build:
         """What tells, inside one build, that a page expanded before would come out the same."""
         plan = self.plan(page, text)
         return (text, self.site.version if plan.reads_site else None, self.links.state())
-
-    def _shown_here(self, problem: TraceError, page: str) -> bool:
-        """A problem of the page's own is the page's; one placed elsewhere (the coverage run's failure, at its
-        setting) is one problem of the build, shown with the first page that meets it, in each build."""
-        if problem.path in (None, page):
-            return True
-        owner = self._problem_owner.setdefault(str(problem), page)
-        return owner == page
 
     def await_background(self) -> None:
         """Wait until the background work is done; raise what went wrong in it that was not a TraceError."""
@@ -422,10 +432,11 @@ def expand_site(settings: Settings, build: Build | None = None) -> SiteResult:
     try:
         pages = site_pages(settings)
         build.plan_site(pages)
+        shown = Shown()
         for rel, text in pages.items():
             expanded = build.expand(rel, text)
             result.pages[rel] = expanded
-            result.problems.extend(expanded.problems)
+            result.problems.extend(shown.on(rel, expanded.problems))
         build.await_background()  # a bug in the background work is raised here, not lost
     finally:
         unfreeze()

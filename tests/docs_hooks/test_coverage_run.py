@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 from docs_hooks.base.cachedir import write_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
+from docs_hooks.core.session import Session
 from docs_hooks.core.site import check_site, expand_site, index_for, make_build
 from docs_hooks.run import coverage_map
 from docs_hooks.run.coverage_map import index_modules, read_map
 from docs_hooks.run.coverage_run import Measurement, measure
 
-from .conftest import mutated
+from .conftest import mutated, run_cli, write_tree
 from .test_fromtext import stale_cache
 from .test_observed import NET_TESTS as NET_TESTS_TEXT
 
@@ -382,15 +383,27 @@ def test_check_does_not_wait_for_the_coverage_run_and_a_build_reports_its_failur
 
 
 def test_a_builder_kept_for_the_next_build_reports_the_failed_coverage_run_again_once(make_project):
-    """mkdocs serve keeps the builder while no code changes: each build reports the failure once."""
+    """mkdocs serve keeps the builder while no code changes: each build reports the failure once, on the first
+    page the front end takes that meets it, whichever page was expanded first (a dirty build expands the pages
+    whose inputs changed ahead, to compare them; serve renders pages while it waits)."""
     root = project(make_project)
     (root / "tests/test_branchy.py").write_text(TESTS.replace("== 5", "== 6"), encoding="utf-8")
-    builder = make_build(load_settings(root))
     pages = {"docs/clip.md": CLIP_PAGE, "docs/again.md": CLIP_PAGE.replace("id: cap", "id: cap-again")}
-
-    for _ in range(2):  # two builds: the pages are expanded (or read back) again, each time
-        reported = {name: [str(p)[:40] for p in builder.expand(name, text).problems] for name, text in pages.items()}
-        assert reported == {"docs/clip.md": ["pyproject.toml: coverage_tests: while me"], "docs/again.md": []}
+    write_tree(root, pages)
+    assert run_cli(root, "relock") == 0  # the pages' references reviewed: only the run's failure is left
+    reports: list[str] = []
+    session = Session(root, lambda problem: reports.append(str(problem)[:40]))
+    builds = []
+    try:
+        for _ in range(2):  # two builds: the pages are expanded (or read back) again, each time
+            builds.append(session.refresh())
+            assert session.comes_out_as("docs/again.md", pages["docs/again.md"]) is None  # it meets the problem
+            shown = {name: [str(p)[:40] for p in session.expand(name, text).problems] for name, text in pages.items()}
+            assert shown == {"docs/clip.md": ["pyproject.toml: coverage_tests: while me"], "docs/again.md": []}
+        assert builds[0] is builds[1]
+        assert reports == ["pyproject.toml: coverage_tests: while me"] * 2
+    finally:
+        session.close()
 
 
 COVERAGE_MISBEHAVES = (

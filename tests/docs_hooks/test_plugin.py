@@ -748,29 +748,30 @@ config.plugins.on_shutdown()
 def fresh(state):
     # The project as it is now, copied without its cache and site, built once in a fresh process (started now,
     # waited for by ``done``): the serve's rebuild runs meanwhile.
-    site = cold / state / "site"
+    site, project = cold / state / "site", cold / state / "project"
     if site.exists():
-        return lambda: site
-    project = cold / state / "project"
+        return lambda: files(site, project)
     shutil.copytree(root, project, ignore=shutil.ignore_patterns(".cache", "site", "__pycache__", "node_modules"))
     (project / "node_modules").symlink_to((root / "node_modules").resolve(), target_is_directory=True)
     run = subprocess.Popen([sys.executable, "-c", FRESH, str(project), str(site)], cwd=project)
 
     def done():
         assert run.wait() == 0, f"the fresh build of state {state} failed"
-        return site
+        return files(site, project)
 
     return done
 
-def files(site):
+def files(site, project):
     # Every file of the site but the sitemap (its dates), each page without the time it was built (MkDocs'
-    # theme prints it); under --dirty the search index holds only the pages the build converted, as with MkDocs
-    # alone, and is left out.
+    # theme prints it) and with the project's folder named alike (pytest's report of a test that cannot be
+    # imported names its file); under --dirty the search index holds only the pages the build converted, as with
+    # MkDocs alone, and is left out.
     out = {}
     for path in site.rglob("*"):
         rel = path.relative_to(site).as_posix()
         if path.is_file() and not rel.startswith("sitemap") and not (dirty and rel == "search/search_index.json"):
-            out[rel] = re.sub(rb"Build Date UTC : [^<]*", b"", path.read_bytes())
+            text = re.sub(rb"Build Date UTC : [^<]*", b"", path.read_bytes())
+            out[rel] = text.replace(str(project).encode(), b"<project>")
     return out
 
 def differ(a, b):
@@ -778,8 +779,8 @@ def differ(a, b):
 
 made = fresh("0")
 rebuild()
-before = files(made())
-print(json.dumps({"edit": "first build", "differ": differ(files(root / "site"), before), "changed": []}), flush=True)
+before = made()
+print(json.dumps({"edit": "first build", "differ": differ(files(root / "site", root), before), "changed": []}), flush=True)
 for n, (label, rel, old, new) in enumerate(edits, 1):
     path = root / rel
     if old is None:  # a file made
@@ -792,8 +793,8 @@ for n, (label, rel, old, new) in enumerate(edits, 1):
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
     made = fresh(str(n))
     rebuild()
-    after = files(made())
-    print(json.dumps({"edit": label, "differ": differ(files(root / "site"), after), "changed": differ(before, after)}), flush=True)
+    after = made()
+    print(json.dumps({"edit": label, "differ": differ(files(root / "site", root), after), "changed": differ(before, after)}), flush=True)
     before = after
 plugins.on_shutdown()
 """

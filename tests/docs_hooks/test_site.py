@@ -1,8 +1,9 @@
 """Tests of docs_hooks.core.site: every page resolved before any is rendered, a site-wide table that follows
 the other pages, and each page keyed once per build."""
 
+from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import load_settings
-from docs_hooks.core.site import expand_site, make_build
+from docs_hooks.core.site import Shown, expand_site, make_build
 
 from .conftest import build_site, page
 from .test_kept import BACKWARD_PAGE, DYNAMIC_TEST, EXAMPLE_PAGE
@@ -126,3 +127,17 @@ def test_a_build_that_kept_every_page_reads_every_recording_back_when_warmed_up(
         assert build.results.graph.tested_only_at_run_time([backward]) == ["tests.test_dynamic.test_dynamic"]
     finally:
         build.close()
+
+
+def test_a_page_shows_each_problem_it_met_once_and_a_problem_of_the_build_on_the_first_page_that_met_it():
+    """Two blocks of one page meeting the same problem show it once; a problem placed elsewhere (the coverage
+    run's failure, at its setting) shows on the first page the front end takes that met it, and again in its
+    next pass."""
+    run = TraceError("coverage_tests: the run failed", "pyproject.toml", 3)
+    own = TraceError("an unresolved reference", "docs/b.md", 7)
+    unplaced = TraceError("KaTeX is missing")
+    for _ in range(2):  # two passes of a front end over the pages
+        shown = Shown()
+        assert shown.on("docs/b.md", [run, own, own, run, unplaced]) == [run, own, unplaced]
+        assert shown.on("docs/a.md", [run, unplaced]) == [unplaced]
+        assert shown.on("docs/b.md", [run]) == [run]  # the same page taken again
