@@ -11,8 +11,8 @@ under the project's own folders with ``FromText``, which compiles the text it
 reads, each time, and writes no cache. Installed packages (NumPy, pytest, a
 virtual environment inside the project) are imported as Python imports them.
 
-Compiling is quick next to a run: the 135 kB of this repository's model and
-tests compile in about 26 ms, the generator's own 1.9 MB in 0.27 s.
+What compiling costs a run is in bench/README.md ("What compiling the code from
+its text costs").
 """
 
 from __future__ import annotations
