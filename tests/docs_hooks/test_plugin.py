@@ -705,25 +705,31 @@ def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(m
     assert after_edit == ["docs/page.md"]
 
 
-# An author's session on a project shaped unlike this repository's, served in one process as `mkdocs serve` (or
-# `mkdocs serve --dirty`) serves it: each edit is made, the site rebuilt, and the site compared, file by file,
-# with what a first build in a fresh process writes from the same files and an empty cache. A cached page, a
-# recording, a line map or a dirty build's choice that outlived what it was made from shows as a difference.
-# MkDocs keeps one plugin object per process (on_startup), so each serve has a process of its own; the first one
-# keeps each state's fresh build (``cold``) for the second.
+# An author's session on a project shaped unlike this repository's: each edit is made, the site rebuilt, and the
+# site compared, file by file, with what a first build in a fresh process writes from the same files and an empty
+# cache. A cached page, a recording, a line map or a dirty build's choice that outlived what it was made from
+# shows as a difference. The site is rebuilt as `mkdocs serve` (argv[2] "plain") or `mkdocs serve --dirty`
+# ("dirty") rebuild it, in one process, or by a new process after each edit from the cache the builds before it
+# left ("restart": serve started again, or `mkdocs build`, after a pull). MkDocs keeps one plugin object per
+# process (on_startup), so each serve has a process of its own; the first one keeps each state's fresh build
+# (``cold``) for the others.
 SERVE_EDITS = r"""
 import json, logging, re, shutil, subprocess, sys, time
 from pathlib import Path
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-root, dirty, cold, edits = Path(sys.argv[1]), sys.argv[2] == "dirty", Path(sys.argv[3]), json.loads(sys.argv[4])
+root, mode, cold, edits = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4])
+dirty = mode == "dirty"
 logging.getLogger("mkdocs").setLevel(logging.CRITICAL)
 URL = "http://127.0.0.1:8000/"
 plugins = None
 
 def rebuild():
     global plugins
+    if mode == "restart":
+        subprocess.run([sys.executable, "-c", FRESH, str(root), str(root / "site")], check=True, cwd=root)
+        return
     config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
     if plugins is None:
         config.plugins.on_startup(command="serve", dirty=dirty)
@@ -796,7 +802,8 @@ for n, (label, rel, old, new) in enumerate(edits, 1):
     after = made()
     print(json.dumps({"edit": label, "differ": differ(files(root / "site", root), after), "changed": differ(before, after)}), flush=True)
     before = after
-plugins.on_shutdown()
+if plugins is not None:
+    plugins.on_shutdown()
 """
 
 # Each edit: (what it is, file, text, replaced by); a file is made with no text to replace (None), taken away with
@@ -867,27 +874,36 @@ NNPKG_EDITS = [
 
 
 def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict[str, list[dict]]:
-    """Each serve's report, edit by edit (see SERVE_EDITS), for ``serve --dirty`` and then ``serve``."""
+    """Each way of rebuilding's report, edit by edit (see SERVE_EDITS): ``serve --dirty`` first, which makes the
+    fresh builds, then ``serve`` and a new process after each edit side by side."""
     from .conftest import REPO
 
-    cold = tmp_path / "fresh"
-    reports = {}
-    for mode in ("dirty", "plain"):
+    def start(mode: str) -> subprocess.Popen:
         root = tmp_path / mode
-        shutil.copytree(
-            REPO / "examples" / example, root, ignore=shutil.ignore_patterns(".cache", "site", "__pycache__")
-        )
+        ignored = shutil.ignore_patterns(".cache", "site", "__pycache__")
+        shutil.copytree(REPO / "examples" / example, root, ignore=ignored)
         (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
-        reports[mode] = run_script(SERVE_EDITS, root, mode, str(cold), json.dumps(edits), timeout=900)
+        args = [sys.executable, "-c", SERVE_EDITS, str(root), mode, str(tmp_path / "fresh"), json.dumps(edits)]
+        env = {**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"}
+        return subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def report(run: subprocess.Popen) -> list[dict]:
+        out, err = run.communicate(timeout=900)
+        assert run.returncode == 0, out + err
+        return [json.loads(line) for line in out.splitlines() if line.startswith(("{", "["))]
+
+    reports = {"dirty": report(start("dirty"))}
+    side_by_side = {mode: start(mode) for mode in ("plain", "restart")}
+    reports.update({mode: report(run) for mode, run in side_by_side.items()})
     return reports
 
 
-def test_after_each_kind_of_edit_serve_writes_the_site_a_fresh_build_writes(tmp_path):
+def test_after_each_kind_of_edit_serve_and_a_restarted_build_write_the_site_a_fresh_build_writes(tmp_path):
     """A served site is never stale: after each edit an author makes (prose, a test's input, a comment, a
     docstring, a new caller, lines moved, the config, the model run, an edit undone, an equation broken and
     mended, the helper of central differences, a page added, a module taken away and put back), every page of
-    ``mkdocs serve`` and of ``mkdocs serve --dirty`` is the page a first build in a fresh
-    process writes, with no cache."""
+    ``mkdocs serve``, of ``mkdocs serve --dirty``, and of a build started anew from the cache the builds before it
+    left, is the page a first build in a fresh process writes, with no cache."""
     reports = served_like_a_fresh_build(tmp_path, "layers", LAYERS_EDITS)
 
     for mode, steps in reports.items():
@@ -908,7 +924,7 @@ def test_after_each_kind_of_edit_serve_writes_the_site_a_fresh_build_writes(tmp_
     assert "configuration/index.html" in changed["a module taken away"] & changed["put back"]
 
 
-def test_after_edits_of_the_tests_serve_writes_the_site_a_fresh_build_writes(tmp_path):
+def test_after_edits_of_the_tests_serve_and_a_restarted_build_write_the_site_a_fresh_build_writes(tmp_path):
     """The same for a package whose tests the coverage run measures: a test added, a comment in a test, a call
     changed, a test taken out."""
     reports = served_like_a_fresh_build(tmp_path, "nnpkg", NNPKG_EDITS)
