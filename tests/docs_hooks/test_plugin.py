@@ -726,10 +726,12 @@ URL = "http://127.0.0.1:8000/"
 plugins = None
 
 def rebuild():
+    # Whether the build succeeded: one that stops (a file of the code that does not parse) is reported by
+    # mkdocs serve, which goes on serving and builds again after the next edit.
     global plugins
     if mode == "restart":
-        subprocess.run([sys.executable, "-c", FRESH, str(root), str(root / "site")], check=True, cwd=root)
-        return
+        args = [sys.executable, "-c", FRESH, str(root), str(root / "site")]
+        return subprocess.run(args, cwd=root, stderr=subprocess.DEVNULL).returncode == 0
     config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
     if plugins is None:
         config.plugins.on_startup(command="serve", dirty=dirty)
@@ -737,7 +739,11 @@ def rebuild():
     else:
         config.plugins = plugins
     time.sleep(0.02)  # MkDocs' dirty build tells a page changed from the times of its file and its HTML
-    build(config, serve_url=URL, dirty=dirty)
+    try:
+        build(config, serve_url=URL, dirty=dirty)
+    except Exception:
+        return False
+    return True
 
 FRESH = '''
 import logging, sys
@@ -754,15 +760,21 @@ config.plugins.on_shutdown()
 def fresh(state):
     # The project as it is now, copied without its cache and site, built once in a fresh process (started now,
     # waited for by ``done``): the serve's rebuild runs meanwhile.
-    site, project = cold / state / "site", cold / state / "project"
+    # None when that build stops.
+    site, project, failed = cold / state / "site", cold / state / "project", cold / state / "failed"
+    if failed.exists():
+        return lambda: None
     if site.exists():
         return lambda: files(site, project)
     shutil.copytree(root, project, ignore=shutil.ignore_patterns(".cache", "site", "__pycache__", "node_modules"))
     (project / "node_modules").symlink_to((root / "node_modules").resolve(), target_is_directory=True)
-    run = subprocess.Popen([sys.executable, "-c", FRESH, str(project), str(site)], cwd=project)
+    args = [sys.executable, "-c", FRESH, str(project), str(site)]
+    run = subprocess.Popen(args, cwd=project, stderr=subprocess.DEVNULL)
 
     def done():
-        assert run.wait() == 0, f"the fresh build of state {state} failed"
+        if run.wait() != 0:
+            failed.write_text("")
+            return None
         return files(site, project)
 
     return done
@@ -784,7 +796,7 @@ def differ(a, b):
     return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
 made = fresh("0")
-rebuild()
+assert rebuild()
 before = made()
 print(json.dumps({"edit": "first build", "differ": differ(files(root / "site", root), before), "changed": []}), flush=True)
 for n, (label, rel, old, new) in enumerate(edits, 1):
@@ -798,10 +810,13 @@ for n, (label, rel, old, new) in enumerate(edits, 1):
         assert old in text, (label, old)
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
     made = fresh(str(n))
-    rebuild()
+    step = {"edit": label, "built": rebuild()}
     after = made()
-    print(json.dumps({"edit": label, "differ": differ(files(root / "site", root), after), "changed": differ(before, after)}), flush=True)
-    before = after
+    step["fresh build"] = after is not None
+    if step["built"] and after is not None:
+        step.update(differ=differ(files(root / "site", root), after), changed=differ(before, after))
+        before = after
+    print(json.dumps(step), flush=True)
 if plugins is not None:
     plugins.on_shutdown()
 """
@@ -814,6 +829,8 @@ LAYERS_EDITS = [
     ("a test's input", "test_layers.py", "[1.0, 2.0, 3.0, 6.0]", "[1.0, 2.0, 3.0, 7.0]"),
     ("a comment", "layers.py", "keepdims=True)  # (T, 1)\n", "keepdims=True)  # (T, 1), the row means\n"),
     ("a docstring", "layers.py", '"""Each row normalised', '"""Every row normalised'),
+    ("a typo", "layers.py", "    def forward(self, X):\n        mu", "    def forward(self, X)\n        mu"),
+    ("the typo mended", "layers.py", "    def forward(self, X)\n        mu", "    def forward(self, X):\n        mu"),
     (
         "a new caller",
         "model.py",
@@ -900,7 +917,7 @@ def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict
 
 def test_after_each_kind_of_edit_serve_and_a_restarted_build_write_the_site_a_fresh_build_writes(tmp_path):
     """A served site is never stale: after each edit an author makes (prose, a test's input, a comment, a
-    docstring, a new caller, lines moved, the config, the model run, an edit undone, an equation broken and
+    docstring, a typo that stops the build and its mending, a new caller, lines moved, the config, the model run, an edit undone, an equation broken and
     mended, the helper of central differences, a page added, a module taken away and put back), every page of
     ``mkdocs serve``, of ``mkdocs serve --dirty``, and of a build started anew from the cache the builds before it
     left, is the page a first build in a fresh process writes, with no cache."""
@@ -908,8 +925,10 @@ def test_after_each_kind_of_edit_serve_and_a_restarted_build_write_the_site_a_fr
 
     for mode, steps in reports.items():
         assert [step["edit"] for step in steps] == ["first build"] + [edit[0] for edit in LAYERS_EDITS]
-        assert {step["edit"]: step["differ"] for step in steps if step["differ"]} == {}, mode
-    changed = {step["edit"]: set(step["changed"]) for step in reports["dirty"]}
+        assert {step["edit"]: step["differ"] for step in steps if step.get("differ")} == {}, mode
+        stopped = [(step["edit"], step["built"], step["fresh build"]) for step in steps if "differ" not in step]
+        assert stopped == [("a typo", False, False)], mode  # the one build that stops, and only in all of them
+    changed = {step["edit"]: set(step.get("changed", ())) for step in reports["dirty"]}
     # Each edit changed what it stands for, in the fresh builds: the comparison above is not of sites alike.
     assert (
         "layer-norm/index.html" in changed["prose"] & changed["a test's input"] & changed["a value the example shows"]
@@ -931,6 +950,7 @@ def test_after_edits_of_the_tests_serve_and_a_restarted_build_write_the_site_a_f
 
     for mode, steps in reports.items():
         assert [step["edit"] for step in steps] == ["first build"] + [edit[0] for edit in NNPKG_EDITS]
+        assert all(step.get("built", True) and step.get("fresh build", True) for step in steps), mode
         assert {step["edit"]: step["differ"] for step in steps if step["differ"]} == {}, mode
     changed = {step["edit"]: set(step["changed"]) for step in reports["dirty"]}
     assert (
