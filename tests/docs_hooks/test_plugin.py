@@ -713,34 +713,25 @@ def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(m
 # left ("restart": serve started again, or `mkdocs build`, after a pull). MkDocs keeps one plugin object per
 # process (on_startup), so each serve has a process of its own; the first one keeps each state's fresh build
 # (``cold``) for the others.
-SERVE_EDITS = r"""
-import json, logging, re, shutil, subprocess, sys, time
-from pathlib import Path
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
+SERVE_EDITS = (
+    SERVE_REBUILD
+    + r"""
+import re, shutil, subprocess, time
 
-root, mode, cold, edits = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4])
+mode, cold, edits = sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4])
 dirty = mode == "dirty"
 logging.getLogger("mkdocs").setLevel(logging.CRITICAL)
 URL = "http://127.0.0.1:8000/"
-plugins = None
 
-def rebuild():
+def rebuilt():
     # Whether the build succeeded: one that stops (a file of the code that does not parse) is reported by
     # mkdocs serve, which goes on serving and builds again after the next edit.
-    global plugins
     if mode == "restart":
         args = [sys.executable, "-c", FRESH, str(root), str(root / "site")]
         return subprocess.run(args, cwd=root, stderr=subprocess.DEVNULL).returncode == 0
-    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
-    if plugins is None:
-        config.plugins.on_startup(command="serve", dirty=dirty)
-        plugins = config.plugins
-    else:
-        config.plugins = plugins
     time.sleep(0.02)  # MkDocs' dirty build tells a page changed from the times of its file and its HTML
     try:
-        build(config, serve_url=URL, dirty=dirty)
+        rebuild(dirty=dirty)
     except Exception:
         return False
     return True
@@ -796,7 +787,7 @@ def differ(a, b):
     return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
 made = fresh("0")
-assert rebuild()
+assert rebuilt()
 before = made()
 print(json.dumps({"edit": "first build", "differ": differ(files(root / "site", root), before), "changed": []}), flush=True)
 for n, (label, rel, old, new) in enumerate(edits, 1):
@@ -810,7 +801,7 @@ for n, (label, rel, old, new) in enumerate(edits, 1):
         assert old in text, (label, old)
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
     made = fresh(str(n))
-    step = {"edit": label, "built": rebuild()}
+    step = {"edit": label, "built": rebuilt()}
     after = made()
     step["fresh build"] = after is not None
     if step["built"] and after is not None:
@@ -820,17 +811,29 @@ for n, (label, rel, old, new) in enumerate(edits, 1):
 if plugins is not None:
     plugins.on_shutdown()
 """
+)
 
 # Each edit: (what it is, file, text, replaced by); a file is made with no text to replace (None), taken away with
-# no replacement (None). The edits of examples/layers: the config a dict, a model run,
-# tests as unittest classes beside the code, read and recorded.
+# no replacement (None).
+TYPO = ("a typo", "layers.py", "    def forward(self, X):\n        mu", "    def forward(self, X)\n        mu")
+GAMMA = ("a value the example shows", "layers.py", "self.gamma = np.ones(d)", "self.gamma = np.full(d, 2.0)")
+BROKEN = ("an equation's line broken", "layers.py", "Xhat = (X - mu) * s", "Xhat = s * (X - mu)")
+
+
+def undone(label: str, edit: tuple) -> tuple:
+    """The edit taken back."""
+    return (label, edit[1], edit[3], edit[2])
+
+
+# The edits of examples/layers: the config a dict, a model run, tests as unittest classes beside the code, read
+# and recorded.
 LAYERS_EDITS = [
     ("prose", "docs/layer-norm.md", "Normalises each row", "Normalises every row"),
     ("a test's input", "test_layers.py", "[1.0, 2.0, 3.0, 6.0]", "[1.0, 2.0, 3.0, 7.0]"),
     ("a comment", "layers.py", "keepdims=True)  # (T, 1)\n", "keepdims=True)  # (T, 1), the row means\n"),
     ("a docstring", "layers.py", '"""Each row normalised', '"""Every row normalised'),
-    ("a typo", "layers.py", "    def forward(self, X):\n        mu", "    def forward(self, X)\n        mu"),
-    ("the typo mended", "layers.py", "    def forward(self, X)\n        mu", "    def forward(self, X):\n        mu"),
+    TYPO,
+    undone("the typo mended", TYPO),
     (
         "a new caller",
         "model.py",
@@ -845,10 +848,10 @@ LAYERS_EDITS = [
     ),
     ("a config value", "config.py", '"d_hidden": 8', '"d_hidden": 6'),
     ("the model run", "docs/examples/model_run.py", "return dict(CONFIG)", 'return {**CONFIG, "d_hidden": 10}'),
-    ("a value the example shows", "layers.py", "self.gamma = np.ones(d)", "self.gamma = np.full(d, 2.0)"),
-    ("that value undone", "layers.py", "self.gamma = np.full(d, 2.0)", "self.gamma = np.ones(d)"),
-    ("an equation's line broken", "layers.py", "Xhat = (X - mu) * s", "Xhat = s * (X - mu)"),
-    ("mended", "layers.py", "Xhat = s * (X - mu)", "Xhat = (X - mu) * s"),
+    GAMMA,
+    undone("that value undone", GAMMA),
+    BROKEN,
+    undone("mended", BROKEN),
     ("the helper of central differences", "gradcheck.py", "h=1e-6", "h=1e-3"),
     (
         "a page added",
