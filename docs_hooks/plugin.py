@@ -211,6 +211,8 @@ class TracePlugin(BasePlugin[PluginConfig]):
 
     def on_nav(self, nav, *, config, files):
         self.sources.navigation(nav, material=config.theme.name == "material")
+        if self._dirty is not None:
+            self._dirty.navigation(nav, files)
         return nav
 
     def on_env(self, env, *, config, files):
@@ -365,10 +367,15 @@ class DirtyPages:
     it later from that expansion. It leaves out a page whose inputs did not change, or that comes out as it
     did (MkDocs takes a page it was handed as text, a source page, for changed).
 
+    Every page shows the site's navigation: when it changed (a page added to it, taken out or moved, a title set
+    in it), every page is built again (``navigation``), where MkDocs alone would leave the others with the old one.
+
     What a build found is taken for the next one only once it is done (``done``); after a build that failed
     (``failed``) every page is built again, since some were converted and not written."""
 
     def __init__(self) -> None:
+        self.nav: str | None = None  # the navigation of the last build that was done (``navigation``)
+        self._nav: str | None = None  # this build's
         self.keys: dict[str, str | None] = {}  # each page's expansion key in the last build that was done
         self.outputs: dict[str, str | None] = {}  # what each page came out as when it was last built and written
         self.texts: dict[str, str] = {}  # this build's pages: path -> text as the extension is handed it
@@ -405,6 +412,14 @@ class DirtyPages:
             else:
                 f.is_modified = _always  # type: ignore[method-assign]
 
+    def navigation(self, nav, files: Files) -> None:
+        """Build every page when the site's navigation is not the last build's: its sections, links and pages in
+        order, with the titles it sets (MkDocs hands it over after ``mark``, before it converts a page)."""
+        self._nav = _navigation(nav.items)
+        if self._nav != self.nav:
+            for f in files.documentation_pages():
+                f.is_modified = _always  # type: ignore[method-assign]
+
     def built(self, page: str, session: Session) -> None:
         """Note what a page MkDocs has just converted came out as."""
         if page in self.texts:
@@ -413,14 +428,31 @@ class DirtyPages:
     def done(self) -> None:
         """The build is done, every page it converted written: the next one starts from what it found (and from
         the problems it showed)."""
-        self.keys = self._keys
+        self.keys, self.nav = self._keys, self._nav
         self.outputs.update(self._outputs)
         self._keys, self._outputs = {}, {}
 
     def failed(self) -> None:
         """The build stopped: the next one builds every page."""
         self.keys, self.outputs, self._keys, self._outputs = {}, {}, {}, {}
+        self.nav = self._nav = None
         self.problems = set()
+
+
+def _navigation(items) -> str:
+    """The site's navigation as plain text: each item's kind, the title the navigation gives it (a page's own
+    title is read later, from the page), its address, and its children."""
+    return repr(
+        [
+            (
+                type(item).__name__,
+                item.title,
+                getattr(item, "url", None),
+                _navigation(item.children) if getattr(item, "children", None) else None,
+            )
+            for item in items
+        ]
+    )
 
 
 class SourcePages:

@@ -859,6 +859,12 @@ LAYERS_EDITS = [
         None,
         "# More\n\n```trace-entry\ntitle: ReLU\nfunction: layers.ReLU.forward\nstatus: implemented\n```\n",
     ),
+    (
+        "the page put in the navigation",
+        "mkdocs.yml",
+        "  - The model: model.md\n",
+        "  - The model: model.md\n  - More: more.md\n",
+    ),
     ("a module taken away", "config.py", "", None),
     (
         "put back",
@@ -921,7 +927,7 @@ def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict
 def test_after_each_kind_of_edit_serve_and_a_restarted_build_write_the_site_a_fresh_build_writes(tmp_path):
     """A served site is never stale: after each edit an author makes (prose, a test's input, a comment, a
     docstring, a typo that stops the build and its mending, a new caller, lines moved, the config, the model run, an edit undone, an equation broken and
-    mended, the helper of central differences, a page added, a module taken away and put back), every page of
+    mended, the helper of central differences, a page added and put in the navigation, a module taken away and put back), every page of
     ``mkdocs serve``, of ``mkdocs serve --dirty``, and of a build started anew from the cache the builds before it
     left, is the page a first build in a fresh process writes, with no cache."""
     reports = served_like_a_fresh_build(tmp_path, "layers", LAYERS_EDITS)
@@ -943,6 +949,7 @@ def test_after_each_kind_of_edit_serve_and_a_restarted_build_write_the_site_a_fr
     assert "layer-norm/index.html" in changed["an equation's line broken"] & changed["mended"]
     assert "layer-norm/index.html" in changed["the helper of central differences"]
     assert {"more/index.html", "traceability/index.html"} <= changed["a page added"]
+    assert {"index.html", "source/layers.py/index.html"} <= changed["the page put in the navigation"]  # every page
     assert "configuration/index.html" in changed["a module taken away"] & changed["put back"]
 
 
