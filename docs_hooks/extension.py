@@ -127,7 +127,7 @@ class Sessions:
         session = self._sessions.get(project)
         if session is None:
             session = self._sessions[project] = Session(project, _log_problem)
-        build = session.refresh(_kernels(config))
+        build = session.refresh(_kernels(config), new_pass=False)  # Zensical: once for every page
         if self._planned.get(project) != session.fingerprint:  # a new build: every page resolved first
             session.plan_site()
             build.links.only_sources(build.source_files())  # the files 'python -m docs_hooks pages' wrote a page of

@@ -117,15 +117,20 @@ class Session:
             raise TraceError("docs_hooks: no build was made yet; a front end calls refresh() first")
         return self._build
 
-    def refresh(self, widget_kernels: frozenset[str] | None = None) -> Build:
+    def refresh(self, widget_kernels: frozenset[str] | None = None, *, new_pass: bool = True) -> Build:
         """The settings read again; a new build when the code, the settings or the site's scripts changed
-        (the old one's processes ended), else the one before, with the pages it expanded."""
+        (the old one's processes ended), else the one before, with the pages it expanded. ``new_pass``: the front
+        end takes the site's pages anew from here (MkDocs: each build); one that refreshes for every page it
+        converts (the extension under Zensical) says False, and a problem of the build then stays with the
+        page that showed it while the build lasts (see ``Shown``)."""
         with self._collecting:
             self._refreshes += 1
             gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
             settings = load_settings(self.root)
             stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
+            made = False  # a new build
             if self._build is None or self.fingerprint != stamp:
+                made = True
                 replaced = self._build is not None
                 self.close()
                 # The old build's objects were frozen with it: collect them, or they stay for good. With
@@ -145,9 +150,10 @@ class Session:
                 self.fingerprint = stamp
             else:
                 self._build.warming.stop()  # what it renders in the background would meet this rebuild's work
+            if new_pass or made:
+                self._shown = Shown()  # the front end takes the pages anew
             self._settings = settings
             self.widget_kernels = widget_kernels
-            self._shown = Shown()  # the front end takes the pages anew
             self._read_lock(settings)
             self._reads.new_build()
             gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
