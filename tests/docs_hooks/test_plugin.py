@@ -710,8 +710,8 @@ def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(m
 # cache. A cached page, a recording, a line map or a dirty build's choice that outlived what it was made from
 # shows as a difference. The site is rebuilt as `mkdocs serve` (argv[2] "plain") or `mkdocs serve --dirty`
 # ("dirty") rebuild it, in one process, or by a new process after every second edit from the cache the builds
-# before it left ("restart": serve started again, or `mkdocs build`, after a pull). MkDocs keeps one plugin object per
-# process (on_startup), so each serve has a process of its own; the first one keeps each state's fresh build
+# before it left ("restart": serve started again, or `mkdocs build`, after a pull). MkDocs keeps one plugin object
+# per process (on_startup), so each serve has a process of its own; the first one keeps each state's fresh build
 # (``cold``) for the others.
 SERVE_EDITS = (
     SERVE_REBUILD
@@ -750,8 +750,7 @@ config.plugins.on_shutdown()
 
 def fresh(state):
     # The project as it is now, copied without its cache and site, built once in a fresh process (started now,
-    # waited for by ``done``): the serve's rebuild runs meanwhile.
-    # None when that build stops.
+    # waited for by ``done``, which gives None when that build stops): the serve's rebuild runs meanwhile.
     site, project, failed = cold / state / "site", cold / state / "project", cold / state / "failed"
     if failed.exists():
         return lambda: None
@@ -929,10 +928,11 @@ def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict
 
 def test_after_each_kind_of_edit_serve_and_a_restarted_build_write_the_site_a_fresh_build_writes(tmp_path):
     """A served site is never stale: after each edit an author makes (prose, a test's input, a comment, a
-    docstring, a typo that stops the build and its mending, a new caller, lines moved, the config, the model run, an edit undone, an equation broken and
-    mended, the helper of central differences, a page added and put in the navigation, a module taken away and put back), every page of
-    ``mkdocs serve``, of ``mkdocs serve --dirty``, and of a build started anew from the cache the builds before it
-    left, is the page a first build in a fresh process writes, with no cache."""
+    docstring, a typo that stops the build and its mending, a new caller, lines moved, the config, the model run,
+    an edit undone, an equation broken and mended, the helper of central differences, a page added and put in the
+    navigation, a module taken away and put back), every page of ``mkdocs serve``, of ``mkdocs serve --dirty``,
+    and of a build started anew from the cache the builds before it left, is the page a first build in a fresh
+    process writes, with no cache."""
     reports = served_like_a_fresh_build(tmp_path, "layers", LAYERS_EDITS)
 
     for mode, steps in reports.items():
