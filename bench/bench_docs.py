@@ -288,14 +288,14 @@ def serve_child(
 
     def rebuild() -> float:
         nonlocal plugins, compiled
+        # As serve, a new collection of the plugins each rebuild, with the same plugin objects (MkDocs keeps
+        # those that define on_startup)
         config = load_config(config_file=config_file, site_dir=site_dir)
         if plugins is None:
             config.plugins.on_startup(command="serve", dirty=dirty)
-            plugins = config.plugins
-            if templates:
-                compiled = floor_templates(plugins)
-        else:  # serve keeps the plugin objects across its rebuilds
-            config.plugins = plugins
+        plugins = config.plugins
+        if templates:
+            compiled = floor_templates(plugins, compiled)
         config.site_url = serve_url
         start = time.perf_counter()
         build(config, serve_url=serve_url, dirty=dirty)
@@ -345,12 +345,13 @@ def serve_child(
     print(json.dumps(out))
 
 
-def floor_templates(plugins):
-    """Give the floor's theme environment, at each build, the template cache the plugin gives its own
-    (``docs_hooks.plugin_templates``), at the same event: what MkDocs alone would take with it."""
+def floor_templates(plugins, cache=None):
+    """Give the floor's theme environment, in the build of ``plugins``, the template cache the plugin gives its
+    own (``docs_hooks.plugin_templates``; ``cache``, the one of the builds before), at the same event: what
+    MkDocs alone would take with it."""
     from docs_hooks.plugin_templates import CompiledTemplates
 
-    cache = CompiledTemplates()
+    cache = CompiledTemplates() if cache is None else cache
 
     def on_env(env, *, config, files):
         cache.attach(env)

@@ -78,6 +78,7 @@ class SearchReading:
         # page cannot go to the process (see ``_handed_settings``)
         self._handed: dict | None = None
         self._handed_known = False
+        self._converted: set[str] = set()  # the URLs of the pages MkDocs converted in this build
 
     @property
     def read_aside(self) -> int:
@@ -87,6 +88,7 @@ class SearchReading:
     def wrap(self, config) -> None:
         self.aside.new_build()
         self._found = {}
+        self._converted = set()
         self._handed, self._handed_known = None, False
         self._plugin = None
         handlers = config.plugins.events.get("page_context", [])
@@ -110,6 +112,7 @@ class SearchReading:
     def ahead(self, page, html: str) -> None:
         """MkDocs has converted ``page`` to ``html``: queue it for the process when the store does not have it
         (``ReadAside``)."""
+        self._converted.add(page.url)
         if self._plugin is None or not html:
             return
         listed = page.meta.get("search") or {}
@@ -205,9 +208,23 @@ class SearchReading:
     def _settling(self, handler):
         def on_post_build(*, config):
             self.settle()
+            self._merge_dirty()
             return handler(config=config)
 
         return on_post_build
+
+    def _merge_dirty(self) -> None:
+        """Under a dirty build, the index of the last build with each page this build converted in place of its
+        old entries. The search plugin merges them itself, but only for one page a build (the one its first new
+        entry names, and every page when that is the home page, whose address starts every other): a dirty
+        build after a code edit converts several, and their old entries would stay beside the new."""
+        plugin = self._plugin
+        last = getattr(plugin, "search_index_prev", None)
+        if plugin is None or not getattr(plugin, "is_dirty", False) or last is None:
+            return
+        kept = [e for e in last.entries if str(e.get("location", "")).split("#", 1)[0] not in self._converted]
+        plugin.search_index.entries = kept + plugin.search_index.entries
+        plugin.search_index_prev = None  # merged: the search plugin writes the index as it is now
 
     def settle(self) -> None:
         """Put the entries the process made into the search plugin's index (``ReadAside.settle``), then keep

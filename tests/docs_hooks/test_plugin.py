@@ -66,9 +66,9 @@ print(json.dumps({"after_shutdown": len(tree(os.getpid()))}), flush=True)
 
 
 # The start of a script that builds a site again and again in one process, as `mkdocs serve` does: each
-# ``rebuild()`` loads mkdocs.yml anew and hands MkDocs the plugins of the first build (MkDocs keeps the plugin
-# objects, since docs_hooks defines on_startup), and returns them; ``rebuild(dirty=True)``, as
-# `mkdocs serve --dirty` does.
+# ``rebuild()`` loads mkdocs.yml anew, which makes a new collection of the plugins with the same plugin objects
+# (MkDocs keeps those that define on_startup, as docs_hooks and Material's search plugin do), and returns it;
+# ``rebuild(dirty=True)``, as `mkdocs serve --dirty` does.
 SERVE_REBUILD = r"""
 import json, logging, sys
 from pathlib import Path
@@ -84,9 +84,7 @@ def rebuild(dirty=False):
     config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
     if plugins is None:
         config.plugins.on_startup(command="serve", dirty=dirty)
-        plugins = config.plugins
-    else:
-        config.plugins = plugins
+    plugins = config.plugins
     build(config, serve_url="http://127.0.0.1:8000/", dirty=dirty)
     return plugins
 """
@@ -443,9 +441,7 @@ def rebuild():
     config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(site))
     if plugins is None:
         config.plugins.on_startup(command="serve", dirty=True)
-        plugins = config.plugins
-    else:
-        config.plugins = plugins
+    plugins = config.plugins  # a new collection of the same plugin objects, as serve has
     before = {str(p.relative_to(site)): p.stat().st_mtime_ns for p in site.rglob("index.html")}
     time.sleep(0.05)  # the file times below tell a rewritten page from a kept one
     build(config, serve_url="http://127.0.0.1:8000/", dirty=True)
@@ -676,8 +672,7 @@ for edit in range(2):
         page = root / "docs" / "page.md"
         page.write_text(page.read_text() + "\nOne more sentence.\n")
     config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
-    config.plugins = first.plugins
-    build(config, serve_url="http://127.0.0.1:8000/")
+    build(config, serve_url="http://127.0.0.1:8000/")  # the same plugin objects as the first build's
     print(json.dumps(sorted(resolved)), flush=True)
     resolved.clear()
 first.plugins.on_shutdown()

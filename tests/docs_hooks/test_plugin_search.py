@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import BASE_FILES, REPO, run_cli, write_tree
+from .test_plugin import SERVE_REBUILD, run_script
 from .test_search import MKDOCS_YML, PAGE
 from .test_search import build as search_build
 
@@ -161,3 +162,37 @@ def test_after_a_prose_edit_the_build_reads_only_the_part_of_the_page_that_chang
     assert (retagged / "search/search_index.json").read_bytes() == (off / "search/search_index.json").read_bytes()
     docs = json.loads((retagged / "search/search_index.json").read_bytes())["docs"]
     assert [d["tags"] for d in docs if d["location"] == "tagged/"] == [["norms"]]
+
+
+# `mkdocs serve --dirty` in one process: a first build, then before each build the pages named in an argument
+# (comma-separated) edited; prints the search index's entries, sorted, as one JSON list.
+DIRTY_SERVE = (
+    SERVE_REBUILD
+    + r"""
+rebuild(dirty=True)
+for names in sys.argv[2:]:
+    for name in names.split(","):
+        page = root / "docs" / name
+        page.write_text(page.read_text(encoding="utf-8") + "\nOne more sentence.\n", encoding="utf-8")
+    rebuild(dirty=True)
+index = json.loads((root / "site" / "search" / "search_index.json").read_text(encoding="utf-8"))
+print(json.dumps(sorted(json.dumps(entry, sort_keys=True) for entry in index["docs"])))
+plugins.on_shutdown()
+"""
+)
+
+
+def test_a_dirty_build_that_converts_several_pages_indexes_each_once_and_keeps_the_others(tmp_path):
+    """Material's search plugin merges a dirty build's entries into the last index for one page a build; a dirty
+    build after a code edit converts several (and one that converts the home page would lose every other)."""
+    root = tmp_path / "proj"
+    write_tree(root, {**BASE_FILES, **FILES, "docs/index.md": "# Home\n\nThe site's home.\n"})
+    (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+    assert run_cli(root, "relock") == 0
+
+    [served] = run_script(DIRTY_SERVE, root, "prose.md,tagged.md", "index.md", "page.md,prose.md")
+
+    fresh, _ = build(root, "build", "site-fresh")
+    index = json.loads((fresh / "search/search_index.json").read_text(encoding="utf-8"))
+    assert served == sorted(json.dumps(entry, sort_keys=True) for entry in index["docs"])
+    assert len({json.loads(entry)["location"] for entry in served}) == len(served)  # none twice
