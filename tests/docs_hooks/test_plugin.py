@@ -711,7 +711,7 @@ def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(m
 SERVE_EDITS = (
     SERVE_REBUILD
     + r"""
-import re, shutil, subprocess, time
+import hashlib, re, shutil, subprocess, time
 
 mode, cold, edits = sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4])
 dirty = mode == "dirty"
@@ -743,10 +743,20 @@ build(config, serve_url="%s")
 config.plugins.on_shutdown()
 ''' % URL
 
-def fresh(state):
+def state():
+    # The project's files as they are now, digested: an edit undone comes back to a state built before.
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_file() and not {".cache", "site", "__pycache__", "node_modules"} & set(rel.parts):
+            h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+def fresh(key):
     # The project as it is now, copied without its cache and site, built once in a fresh process (started now,
-    # waited for by ``done``, which gives None when that build stops): the serve's rebuild runs meanwhile.
-    site, project, failed = cold / state / "site", cold / state / "project", cold / state / "failed"
+    # waited for by ``done``, which gives None when that build stops): the serve's rebuild runs meanwhile. The
+    # same files are built once.
+    site, project, failed = cold / key / "site", cold / key / "project", cold / key / "failed"
     if failed.exists():
         return lambda: None
     if site.exists():
@@ -780,7 +790,7 @@ def files(site, project):
 def differ(a, b):
     return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
-made = fresh("0")
+made = fresh(state())
 assert rebuilt()
 before = made()
 print(json.dumps({"edit": "first build", "differ": differ(files(root / "site", root), before), "changed": []}), flush=True)
@@ -797,7 +807,7 @@ for n, (label, rel, old, new) in enumerate(edits, 1):
     if mode == "restart" and n % 2 and n < len(edits):  # a new process after every second edit: two at a time
         print(json.dumps({"edit": label, "skipped": True}), flush=True)
         continue
-    made = fresh(str(n))
+    made = fresh(state())
     step = {"edit": label, "built": rebuilt()}
     after = made()
     step["fresh build"] = after is not None
