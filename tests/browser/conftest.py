@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+# A page is loaded once it has had no request in flight for this long after its load event (the search index,
+# fonts and scripts a page asks for as it starts are asked for within a few milliseconds of each other).
+QUIET = 0.2
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -156,12 +160,37 @@ class Watch:
     base: str
     problems: list[str] = field(default_factory=list)
     responses: list = field(default_factory=list)
+    in_flight: set = field(default_factory=set)  # the requests made and not yet answered
+    last_request: float = 0.0  # when a request was last made or answered (time.monotonic)
 
     def attach(self, page) -> None:
         page.on("console", self._console)
         page.on("pageerror", lambda err: self.problems.append(f"uncaught error: {err}"))
-        page.on("requestfailed", lambda r: self.problems.append(f"failed request: {r.url} ({r.failure})"))
+        page.on("request", lambda r: self._request(r, made=True))
+        page.on("requestfinished", lambda r: self._request(r, made=False))
+        page.on("requestfailed", self._failed)
         page.on("response", self._response)
+
+    def _request(self, request, made: bool) -> None:
+        self.last_request = time.monotonic()
+        if made:
+            self.in_flight.add(request)
+        else:
+            self.in_flight.discard(request)
+
+    def _failed(self, request) -> None:
+        self._request(request, made=False)
+        self.problems.append(f"failed request: {request.url} ({request.failure})")
+
+    def settle(self, page, quiet: float = QUIET, limit: float = 30.0) -> None:
+        """Wait until the page has had no request in flight for ``quiet`` seconds (Playwright's "networkidle"
+        waits half a second, for every page of every test)."""
+        started = last = time.monotonic()
+        while time.monotonic() - max(last, self.last_request) < quiet:
+            assert time.monotonic() - started < limit, f"requests still in flight after {limit} s: {self.in_flight}"
+            page.wait_for_timeout(25)  # the driver hands this process the page's events meanwhile
+            if self.in_flight:
+                last = time.monotonic()
 
     def _console(self, msg) -> None:
         if msg.type in ("error", "assert"):
@@ -201,7 +230,7 @@ class _Pages:
         page = context.new_page()
         watch.attach(page)
         page.goto(self.site.base + path, wait_until="load")
-        page.wait_for_load_state("networkidle")
+        watch.settle(page)
         return page, watch
 
     def close(self) -> None:

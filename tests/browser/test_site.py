@@ -259,7 +259,7 @@ def test_weight_of_the_layer_norm_page(open_page, site):
     """Bytes the browser receives to show the page, by kind; written to screenshots/layer-norm-weight.json."""
     page, watch = open_page(page_url(LAYER_NORM))
     page.evaluate("document.fonts.ready")
-    page.wait_for_load_state("networkidle")
+    watch.settle(page)
     by_kind: dict[str, int] = {}
     files = []
     for response in watch.responses:

@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -530,7 +531,8 @@ def test_a_damaged_entry_file_is_a_miss_and_is_removed(tmp_path):
 # build --strict` in a child process whose audit hook watches for code run from the cache (an unpickled
 # global; marshal, compile or exec of what was written into the cache; a command carrying it). The
 # payloads among the damage would show if they ran: each writes a file. Each damaged entry must be made
-# again as it was, and the page must come out as it did.
+# again as it was, and the page must come out as it did. Two kinds are tested at a time, each in a copy of
+# the project of its own, their builds side by side (a build keeps one core busy).
 
 FUZZ_FILES = {
     "pyproject.toml": """\
@@ -622,16 +624,22 @@ sys.addaudithook(hook)
 AUDITED_BUILD = AUDIT_HOOK + "from mkdocs.__main__ import cli\n\ncli()\n"
 
 
-def audited_build(root: Path, marker: str, report: Path) -> subprocess.CompletedProcess:
+def audited_build(root: Path, marker: str, report: Path) -> subprocess.Popen:
+    """The build of ``root`` under the audit hook, started (``finished`` waits for it)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SOURCE_DATE_EPOCH": "0", "PYTHONHASHSEED": "0"}
-    return subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-c", AUDITED_BUILD, marker, str(report), "build", "--strict", "-f", "mkdocs.yml"],
         cwd=root,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=300,
     )
+
+
+def finished(build: subprocess.Popen) -> subprocess.CompletedProcess:
+    out, err = build.communicate(timeout=300)
+    return subprocess.CompletedProcess(build.args, build.returncode, out, err)
 
 
 STORES = ("index", "pages", "katex", "recordings", "rendered", "listings", "residue", "fences")
@@ -694,31 +702,46 @@ def test_the_audit_hook_of_the_damaged_builds_sees_a_payload_that_runs(tmp_path,
     assert [line.split(":")[0] for line in (tmp_path / "audit.txt").read_text().splitlines()][0] == event
 
 
+@dataclass
+class Fuzzed:
+    """A copy of the tiny project after its first build."""
+
+    root: Path
+    built: Path  # its cache as the first build left it
+    page: str  # the page as built
+    payloads: Payloads
+
+
 @pytest.fixture(scope="module")
-def fuzzed(tmp_path_factory):
-    """The tiny project after its first build: (root, its cache as built, the page as built, payloads)."""
+def fuzzed(tmp_path_factory) -> list[Fuzzed]:
+    """Two copies of the tiny project, each built once (side by side)."""
     if shutil.which("node") is None or not (REPO / "node_modules" / "katex").is_dir():
         pytest.fail("KaTeX is not installed here: run npm ci (make setup)")
-    root = write_tree(tmp_path_factory.mktemp("fuzz") / "proj", FUZZ_FILES)
-    (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
-    payloads = Payloads(root / "payload-ran")
-    assert run_cli(root, "relock") == 0
-    first = audited_build(root, payloads.marker, root / "audit.txt")
-    assert first.returncode == 0, first.stderr
-    cache = root / ".cache" / "docs_hooks"
-    entries = sorted(p.name for p in cache.iterdir() if p.name != PRUNED)  # that file holds nothing: its time
-    assert entries == sorted([*(f"{s}.sqlite3" for s in STORES), *FILES])
-    built = tmp_path_factory.mktemp("fuzz") / "built"
-    shutil.copytree(cache, built)
-    return root, built, (root / "site" / "index.html").read_text(encoding="utf-8"), payloads
+    roots = [write_tree(tmp_path_factory.mktemp("fuzz") / "proj", FUZZ_FILES) for _ in range(2)]
+    started = []
+    for root in roots:
+        (root / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+        assert run_cli(root, "relock") == 0
+        payloads = Payloads(root / "payload-ran")
+        started.append((root, payloads, audited_build(root, payloads.marker, root / "audit.txt")))
+    copies = []
+    for root, payloads, build in started:
+        first = finished(build)
+        assert first.returncode == 0, first.stderr
+        cache = root / ".cache" / "docs_hooks"
+        entries = sorted(p.name for p in cache.iterdir() if p.name != PRUNED)  # that file holds nothing: its time
+        assert entries == sorted([*(f"{s}.sqlite3" for s in STORES), *FILES])
+        built = tmp_path_factory.mktemp("fuzz") / "built"
+        shutil.copytree(cache, built)
+        copies.append(Fuzzed(root, built, (root / "site" / "index.html").read_text(encoding="utf-8"), payloads))
+    return copies
 
 
-@pytest.mark.parametrize("kind", STORES + FILES)
-def test_a_build_over_any_damage_to_a_cache_entry_succeeds_runs_none_of_it_and_makes_it_again(fuzzed, kind):
-    root, built, page, payloads = fuzzed
-    cache = root / ".cache" / "docs_hooks"
-    ran, report = root / "payload-ran", root / "audit.txt"
+KINDS = STORES + FILES
 
+
+@pytest.mark.parametrize("kinds", [KINDS[i : i + 2] for i in range(0, len(KINDS), 2)], ids="+".join)
+def test_a_build_over_any_damage_to_a_cache_entry_succeeds_runs_none_of_it_and_makes_it_again(fuzzed, kinds):
     # Not shrunk: each attempt is a build. A failure shows every damage it wrote.
     @settings(
         max_examples=8,
@@ -729,39 +752,51 @@ def test_a_build_over_any_damage_to_a_cache_entry_succeeds_runs_none_of_it_and_m
     )
     @given(data=st.data())
     def build_over_damage(data):
+        started = [(kind, copy, *damage_and_build(kind, copy, data)) for kind, copy in zip(kinds, fuzzed)]
+        for kind, copy, damaged, build in started:
+            result = finished(build)
+            cache = copy.root / ".cache" / "docs_hooks"
+            why = f"{kind}: {damaged}"
+            assert result.returncode == 0 and "Traceback" not in result.stderr, f"{why}\n{result.stderr}"
+            assert not (copy.root / "audit.txt").exists(), (copy.root / "audit.txt").read_text()
+            assert not (copy.root / "payload-ran").exists()
+            assert (copy.root / "site" / "index.html").read_text(encoding="utf-8") == copy.page, why
+            if kind in STORES:
+                stored = f"{kind}.sqlite3"
+                before, after = store_contents(copy.built / stored), store_contents(cache / stored)
+                assert {key: after.get(key) for key in before} == before, why
+            else:
+                assert_files_made_again(copy.built / kind, cache / kind, copy.root)
+
+    def damage_and_build(kind: str, copy: Fuzzed, data) -> tuple[list, subprocess.Popen]:
+        cache = copy.root / ".cache" / "docs_hooks"
         shutil.rmtree(cache)
-        shutil.copytree(built, cache)
+        shutil.copytree(copy.built, cache)
         if kind != "rendered":  # the pages the first build rendered would be read back: the damage never read
             (cache / "rendered.sqlite3").unlink()
-        damaged = damage_store(cache / f"{kind}.sqlite3", data) if kind in STORES else damage_files(cache / kind, data)
-        result = audited_build(root, payloads.marker, report)
-
-        assert result.returncode == 0 and "Traceback" not in result.stderr, f"{damaged}\n{result.stderr}"
-        assert not report.exists(), report.read_text()
-        assert not ran.exists()
-        assert (root / "site" / "index.html").read_text(encoding="utf-8") == page, damaged
+        payloads = copy.payloads.all
         if kind in STORES:
-            before, after = store_contents(built / f"{kind}.sqlite3"), store_contents(cache / f"{kind}.sqlite3")
-            assert {key: after.get(key) for key in before} == before, damaged
+            damaged = damage_store(cache / f"{kind}.sqlite3", data, payloads)
         else:
-            assert_files_made_again(built / kind, cache / kind, root)
+            damaged = damage_files(cache / kind, data, payloads)
+        return damaged, audited_build(copy.root, copy.payloads.marker, copy.root / "audit.txt")
 
-    def damage_store(path: Path, data) -> list:
+    def damage_store(path: Path, data, payloads: list[bytes]) -> list:
         done = []
         with closing(sqlite3.connect(path)) as db:
             names = columns(db)
             for rowid, *cells in db.execute(f"SELECT rowid, {', '.join(names)} FROM entries ORDER BY rowid").fetchall():
                 key = cells[names.index("key")]
                 for column, current in zip(names, cells):
-                    value = draw_damage(data, current, key, payloads.all, f"{key[:8]} {column}")
+                    value = draw_damage(data, current, key, payloads, f"{key[:8]} {column}")
                     if value is not None and overwrite(db, rowid, column, value):
                         done.append((key[:8], column, value))
         return done
 
-    def damage_files(folder: Path, data) -> list:
+    def damage_files(folder: Path, data, payloads: list[bytes]) -> list:
         done = []
         for path in sorted(folder.iterdir()):
-            value = draw_damage(data, path.read_bytes(), path.name, payloads.all, path.name)
+            value = draw_damage(data, path.read_bytes(), path.name, payloads, path.name)
             if value is not None:
                 path.write_bytes(value if type(value) is bytes else str(value).encode())
                 done.append((path.name, value))

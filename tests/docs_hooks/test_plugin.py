@@ -706,8 +706,8 @@ def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(m
 # shows as a difference. The site is rebuilt as `mkdocs serve` (argv[2] "plain") or `mkdocs serve --dirty`
 # ("dirty") rebuild it, in one process, or by a new process after every second edit from the cache the builds
 # before it left ("restart": serve started again, or `mkdocs build`, after a pull). MkDocs keeps one plugin object
-# per process (on_startup), so each serve has a process of its own; the first one keeps each state's fresh build
-# (``cold``) for the others.
+# per process (on_startup), so each serve has a process of its own; the three run side by side, and the dirty one
+# makes each state's fresh build (``cold``) for all of them.
 SERVE_EDITS = (
     SERVE_REBUILD
     + r"""
@@ -755,12 +755,18 @@ def state():
 def fresh(key):
     # The project as it is now, copied without its cache and site, built once in a fresh process (started now,
     # waited for by ``done``, which gives None when that build stops): the serve's rebuild runs meanwhile. The
-    # same files are built once.
-    site, project, failed = cold / key / "site", cold / key / "project", cold / key / "failed"
-    if failed.exists():
-        return lambda: None
-    if site.exists():
-        return lambda: files(site, project)
+    # dirty run makes these builds, one per state of the files; the other runs, started beside it, wait for the
+    # build of each state they come to ("made" or "failed" written when it ends).
+    site, project = cold / key / "site", cold / key / "project"
+    made, failed = cold / key / "made", cold / key / "failed"
+    if not dirty or made.exists() or failed.exists():
+        def waited():
+            waiting = time.monotonic()
+            while not (made.exists() or failed.exists()):
+                assert time.monotonic() - waiting < 300, f"the dirty run made no fresh build of {key}"
+                time.sleep(0.05)
+            return files(site, project) if made.exists() else None
+        return waited
     shutil.copytree(root, project, ignore=shutil.ignore_patterns(".cache", "site", "__pycache__", "node_modules"))
     (project / "node_modules").symlink_to((root / "node_modules").resolve(), target_is_directory=True)
     args = [sys.executable, "-c", FRESH, str(project), str(site)]
@@ -770,6 +776,7 @@ def fresh(key):
         if run.wait() != 0:
             failed.write_text("")
             return None
+        made.write_text("")
         return files(site, project)
 
     return done
@@ -907,8 +914,8 @@ NNPKG_EDITS = [
 
 
 def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict[str, list[dict]]:
-    """Each way of rebuilding's report, edit by edit (see SERVE_EDITS): ``serve --dirty`` first, which makes the
-    fresh builds, then ``serve`` and a new process after every second edit side by side."""
+    """Each way of rebuilding's report, edit by edit (see SERVE_EDITS): ``serve --dirty``, which makes the fresh
+    builds, ``serve`` and a new process after every second edit, side by side."""
     from .conftest import REPO
 
     def start(mode: str) -> subprocess.Popen:
@@ -925,9 +932,8 @@ def served_like_a_fresh_build(tmp_path: Path, example: str, edits: list) -> dict
         assert run.returncode == 0, out + err
         return [json.loads(line) for line in out.splitlines() if line.startswith(("{", "["))]
 
-    reports = {"dirty": report(start("dirty"))}
-    side_by_side = {mode: start(mode) for mode in ("plain", "restart")}
-    reports.update({mode: report(run) for mode, run in side_by_side.items()})
+    started = {mode: start(mode) for mode in ("dirty", "plain", "restart")}
+    reports = {mode: report(run) for mode, run in started.items()}
     return reports
 
 
