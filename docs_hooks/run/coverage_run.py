@@ -299,8 +299,11 @@ def run_failure(output: list[str], running: str | None, how: str, todo: str) -> 
     what it raised, and pytest's report of it (else the last lines of the run's output).
 
     ``output`` is what the run printed, line by line; ``running`` names the test running when it ended (see
-    ``Measurement._running``): ``"<count> <node id>"``; ``how`` is how the run ended, ``todo`` what to do.
+    ``Measurement._running``): ``"<count> <node id>"``; ``how`` is how the run ended, ``todo`` what to do. An
+    object's address in what pytest printed (``<Linear object at 0x7f3a...>``) differs from run to run: it is
+    written ``at 0x...``, so two builds of the same failing run show the same page.
     """
+    output = [_ADDRESS.sub(" at 0x...>", line) for line in output]
     failed = [_reported_test(line) for line in output if line.startswith(_SUMMARY_WORDS)]
     tests = ", ".join(dict.fromkeys(failed)) or (running or " ").split(" ", 1)[1]
     who = f"the test {tests}" if tests else "the run of pytest"
@@ -372,6 +375,8 @@ def setting_line(pyproject: Path, key: str) -> int | None:
             return number
     return None
 
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")  # how Python's default repr ends: <layers.Linear object at 0x7f...>
 
 _SUMMARY_WORDS = ("FAILED ", "ERROR ")  # how pytest's short summary starts the line of each test that failed
 

@@ -674,6 +674,26 @@ def test_how_a_run_that_wrote_no_line_map_ended_is_told_by_its_exit_code():
     assert how_it_ended(0) == "ended the run (exit code 0) before the line map was written (os._exit, say)"
 
 
+def test_a_failed_runs_report_is_the_same_whatever_address_its_objects_had():
+    """pytest prints an object by Python's default repr, whose address differs from run to run: two builds of
+    the same failing run write the same page."""
+    from docs_hooks.run.coverage_run import run_failure
+
+    def failing(address: str) -> str:
+        report = [
+            "___ test_forward ___",
+            f"E   AssertionError: assert <layers.Linear object at {address}> is None",
+            "tests/test_layers.py:7: AssertionError",
+            "FAILED tests/test_layers.py::test_forward - AssertionError: assert <layers.Linear object at "
+            f"{address}> is None",
+        ]
+        return str(run_failure(report, None, "failed", "fix the test"))
+
+    first, second = failing("0x7f3a2c1b9d50"), failing("0x7f11e0a2b3c0")
+    assert first == second
+    assert "AssertionError: assert <layers.Linear object at 0x...> is None" in first
+
+
 def test_a_failed_run_names_the_test_pytest_reported_else_the_one_running_else_its_last_output():
     from docs_hooks.run.coverage_run import run_failure
 
