@@ -1,5 +1,5 @@
 """docs_hooks.kinds.checkline: expressions evaluated on recorded values, and a worked example's check line filled
-in and verified. (A check line on a real page, through a recorded test: test_examples.py.)"""
+in and verified. (A check line on a real page, through a recorded test: test_example.py.)"""
 
 from __future__ import annotations
 

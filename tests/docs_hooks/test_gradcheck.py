@@ -1,5 +1,5 @@
 """docs_hooks.kinds.gradcheck: the names a backward returns, nested as written. (What the recorder's child runs for
-a gradient check: test_central.py; a gradient check on a real page, through a recorded test: test_examples.py.)"""
+a gradient check: test_central.py; a gradient check on a real page, through a recorded test: test_example.py.)"""
 
 from __future__ import annotations
 

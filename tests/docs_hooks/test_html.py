@@ -1,4 +1,4 @@
-"""Escaping, property-based: whatever the code says, the reader sees exactly that.
+"""Tests of docs_hooks.render.html. Escaping, property-based: whatever the code says, the reader sees exactly that.
 
 Code text goes into HTML table cells (``render.table`` + ``render.code``) and into
 fenced listings (``render.listing``). Both are read back after rendering, with

@@ -1,4 +1,4 @@
-"""Tests of docs_hooks.examples: the ``trace-example`` block.
+"""Tests of docs_hooks.kinds.example: the ``trace-example`` block.
 
 Each test writes a tiny project (its own ``pyproject.toml``, ``src/ops.py``,
 ``src/gradcheck.py``, a test module and a page) into ``tmp_path``, expands the

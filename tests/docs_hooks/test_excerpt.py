@@ -1,4 +1,4 @@
-"""Tests of docs_hooks.excerpts: the trace-excerpt block shows the referenced statements with their
+"""Tests of docs_hooks.kinds.excerpt: the trace-excerpt block shows the referenced statements with their
 real line numbers, and says what is wrong with its fields.
 """
 
