@@ -108,6 +108,21 @@ def test_a_request_to_another_host_is_noted_and_not_made_and_one_to_the_site_is_
     assert not [p for p in watch.problems if site.base in p], watch.problems  # the site's own request is made
 
 
+def test_a_page_is_taken_as_loaded_only_after_the_requests_it_makes_one_after_another_are_answered(open_page, site):
+    """What every test reads of a page (``Watch.settle``): a request the page makes after its load event, and one
+    it makes a tenth of a second after that one is answered, are both waited for, and a failing one is noted."""
+    (site.root / "_late-requests.html").write_text(
+        "<!doctype html><title>late</title><script>addEventListener('load', () => setTimeout(() =>"
+        " fetch('_missing-1.json').then(() => setTimeout(() => fetch('_missing-2.json'), 100)), 50));</script>",
+        encoding="utf-8",
+    )
+    page, watch = open_page("_late-requests.html")
+    assert [p for p in watch.problems if p.startswith("HTTP 404")] == [
+        f"HTTP 404: {site.base}_missing-1.json",
+        f"HTTP 404: {site.base}_missing-2.json",
+    ], watch.problems
+
+
 # ---------------------------------------------------------------------------- links
 
 
