@@ -753,8 +753,8 @@ def test_a_build_over_any_damage_to_a_cache_entry_succeeds_runs_none_of_it_and_m
     @given(data=st.data())
     def build_over_damage(data):
         started = [(kind, copy, *damage_and_build(kind, copy, data)) for kind, copy in zip(kinds, fuzzed)]
-        for kind, copy, damaged, build in started:
-            result = finished(build)
+        ended = [(kind, copy, damaged, finished(build)) for kind, copy, damaged, build in started]  # both, first
+        for kind, copy, damaged, result in ended:
             cache = copy.root / ".cache" / "docs_hooks"
             why = f"{kind}: {damaged}"
             assert result.returncode == 0 and "Traceback" not in result.stderr, f"{why}\n{result.stderr}"
