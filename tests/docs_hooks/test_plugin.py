@@ -755,8 +755,8 @@ def state():
 def fresh(key):
     # The project as it is now, copied without its cache and site, built once in a fresh process (started now,
     # waited for by ``done``, which gives None when that build stops): the serve's rebuild runs meanwhile. The
-    # dirty run makes these builds, one per state of the files; the other runs, started beside it, wait for the
-    # build of each state they come to ("made" or "failed" written when it ends).
+    # dirty run makes these builds, one per state of the files, and writes "made" or "failed" once it has waited
+    # for one; the other runs, started beside it, wait for those of each state they come to.
     site, project = cold / key / "site", cold / key / "project"
     made, failed = cold / key / "made", cold / key / "failed"
     if not dirty or made.exists() or failed.exists():
@@ -832,7 +832,7 @@ if plugins is not None:
 TYPO = ("a typo", "layers.py", "    def forward(self, X):\n        mu", "    def forward(self, X)\n        mu")
 GAMMA = ("a value the example shows", "layers.py", "self.gamma = np.ones(d)", "self.gamma = np.full(d, 2.0)")
 BROKEN = ("an equation's line broken", "layers.py", "Xhat = (X - mu) * s", "Xhat = s * (X - mu)")
-# The tests then fail: pytest's report of it, on the page, names a Linear object (by its address, in Python's repr).
+# Its tests then fail, and pytest's report of them, on the page, names a Linear object by its address (Python's repr).
 RENAMED = (
     "a documented function renamed",
     "layers.py",
@@ -950,9 +950,9 @@ def test_after_each_kind_of_edit_serve_and_a_restarted_build_write_the_site_a_fr
     """A served site is never stale: after each edit an author makes (prose, a test's input, a comment, a
     docstring, a typo that stops the build and its mending, a new caller, lines moved, the config, the model run,
     an edit undone, an equation broken and mended, a documented function renamed and its name given back, the
-    helper of central differences, a page added and put in the navigation, a module taken away and put back), every page of ``mkdocs serve``, of ``mkdocs serve --dirty``,
-    and of a build started anew from the cache the builds before it left, is the page a first build in a fresh
-    process writes, with no cache."""
+    helper of central differences, a page added and put in the navigation, a module taken away and put back),
+    every page of ``mkdocs serve``, of ``mkdocs serve --dirty``, and of a build started anew from the cache the
+    builds before it left, is the page a first build in a fresh process writes, with no cache."""
     reports = served_like_a_fresh_build(tmp_path, "layers", LAYERS_EDITS)
 
     for mode, steps in reports.items():
