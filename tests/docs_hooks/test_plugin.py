@@ -425,41 +425,34 @@ def test_every_problem_of_a_page_shows_on_the_page_in_the_error_box_a_block_fail
 
 # ------------------------------------------------------------------ serve --dirty
 
-DIRTY_SERVE = r"""
-import json, logging, sys, time
-from pathlib import Path
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
+DIRTY_SERVE = (
+    SERVE_REBUILD
+    + r"""
+import time
 
-root = Path(sys.argv[1])
-logging.getLogger("mkdocs").setLevel(logging.ERROR)
 site = root / "site"
-plugins = None
 
-def rebuild():
-    global plugins
-    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(site))
-    if plugins is None:
-        config.plugins.on_startup(command="serve", dirty=True)
-    plugins = config.plugins  # a new collection of the same plugin objects, as serve has
+def rebuild_dirty():
+    # Prints the pages the rebuild wrote again.
     before = {str(p.relative_to(site)): p.stat().st_mtime_ns for p in site.rglob("index.html")}
     time.sleep(0.05)  # the file times below tell a rewritten page from a kept one
-    build(config, serve_url="http://127.0.0.1:8000/", dirty=True)
+    rebuild(dirty=True)
     after = {str(p.relative_to(site)): p.stat().st_mtime_ns for p in site.rglob("index.html")}
     print(json.dumps(sorted(p for p in after if before.get(p) != after[p])), flush=True)
 
-rebuild()
-rebuild()
+rebuild_dirty()
+rebuild_dirty()
 home = root / "docs" / "index.md"
 home.write_text(home.read_text() + "\nOne more sentence.\n")
-rebuild()
+rebuild_dirty()
 model = root / "src" / "model.py"
 model.write_text(model.read_text() + "\n\ndef appended():\n    return 1\n")
-rebuild()
+rebuild_dirty()
 model.write_text(model.read_text() + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n")
-rebuild()
+rebuild_dirty()
 plugins.on_shutdown()
 """
+)
 
 
 ALL_SOURCE_PAGES = PYPROJECT + 'source_pages = "all"\n'  # a source page for every file of the index
@@ -653,30 +646,24 @@ def test_under_material_the_source_pages_share_one_rendering_of_their_navigation
 
 # Builds the site twice in one process, as mkdocs serve does, with a sentence of docs/page.md edited before the
 # second build; prints how many times each build resolved a page (core.planned.plan_page), and which pages.
-PLANS = r"""
-import json, logging, sys
-from pathlib import Path
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
+PLANS = (
+    SERVE_REBUILD
+    + r"""
 from docs_hooks.core import planned
 
-root = Path(sys.argv[1])
-logging.getLogger("mkdocs").setLevel(logging.ERROR)
 resolved = []
 resolve = planned.plan_page
 planned.plan_page = lambda page, *args: resolved.append(page.path) or resolve(page, *args)
-first = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
-first.plugins.on_startup(command="serve", dirty=False)
 for edit in range(2):
     if edit:
         page = root / "docs" / "page.md"
         page.write_text(page.read_text() + "\nOne more sentence.\n")
-    config = load_config(config_file=str(root / "mkdocs.yml"), site_dir=str(root / "site"))
-    build(config, serve_url="http://127.0.0.1:8000/")  # the same plugin objects as the first build's
+    rebuild()
     print(json.dumps(sorted(resolved)), flush=True)
     resolved.clear()
-first.plugins.on_shutdown()
+plugins.on_shutdown()
 """
+)
 
 
 def test_a_build_resolves_each_page_once_and_after_a_prose_edit_only_that_page(make_project):
