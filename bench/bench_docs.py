@@ -266,13 +266,17 @@ def serve_child(
     dirty: bool = False,
     pause: float = PAUSE,
     templates: bool = False,
+    code_module: str | None = None,
 ) -> None:
     """Runs in a fresh process, as mkdocs serve does: a first build, a prose edit, a code edit, then ``edits``
     edits in turn, each a rebuild with a fresh config and the same plugin object (``dirty``: as
     ``mkdocs serve --dirty`` does them; ``templates``: a site without the plugin given the template cache the
     plugin gives its own, ``floor_templates``). The prose edit and the code edit come ``pause`` seconds after the
     build before them, as an author's would; the ``edits`` come at once. Edits are numbered from
-    ``first_edit``, so that no run repeats another's (the cache the copy keeps would know it). Prints JSON."""
+    ``first_edit``, so that no run repeats another's (the cache the copy keeps would know it). ``code_module``:
+    the module a code edit appends to (from the project's root; by default ``code_file``). Prints JSON, with the
+    pages the code edit took as they were, not rendered again (``code edit kept``: their reads of the code held,
+    see docs_hooks.base.reads)."""
     import gc
     import logging
 
@@ -302,7 +306,7 @@ def serve_child(
         return time.perf_counter() - start
 
     page_path = project / "docs" / page
-    code = code_file(project)
+    code = project / code_module if code_module else code_file(project)
     out = {"first": rebuild()}
     gc.collect()
     out["rss first"], out["children first"], _ = tree_rss(os.getpid())
@@ -320,7 +324,10 @@ def serve_child(
     if "docs_hooks" in Path(config_file).read_text(encoding="utf-8"):
         time.sleep(pause)
         edit_code(code, first_edit)
+        traces = plugins["docs_hooks"].session.traces
+        kept_before = traces.reused
         out["code edit"] = rebuild()
+        out["code edit kept"] = traces.reused - kept_before
     gc.collect()
     # The children a code edit starts (the recorder, KaTeX) live until the next code edit: the tree is
     # compared from here on, like with like; the first build may have had none (every page kept).
@@ -371,6 +378,7 @@ def serve(
     dirty: bool = False,
     pause: float = PAUSE,
     templates: bool = False,
+    code_module: str | None = None,
 ) -> dict:
     options = {
         "profile": str(profile) if profile else None,
@@ -378,6 +386,7 @@ def serve(
         "dirty": dirty,
         "pause": pause,
         "templates": templates,
+        "code_module": code_module,
     }
     cmd = [PYTHON, str(Path(__file__).resolve()), "_serve", str(project / config), page, str(edits)]
     _, proc = timed_run([*cmd, json.dumps(options)], project, env_for(project))
@@ -540,6 +549,9 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="write cProfile files of a cold build and a prose edit here")
     parser.add_argument("--devices", help="measure these speed devices instead (comma-separated), or 'all'")
     parser.add_argument(
+        "--code-file", help="the module a code edit appends to, from the project's root (default: the first module)"
+    )
+    parser.add_argument(
         "--pause", type=float, default=PAUSE, help=f"seconds an author takes before an edit (default {PAUSE})"
     )
     args = parser.parse_args()
@@ -585,7 +597,16 @@ def main() -> None:
         profile = args.profile / "prose-edit.prof" if args.profile else None
         # Every run edits anew (numbered apart): a run that repeated another's edit would find it in the cache.
         served = [
-            serve(project, "mkdocs.yml", args.page, 0 if i else args.edits, profile, 1000 * (i + 1), pause=args.pause)
+            serve(
+                project,
+                "mkdocs.yml",
+                args.page,
+                0 if i else args.edits,
+                profile,
+                1000 * (i + 1),
+                pause=args.pause,
+                code_module=args.code_file,
+            )
             for i in range(args.runs)
         ]
         floors, kept_floors = (
@@ -606,8 +627,15 @@ def main() -> None:
         for name in ("first", "prose edit", "code edit"):
             values = [s[name] for s in served]
             print(f"{name:22s} {fmt(values)}  {ratio(name, med(values), floor_edit)}{kept(med(values), kept_edit)}")
+        code = args.code_file or code_file(project).relative_to(project).as_posix()
+        print(
+            f"{'  pages kept':22s} {[s['code edit kept'] for s in served]} (their reads of the code held after {code})"
+        )
         dirty, dirty_floors, dirty_kept = (
-            [serve(project, cfg, args.page, 0, None, 5000 + 1000 * i, True, args.pause, t) for i in range(args.runs)]
+            [
+                serve(project, cfg, args.page, 0, None, 5000 + 1000 * i, True, args.pause, t, args.code_file)
+                for i in range(args.runs)
+            ]
             for cfg, t in (("mkdocs.yml", False), (floor_config, False), (floor_config, True))
         )
         dirty_floor = med([f["prose edit"] for f in dirty_floors])
@@ -623,6 +651,7 @@ def main() -> None:
             print(
                 f"{name:22s} {fmt(values)}  {ratio(name, med(values), dirty_floor)}{kept(med(values), dirty_kept_edit)}"
             )
+        print(f"{'  pages kept':22s} {[s['code edit kept'] for s in dirty]}")
         s = served[0]
         print(
             f"\n== serve memory over {args.edits} edits after the first code edit (prose and code in turn) ==\n"
@@ -650,6 +679,7 @@ if __name__ == "__main__":
             options["dirty"],
             options["pause"],
             options["templates"],
+            options["code_module"],
         )
     else:
         main()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from pathlib import Path
 
 from docs_hooks.base.settings import DEFAULT_EXCLUDE, Settings, walk_files
@@ -33,7 +34,13 @@ def project_digest(settings: Settings) -> str:
     block may read (a helper module, a data file, a recorded training run); what a page that shows the code is
     made from besides its own text (see kept). Hidden folders, virtual environments and what
     ``DEFAULT_EXCLUDE`` names are left out."""
-    h = hashlib.sha256()
+    return project_digests(settings)[0]
+
+
+def project_digests(settings: Settings, indexed: Collection[str] = ()) -> tuple[str, str]:
+    """``project_digest``, and the same digest of every file but those of ``indexed`` (repo paths: the files of
+    the code index, whose reads a page's trace notes, see ``base.reads``), in one pass over the files."""
+    h, others = hashlib.sha256(), hashlib.sha256()
     root, docs = settings.project_root, settings.docs_dir
     for file in walk_files(root, root, DEFAULT_EXCLUDE):
         if file.suffix == ".md" and docs in file.parents:
@@ -45,8 +52,11 @@ def project_digest(settings: Settings) -> str:
             )
         except OSError:
             continue
-        h.update(str(file.relative_to(root)).encode() + b"\0" + body + b"\0")
-    return h.hexdigest()
+        named = str(file.relative_to(root)).encode() + b"\0" + body + b"\0"
+        h.update(named)
+        if file.relative_to(root).as_posix() not in indexed:
+            others.update(named)
+    return h.hexdigest(), others.hexdigest()
 
 
 def code_digest(settings: Settings) -> str:

@@ -31,9 +31,11 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from docs_hooks.base.cachedir import Store, store_file
+from docs_hooks.base.reads import Digests, Read, Reads, Trace, Untraceable
 from docs_hooks.base.settings import installed_version
 from docs_hooks.core.page import BlockPart, PagePlan, Prose
 from docs_hooks.render.links import Links
@@ -136,14 +138,71 @@ class KeptPages:
             self.store.close()
 
 
+@dataclass
+class TracedPage:
+    """A page as a build of this process rendered it: its key without the code (``PageKeys.traced_key``), what
+    rendering it read of the code (``base.reads.Trace``) and its pieces."""
+
+    key: str
+    trace: Trace
+    parts: list[Piece]
+
+
+class TracedPages:
+    """Each page's last rendering in this process, with what it read of the code (``base.reads``): after a code
+    edit, a page whose key without the code is the same, and whose every read gets the same answer from the new
+    build, is this rendering, not rendered again. A front end whose process stays across builds (``mkdocs
+    serve``) keeps one for all of them; only a page rendered without a problem, and whose every read could be
+    digested, is kept."""
+
+    def __init__(self) -> None:
+        self._pages: dict[str, TracedPage] = {}
+        self.digests = Digests()  # the answers' digests, for all the builds (see base.reads.Digests)
+        self.reused = 0  # pages taken from here, not rendered again (bench/ and the tests read it)
+
+    def keep(self, page: str, key: str, trace: Trace, parts: list[Piece]) -> None:
+        if trace.complete:
+            self._pages[page] = TracedPage(key, trace, parts)
+        else:
+            self._pages.pop(page, None)
+
+    def reuse(self, page: str, key: str, ask: Callable[[Read], str | None]) -> list[Piece] | None:
+        """The page's last rendering, if it was made from ``key`` and every read it made gets the same answer from
+        ``ask`` (the build's, see ``base.reads.ask_again``); else None."""
+        found = self._pages.get(page)
+        if found is None or found.key != key or not found.trace.holds(ask):
+            return None
+        self.reused += 1
+        return found.parts
+
+
+def plan_digest(plan: PagePlan, reads: Reads) -> str | None:
+    """A digest of what resolving made of the page (each block by its kind's name), the objects whose reads are
+    traced (the project, the index) taken by their role; None when a part of the plan cannot be digested (the
+    page is then rendered again after every code edit)."""
+    parts = [(p.kind.name, p.block, p.plan) if isinstance(p, BlockPart) else p for p in plan.parts]
+    try:
+        return reads.digest((plan.page, parts, plan.problems, plan.entries))
+    except Untraceable:
+        return None
+
+
 class PageKeys:
     """Each planned page's key in one build (``page_key`` of what its rendering reads, as the module's doc says),
     worked out once for each text of the page and state of the site."""
 
-    def __init__(self, settings: str, widget_kernels: frozenset[str] | None, files: str, katex: Callable[[], str]):
+    def __init__(
+        self,
+        settings: str,
+        widget_kernels: frozenset[str] | None,
+        files: str,
+        katex: Callable[[], str],
+        others: str | None = None,
+    ):
         self.settings = settings  # the settings' digest (digests.settings_digest)
         self.widget_kernels = sorted(widget_kernels or ())
         self.files = files  # the digest of every file of the project but its pages (digests.project_digest)
+        self.others = others  # the same, but the files of the code index (whose reads a trace notes)
         self.katex = katex  # KaTeX's version and how the generator runs it, asked for when first needed
         self._environment: str | None = None
         self._known: dict[str, tuple[tuple, str]] = {}  # page -> (what it was made from, its key)
@@ -157,6 +216,30 @@ class PageKeys:
         known = self._known.get(page)
         if known is not None and known[0] == made_from:
             return known[1]
+        key = self._key(page, text, plan, results, links, site, self.files)
+        self._known[page] = (made_from, key)
+        return key
+
+    def traced_key(
+        self, page: str, text: str, plan: PagePlan, results: Results, links: Links, site: SiteEntries, made: str
+    ) -> str | None:
+        """The page's key without the files of the code index, but with ``made``, the digest of its plan (see
+        ``plan_digest``): what it read of those files is its trace (``TracedPages``). None without ``others``."""
+        if self.others is None:
+            return None
+        return self._key(page, text, plan, results, links, site, self.others, made)
+
+    def _key(
+        self,
+        page: str,
+        text: str,
+        plan: PagePlan,
+        results: Results,
+        links: Links,
+        site: SiteEntries,
+        files: str,
+        *more: str,
+    ) -> str:
         if self._environment is None:
             self._environment = environment(self.katex())
         inputs = []
@@ -170,19 +253,18 @@ class PageKeys:
                 inputs.append(part.kind.inputs(part.plan, results, links))
             else:
                 whole_code = True
-        key = page_key(
+        return page_key(
             page,
             self._environment,
             self.settings,
             self.widget_kernels,
             text,
             links.state(),
-            self.files if whole_code else None,
+            files if whole_code else None,
             self._site_digest(site) if plan.reads_site and whole_code else None,
             inputs,
+            *more,
         )
-        self._known[page] = (made_from, key)
-        return key
 
     def _site_digest(self, site: SiteEntries) -> str:
         if self._site is None or self._site[0] != site.version:

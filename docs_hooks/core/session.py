@@ -27,7 +27,7 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.base.lasttwo import LastTwo
 from docs_hooks.base.settings import Settings, load_settings
 from docs_hooks.core.digests import fingerprint
-from docs_hooks.core.kept import digest
+from docs_hooks.core.kept import TracedPages, digest
 from docs_hooks.core.site import Build, Expanded, Shown, build_order, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
@@ -91,6 +91,9 @@ class Session:
         self.texts = Texts()
         self.modules = Modules()
         self.read_back = ReadBack()  # the recordings as read from the cache, for the build after a code edit
+        # Each page's last rendering with what it read of the code, for the builds after a code edit (kept only
+        # when the process waits for the author's edits: ``settles``).
+        self.traces = TracedPages()
         # A front end whose process waits for the author after each build (``mkdocs serve``) sets this, and
         # calls ``settle_later``: a replaced build is then collected while the author reads, not in the rebuild.
         self.settles = False
@@ -146,6 +149,7 @@ class Session:
                     texts=self.texts,
                     modules=self.modules,
                     read_back=self.read_back,
+                    traces=self.traces if self.settles else None,
                 )
                 self.fingerprint = stamp
             else:
@@ -156,6 +160,7 @@ class Session:
             self.widget_kernels = widget_kernels
             self._read_lock(settings)
             self._reads.new_build()
+            self.traces.digests.new_build()
             gcpause.freeze()  # the index and the parsed pages live through the build: see gcpause
         return self._build
 

@@ -15,15 +15,17 @@ shows.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
+from docs_hooks.base.reads import Read, Reads, Role, Untraceable, ask_again
 from docs_hooks.base.settings import Settings
-from docs_hooks.core.digests import project_digest, settings_digest
-from docs_hooks.core.kept import KeptPages, PageKeys
+from docs_hooks.core.digests import project_digests, settings_digest
+from docs_hooks.core.kept import KeptPages, PageKeys, TracedPages, plan_digest
 from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
 from docs_hooks.core.planned import SitePlans
 from docs_hooks.core.warmup import WarmUp
@@ -102,7 +104,15 @@ class Build:
     stage's ``results`` and the ``links``; it runs what the plans need and renders the pages. Make it with
     ``make_build``; ``close`` ends what it started."""
 
-    def __init__(self, project: Project, workers: Workers | None, static: bool, files: str | None = None):
+    def __init__(
+        self,
+        project: Project,
+        workers: Workers | None,
+        static: bool,
+        files: str | None = None,
+        others: str | None = None,
+        traces: TracedPages | None = None,
+    ):
         self.project = project
         self.settings = project.settings
         self.static = static
@@ -113,7 +123,9 @@ class Build:
         self.results: Results | None = None
         if workers is not None:  # a build that renders
             self.listings = Listings(project.settings.cache_dir)
-            self.results = Results(workers, self.site, project.spec, self._every_recording, self.listings.lines)
+            self.results = Results(
+                workers, self.site, project.spec, self._every_recording, self.listings.lines, project.reads
+            )
         self._rendered: dict[str, tuple[tuple, Expanded]] = {}  # page -> (what it was made from, the page)
         # Rendered pages of earlier builds (see kept): only a build that renders, and knows the digest of
         # the project's files (``files``, see digests.project_digest) its pages are made from.
@@ -122,8 +134,11 @@ class Build:
         if workers is not None and files is not None:
             self.kept = KeptPages(project.settings.cache_dir)
             self.keys = PageKeys(
-                settings_digest(project.settings), project.widget_kernels, files, lambda: workers.math.version
+                settings_digest(project.settings), project.widget_kernels, files, lambda: workers.math.version, others
             )
+        # Each page's last rendering in this process with what it read of the code (see kept.TracedPages): a
+        # front end whose process stays across builds hands each the same; only with the project's ``reads``.
+        self.traces = traces if project.reads is not None and others is not None else None
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
@@ -206,12 +221,21 @@ class Build:
             if kept is None or kept[0] != key:
                 found = self.kept.get_many([key]) if self.kept is not None and key is not None else {}
                 kept = (key, found[key]) if key in found else None
+            traced = self._traced_key(page, text, plan) if kept is None else None
+            reused = None  # the page's last rendering in this process, when what it read is unchanged
+            if traced is not None and self.traces is not None:
+                reused = self.traces.reuse(page, traced, self._ask_again)
+                if reused is not None and key is not None and self.kept is not None:
+                    self.kept.put(key, reused)
             if kept is not None:  # kept only when it had no problem, and made from the same inputs
                 parts = kept[1]
                 self.warming.read_back.add(page)
+            elif reused is not None:  # its trace is kept, and the facts it reads were made to tell it held
+                parts = reused
+                self.warming.read_back.discard(page)
             else:
                 self.warming.read_back.discard(page)
-                rendered: RenderedPage = render_page(plan, self.results, self.links)
+                rendered = self._render(page, plan, traced)
                 parts = rendered.parts
                 problems += rendered.problems  # which page shows one of the build's problems: see Shown
                 if not rendered.problems and key is not None and self.kept is not None:
@@ -219,6 +243,71 @@ class Build:
         result = Expanded(parts, problems, plan.refs.uses, plan.refs.unresolved, plan.entries)
         self._rendered[page] = (made_from, result)  # the page's last expansion only: serve edits it again
         return result
+
+    def _render(self, page: str, plan: PagePlan, traced: str | None) -> RenderedPage:
+        """The page rendered; with ``traced`` (its key without the code), what it read of the code kept with it
+        (see kept.TracedPages)."""
+        assert self.results is not None
+        reads = self.project.reads
+        if traced is None or reads is None or self.traces is None:
+            return render_page(plan, self.results, self.links)
+        with reads.tracing() as trace:
+            rendered: RenderedPage = render_page(plan, self.results, self.links)
+        if not rendered.problems:
+            self.traces.keep(page, traced, trace, rendered.parts)
+        return rendered
+
+    def _traced_key(self, page: str, text: str, plan: PagePlan) -> str | None:
+        """The page's key without the files of the code index (see kept.PageKeys.traced_key); None when this
+        build keeps no traces, or the plan cannot be digested."""
+        reads = self.project.reads
+        if self.traces is None or reads is None or self.keys is None or self.results is None:
+            return None
+        made = plan_digest(plan, reads)
+        if made is None:
+            return None
+        return self.keys.traced_key(page, text, plan, self.results, self.links, self.site, made)
+
+    def _ask_again(self, read: Read) -> str | None:
+        """The digest of the answer this build gives to a read an earlier build's page made (see base.reads)."""
+        assert self.project.reads is not None
+        return ask_again(self.project.reads, self._role(read.role), read, self._rebound)
+
+    def _rebound(self, value: object) -> object:
+        """``value``, an argument of a read an earlier build's page made, with this build's objects in place of
+        the roles it holds (``base.reads.detached``): its project, index, graphs, results and links, in a
+        container or a dataclass too (``Evidence``). Raises Untraceable for a role this build has no object for."""
+        kind = type(value)
+        if kind is Role:
+            assert isinstance(value, Role)
+            found = {"CodeIndex": self.project.index, "Links": self.links}.get(value.token)
+            found = found if found is not None else self._role(value.role) if value.role is not None else None
+            if found is None:
+                raise Untraceable(value.token)
+            return found
+        if kind in (list, tuple):
+            return kind(self._rebound(v) for v in value)  # type: ignore[attr-defined]
+        if kind is dict:
+            return {k: self._rebound(v) for k, v in value.items()}  # type: ignore[attr-defined]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and not getattr(kind, "plain_repr", False):
+            changed = {}
+            for f in dataclasses.fields(value):
+                if f.init:
+                    old = getattr(value, f.name)
+                    new = self._rebound(old)
+                    if new is not old:
+                        changed[f.name] = new
+            return dataclasses.replace(value, **changed) if changed else value
+        return value
+
+    def _role(self, role: str) -> object:
+        """The object of this build that plays ``role`` in a trace (see base.reads)."""
+        project = self.project
+        if role.startswith("index."):
+            return getattr(project.index, role.removeprefix("index."), None)
+        if role == "results.graph":
+            return self.results.graph if self.results is not None else None
+        return {"project": project, "graph": project.graph, "results": self.results}.get(role)
 
     # ------------------------------------------------------------------ kept across builds
 
@@ -276,8 +365,13 @@ class Build:
         """Make the call graph, and render once each page with blocks this build read back, in the background
         (see ``warmup``). A front end calls it once a build is done and its process stays (``mkdocs serve``)."""
         if self.results is not None and self.workers is not None and self._site_pages:
-            plans = [known[1] for page in self._site_pages if (known := self.plans.planned(page)) is not None]
-            self.warming.start(self.workers, self.results, self.links, plans)
+            known = {page: found for page in self._site_pages if (found := self.plans.planned(page)) is not None}
+            self.warming.start(
+                self.workers,
+                self.results,
+                [plan for _, plan in known.values()],
+                lambda plan: self._render(plan.page, plan, self._traced_key(plan.page, *known[plan.page])),
+            )
 
     def close(self) -> None:
         """End every process this build started and drop their state (a replaced or finished build)."""
@@ -319,6 +413,7 @@ def make_build(
     texts: Texts | None = None,
     modules: Modules | None = None,
     read_back: ReadBack | None = None,
+    traces: TracedPages | None = None,
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
@@ -337,12 +432,13 @@ def make_build(
     (the files the runs depend on), ``modules`` (the code as resolving parses
     it) and ``read_back`` (the recordings as read from the cache): a file not
     edited since the last build is not read into them again, nor a recording
-    stored since.
+    stored since. It may hand each the same ``traces`` too: each page's last
+    rendering with what it read of the code (``kept.TracedPages``), so that a
+    code edit renders again only the pages that read what changed.
     """
-    code = project_digest(settings) if not static else None
     with paused():
         build = _make_build(
-            settings, coverage and not static, static, index, widget_kernels, code, texts, modules, read_back
+            settings, coverage and not static, static, index, widget_kernels, texts, modules, read_back, traces
         )
         # What the build holds lives through it: out of collections until expand_site ends, or the front
         # end's next build starts (see gcpause), and frozen before the collector runs again.
@@ -356,12 +452,16 @@ def _make_build(
     static: bool,
     index: CodeIndex | None,
     widget_kernels: frozenset[str] | None,
-    code: str | None,
     texts: Texts | None = None,
     modules: Modules | None = None,
     read_back: ReadBack | None = None,
+    traces: TracedPages | None = None,
 ) -> Build:
     index = index if index is not None else index_for(settings)
+    code, others = project_digests(settings, index.file_digests) if not static else (None, None)
+    reads = Reads(traces.digests) if traces is not None and not static else None
+    if reads is not None:
+        index = index.watched(reads)
     spec = None
     if settings.spec_source is not None:
         from docs_hooks.read.spec import labels_without_compiling
@@ -374,9 +474,10 @@ def _make_build(
 
             spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
     evidence = cached_evidence(settings, index) if static else None
-    project = Project(settings, index, CallGraph(index, evidence), spec, widget_kernels, modules or Modules())
+    graph = CallGraph(index, evidence, reads)
+    project = Project(settings, index, graph, spec, widget_kernels, modules or Modules(), reads)
     workers = None if static else Workers(settings, index, texts=texts, read_back=read_back)
-    build = Build(project, workers, static, files=code)
+    build = Build(project, workers, static, files=code, others=others, traces=traces)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
     # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).
     build.plans.parse_files()

@@ -10,9 +10,9 @@ rendering first (``stop``), so that nothing renders beside it; it waits at most 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
-from docs_hooks.core.page import BlockPart, PagePlan, render_page
-from docs_hooks.render.links import Links
+from docs_hooks.core.page import BlockPart, PagePlan
 from docs_hooks.run.results import Results
 from docs_hooks.run.workers import Workers
 
@@ -23,8 +23,11 @@ class WarmUp:
         self._going = threading.Event()  # set while it may render; cleared to stop it
         self._rendering = threading.Lock()  # held for each page it renders
 
-    def start(self, workers: Workers, results: Results, links: Links, plans: list[PagePlan]) -> None:
-        """Make the graph, then render each of ``plans`` that was read back and has blocks, in the background."""
+    def start(
+        self, workers: Workers, results: Results, plans: list[PagePlan], render: Callable[[PagePlan], object]
+    ) -> None:
+        """Make the graph, then render (``render``: the build's) each of ``plans`` that was read back and has
+        blocks, in the background."""
         ahead = [p for p in plans if p.page in self.read_back and any(isinstance(x, BlockPart) for x in p.parts)]
         self._going.set()
 
@@ -34,7 +37,7 @@ class WarmUp:
                 with self._rendering:
                     if not self._going.is_set():
                         return
-                    render_page(plan, results, links)
+                    render(plan)
                 self.read_back.discard(plan.page)
 
         workers.in_background([warm])

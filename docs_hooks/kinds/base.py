@@ -25,9 +25,10 @@ import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.reads import Reads, traced
 from docs_hooks.base.settings import Settings
 from docs_hooks.read.blocks import Block
 from docs_hooks.read.blockspec import BlockSpec
@@ -63,8 +64,19 @@ class Project:
     widget_kernels: frozenset[str] | None = None
     # The code's modules, parsed once per text: a front end whose process stays hands each build the same ones.
     modules: Modules = field(default_factory=Modules, compare=False, repr=False)
+    # Where its answers are noted while a page renders (see ``base.reads``): under ``mkdocs serve``.
+    reads: Reads | None = field(default=None, compare=False, repr=False)
     _read: dict[Path, ParsedModule] = field(default_factory=dict, compare=False, repr=False)
 
+    trace_token: ClassVar[str] = "Project"  # what a digest of a read's answer takes it for (base.reads)
+    role: ClassVar[str] = "project"
+
+    @traced
+    def text(self, path: Path) -> str:
+        """The text of a file of the project, as a block reads it while it renders (a read noted: base.reads)."""
+        return path.read_text(encoding="utf-8")
+
+    @traced
     def tree(self, path: Path) -> ast.Module:
         """The parsed module at ``path`` (a file of the index), read once per build."""
         return self._module(path).tree
@@ -74,6 +86,7 @@ class Project:
             self._read[path] = self.modules.read(path)
         return self._read[path]
 
+    @traced
     def definition(self, fn: Function) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The ``def`` of ``fn`` in its module as read in this build; None when the file no longer holds it."""
         for node in self._module(fn.file).definitions():
@@ -81,6 +94,7 @@ class Project:
                 return node
         return None
 
+    @traced
     def assignments(self, fn: Function) -> Assignments | None:
         """What the function assigns, statement by statement (``resolve.assignments``), found once per text of
         its file; None when its file no longer holds it."""

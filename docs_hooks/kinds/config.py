@@ -55,7 +55,7 @@ def config_requests(s: Settings, index: CodeIndex) -> dict[str, Request | TraceE
 
 
 def config_inventory(ev: Evidence) -> ConfigInventory:
-    return ev.once("config", lambda: _config_inventory(ev))
+    return ev.once("config", _config_inventory, ev)
 
 
 def _config_inventory(ev: Evidence) -> ConfigInventory:
@@ -84,7 +84,7 @@ def _config_inventory(ev: Evidence) -> ConfigInventory:
 
 
 def constructor_config(ev: Evidence, cls: str) -> ConfigInventory:
-    return ev.once(f"config of {cls}", lambda: _constructor_config(ev, cls))
+    return ev.once(f"config of {cls}", _constructor_config, ev, cls)
 
 
 def _constructor_config(ev: Evidence, cls: str) -> ConfigInventory:

@@ -126,7 +126,7 @@ def dataclass_config(ev: Evidence, dotted: str) -> Group:
     s = ev.settings
     repo_path, start, end = ev.index.classes[dotted]
     path = s.project_root / repo_path
-    text = path.read_text(encoding="utf-8")
+    text = ev.project.text(path)
     lines, encoded = text.splitlines(), byte_lines(text)
     short = dotted.rsplit(".", 1)[-1]
     node = next(
@@ -155,7 +155,7 @@ def module_config(ev: Evidence, module: str) -> list[Group]:
     s = ev.settings
     path = _module_path(ev, module)
     repo_path = s.rel(path)
-    text = path.read_text(encoding="utf-8")
+    text = ev.project.text(path)
     lines, encoded = text.splitlines(), byte_lines(text)
     groups: list[Group] = []
     loose = []
@@ -229,7 +229,7 @@ def dict_config(ev: Evidence, dotted: str) -> Group:
             "fix model_config in [tool.docs_hooks]"
         )
     repo_path = s.rel(path)
-    text = path.read_text(encoding="utf-8")
+    text = ev.project.text(path)
     lines, encoded = text.splitlines(), byte_lines(text)
     fields = []
     for key, value in zip(node.value.keys, node.value.values):
@@ -280,7 +280,7 @@ def _loaded_config(ev: Evidence, fn: Function) -> Group:
                 if (base / node.value).is_file():
                     data = (base / node.value).resolve()
                     break
-    text = data.read_text(encoding="utf-8").splitlines() if data else []
+    text = ev.project.text(data).splitlines() if data else []
     fields = []
     for key, val in value.items():
         line = next(
@@ -308,7 +308,7 @@ def constructor_fields(
     if init is None:
         raise TraceError(f"{cls} defines no __init__, so its objects take no arguments for trace-config to show")
     node = def_node(ev.project, init)
-    text = init.file.read_text(encoding="utf-8")
+    text = ev.project.text(init.file)
     lines, encoded = text.splitlines(), byte_lines(text)
     args = node.args
     positional = [*args.posonlyargs, *args.args][1:]  # not self

@@ -25,18 +25,18 @@ from docs_hooks.resolve.codeindex import Function
 
 def _calls_of_the_code(ev: Evidence) -> list[tuple[Function, ast.Call]]:
     """Every call in the functions of the code (not the tests'), file by file, found once per build."""
+    return ev.once("calls of the code", _find_calls_of_the_code, ev)
 
-    def find() -> list[tuple[Function, ast.Call]]:
-        functions = sorted(ev.index.functions.values(), key=lambda f: (f.repo_path, f.start))
-        return [
-            (fn, node)
-            for fn in functions
-            if not fn.is_test
-            for node in ast.walk(def_node(ev.project, fn))
-            if isinstance(node, ast.Call)
-        ]
 
-    return ev.once("calls of the code", find)
+def _find_calls_of_the_code(ev: Evidence) -> list[tuple[Function, ast.Call]]:
+    functions = sorted(ev.index.functions.values(), key=lambda f: (f.repo_path, f.start))
+    return [
+        (fn, node)
+        for fn in functions
+        if not fn.is_test
+        for node in ast.walk(def_node(ev.project, fn))
+        if isinstance(node, ast.Call)
+    ]
 
 
 def setters(ev: Evidence, dotted: str, fields: list[ConfigField]) -> None:

@@ -170,7 +170,7 @@ def class_decay_request(project: Project, cls: str, rec) -> Request | TraceError
 
 
 def class_parameters(ev: Evidence, cls: str) -> Params:
-    return ev.once(f"params of {cls}", lambda: _class_parameters(ev, cls))
+    return ev.once(f"params of {cls}", _class_parameters, ev, cls)
 
 
 def _class_parameters(ev: Evidence, cls: str) -> Params:

@@ -26,7 +26,7 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import Settings
@@ -120,9 +120,10 @@ class Evidence:
             raise TraceError(request.message)
         return self.results.recording(request)
 
-    def once(self, key: str, compute: Callable[[], T]) -> T:
-        """``compute()`` once per build (see Results.derived)."""
-        return self.results.derived(key, compute)
+    def once(self, key: str, compute: Callable[..., T], *args: Any) -> T:
+        """``compute(*args)`` once per build (see Results.derived: a module's function, and arguments that a later
+        build can give again with its own objects)."""
+        return self.results.derived(key, compute, *args)
 
     def tree(self, path: Path):
         return self.project.tree(path)
@@ -192,6 +193,8 @@ def _is_int(v: Any) -> bool:
 
 class Dims:
     """Names dimensions after config fields, using the probe config to tell them apart."""
+
+    trace_vars: ClassVar[bool] = True  # its attributes are all it holds (base.reads)
 
     def __init__(self, real: dict[str, Any], probe: dict[str, Any], symbols: dict[str, str], helper: str) -> None:
         self.real, self.probe, self.helper = real, probe, helper
@@ -305,15 +308,15 @@ class ModelRun:
 
 def model_run(ev: Evidence) -> ModelRun:
     """The model run of this build: both recordings and the symbol namer (computed once per build)."""
+    return ev.once("model_run", _model_run, ev)
 
-    def compute() -> ModelRun:
-        helper = model_run_path(ev.settings)
-        real_cfg = _config_fields(ev.recording(CONFIG).result, f"config() in {helper}")
-        probe_cfg = _config_fields(ev.recording(PROBE_CONFIG).result, f"probe(cfg) in {helper}")
-        dims = Dims(real_cfg, probe_cfg, ev.settings.symbols, helper)
-        return ModelRun(ev.recording(RUN), ev.recording(PROBE_RUN), dims, helper)
 
-    return ev.once("model_run", compute)
+def _model_run(ev: Evidence) -> ModelRun:
+    helper = model_run_path(ev.settings)
+    real_cfg = _config_fields(ev.recording(CONFIG).result, f"config() in {helper}")
+    probe_cfg = _config_fields(ev.recording(PROBE_CONFIG).result, f"probe(cfg) in {helper}")
+    dims = Dims(real_cfg, probe_cfg, ev.settings.symbols, helper)
+    return ModelRun(ev.recording(RUN), ev.recording(PROBE_RUN), dims, helper)
 
 
 # ----------------------------------------------------------------------------- what the inventories share
@@ -329,14 +332,22 @@ def def_node(project: Project, fn: Function) -> ast.FunctionDef | ast.AsyncFunct
 
 def display_path_of(ev: Evidence, repo_path: str) -> str:
     """How the pages name a file of the project: as its functions are named (from the code root), else as it is."""
-    for fn in ev.index.functions.values():
-        if fn.repo_path == repo_path:
-            return fn.display_path
+    shown = ev.once("display paths", _display_paths, ev).get(repo_path)
+    if shown is not None:
+        return shown
     s = ev.settings
     try:
         return (s.project_root / repo_path).relative_to(s.source_root).as_posix()
     except ValueError:
         return repo_path
+
+
+def _display_paths(ev: Evidence) -> dict[str, str]:
+    """Each file of the code index, by repo path: how the pages name it (as its first function is named)."""
+    out: dict[str, str] = {}
+    for fn in ev.index.functions.values():
+        out.setdefault(fn.repo_path, fn.display_path)
+    return out
 
 
 def source_line_link(ev: Evidence, repo_path: str, start: int, end: int | None = None, title: str = "") -> str:

@@ -129,7 +129,7 @@ class Params:
 
 
 def parameters(ev: Evidence) -> Params:
-    return ev.once("params", lambda: _parameters(ev))
+    return ev.once("params", _parameters, ev)
 
 
 _RUN = re.compile(r"\d+")
@@ -287,25 +287,30 @@ Assigned = tuple[Function, ast.Assign | ast.AnnAssign, ast.expr, set[str]]
 def _subscript_assignments(ev: Evidence, creators: list[Function]) -> list[Assigned]:
     """Every assignment of the creators to a subscript (``params["w"] = ...``, in a tuple too): the function,
     the statement, the value it assigns there and the strings the subscript's key holds; found once per build."""
+    return ev.once(
+        "assignments to a subscript in " + ", ".join(f.name for f in creators),
+        _find_subscript_assignments,
+        ev,
+        creators,
+    )
 
-    def find() -> list[Assigned]:
-        out: list[Assigned] = []
-        for fn in creators:
-            for node in ast.walk(def_node(ev.project, fn)):
-                if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-                    continue
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    many = isinstance(target, (ast.Tuple, ast.List))
-                    elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-                    values = node.value.elts if many and isinstance(node.value, (ast.Tuple, ast.List)) else None
-                    for i, elt in enumerate(elts):
-                        if isinstance(elt, ast.Subscript):
-                            value = values[i] if values is not None and i < len(values) else node.value
-                            out.append((fn, node, value, _constants(elt.slice)))
-        return out
 
-    return ev.once("assignments to a subscript in " + ", ".join(f.name for f in creators), find)
+def _find_subscript_assignments(ev: Evidence, creators: list[Function]) -> list[Assigned]:
+    out: list[Assigned] = []
+    for fn in creators:
+        for node in ast.walk(def_node(ev.project, fn)):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                many = isinstance(target, (ast.Tuple, ast.List))
+                elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                values = node.value.elts if many and isinstance(node.value, (ast.Tuple, ast.List)) else None
+                for i, elt in enumerate(elts):
+                    if isinstance(elt, ast.Subscript):
+                        value = values[i] if values is not None and i < len(values) else node.value
+                        out.append((fn, node, value, _constants(elt.slice)))
+    return out
 
 
 def _creating_statement(ev: Evidence, creators: list[Function], pattern: str, name: str):

@@ -14,6 +14,7 @@ import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from docs_hooks.base.errors import TraceError
@@ -116,7 +117,11 @@ class SiteShapes:
 
 def _calls_by_line(ev: Evidence, fn: Function) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
     """Every call in the module of ``fn``, by its line, with each statement that holds it (once per build)."""
-    return ev.once(f"calls by line of {fn.file}", lambda: calls_by_line(ev.tree(fn.file)))
+    return ev.once(f"calls by line of {fn.file}", _calls_by_line_of, ev, fn.file)
+
+
+def _calls_by_line_of(ev: Evidence, path: Path) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:
+    return calls_by_line(ev.tree(path))
 
 
 def calls_by_line(tree: ast.AST) -> dict[int, list[tuple[ast.stmt, ast.Call]]]:

@@ -74,7 +74,7 @@ class SourceKind:
 
 
 def _cited(plan: SourcePlan, results: Results) -> list[sources.Citation]:
-    cited = results.derived(("citations by file", results.site.version), lambda: _by_file(results))
+    cited = results.derived(("citations by file", results.site.version), _by_file, results)
     return cited.get(plan.repo_path, [])
 
 

@@ -21,6 +21,8 @@ from docs_hooks.resolve.codeindex import CodeIndex, Function
 
 
 class Links:
+    trace_token = "Links"  # what a digest of a read's answer takes it for (base.reads): its state is in a page's key
+
     def __init__(self, settings: Settings, index: CodeIndex):
         self.settings = settings
         self.index = index

@@ -143,7 +143,7 @@ def used(entry: EntryData, links: Links, graph: CallGraph, pdf: str | None, cove
     if pdf is not None:
         rows.append(["PDF reference", pdf])
     rows += [["Called by", called], ["Tested by", tested]]
-    unknown = graph.runs.unobserved(graph.unresolved_calls(entry.functions))
+    unknown = graph.unobserved(graph.unresolved_calls(entry.functions))
     if unknown:
         rows.append([UNKNOWN_ROW, unknown_calls(unknown, links, graph)])
     if shown:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from docs_hooks.base.reads import Reads, traced
 from docs_hooks.resolve.codeindex import CallSite, CodeIndex, Function, Statement
 from docs_hooks.resolve.hierarchy import Hierarchy
 
@@ -57,6 +59,8 @@ class RunEvidence:
 class RunSite:
     """A call site the index did not find and a run saw, shaped as ``CallSite``: ``statement`` is the caller's
     statement that holds ``line``."""
+
+    plain_repr: ClassVar[bool] = True  # its repr shows all it holds (base.reads)
 
     caller: str
     callee: str
@@ -127,12 +131,19 @@ class CallGraph:
     """The call graph of one code index, merged with what the runs saw (``evidence``), each answer kept for the
     build (entries ask several times)."""
 
-    def __init__(self, index: CodeIndex, evidence: RunEvidence | None = None):
+    trace_token = "CallGraph"  # what a digest of a read's answer takes it for (base.reads)
+
+    def __init__(
+        self, index: CodeIndex, evidence: RunEvidence | None = None, reads: Reads | None = None, role: str = "graph"
+    ):
         self.index = index
         self.runs = RunCalls(index, evidence)
         self._memo: dict[tuple, list[str]] = {}
         self._hierarchy: Hierarchy | None = None
+        self.reads = reads  # where its answers are noted while a page renders (see ``base.reads``)
+        self.role = role  # which graph of a build it is: the code's ("graph") or the runs' ("results.graph")
 
+    @traced
     def sites_to(self, name: str) -> list[CallSite | RunSite]:
         """Every call site of ``name``: the index's, then those only seen at run time (``seen_at_run_time``)."""
         return [*self.index.calls_to(name), *self.runs.sites.get(name, ())]
@@ -145,6 +156,7 @@ class CallGraph:
             self._memo[key] = compute()
         return list(self._memo[key])
 
+    @traced
     def callers(self, functions: list[Function]) -> list[str]:
         """The functions of the code (not tests) that call one of ``functions``, other than themselves: those the
         index found, then those only seen at run time."""
@@ -160,11 +172,13 @@ class CallGraph:
                     out.append(site.caller)
         return out
 
+    @traced
     def callers_seen_only_at_run_time(self, functions: list[Function]) -> list[str]:
         """The callers (see ``callers``) that no call site of the index shows: only a run saw them call."""
         static = {s.caller for fn in functions for s in self.index.calls_to(fn.name)}
         return [c for c in self.callers(functions) if c not in static]
 
+    @traced
     def call_rows(self, functions: list[Function]) -> list[tuple[str, CallSite | RunSite]]:
         """Every call of ``functions`` from elsewhere, as (role, call site), code first. The role is "Calls it" or
         "Tests it", followed by "(seen at run time)" for a call the index did not find."""
@@ -179,6 +193,7 @@ class CallGraph:
         rows.sort(key=lambda r: (r[0].startswith("Tests it"), self.index.functions[r[1].caller].repo_path, r[1].line))
         return rows
 
+    @traced
     def tested_by(self, functions: list[Function]) -> list[str]:
         """Tests that call one of ``functions`` directly (in the code, or seen at run time)."""
         return self._remembered("tested_by", functions, lambda: self._tested_by(functions))
@@ -192,15 +207,18 @@ class CallGraph:
                     out.append(caller.name)
         return out
 
+    @traced
     def tested_only_at_run_time(self, functions: list[Function]) -> list[str]:
         """The tests (see ``tested_by``) that no call site of the index shows calling ``functions``."""
         static = {s.caller for fn in functions for s in self.index.calls_to(fn.name)}
         return [t for t in self.tested_by(functions) if t not in static]
 
+    @traced
     def reached_by_tests(self, functions: list[Function]) -> list[str]:
         """Tests that reach ``functions`` through other functions, not directly (at most REACHED_SHOWN + 1)."""
         return self._remembered("reached", functions, lambda: self._reached_by_tests(functions))
 
+    @traced
     def reached_shown(self, functions: list[Function]) -> tuple[list[str], bool]:
         """The tests a page lists as reaching ``functions`` through others, and whether there are more."""
         reached = self.reached_by_tests(functions)
@@ -239,6 +257,7 @@ class CallGraph:
 
     # ------------------------------------------------------------------ what the reading could not resolve
 
+    @traced
     def unresolved_calls_to(self, name: str) -> list[CallSite]:
         """The calls the code index could not resolve that may reach function ``name``: rule 5 of the design
         wants them counted where the function's evidence is shown, never hidden.
@@ -275,6 +294,12 @@ class CallGraph:
                     out[where] = CallSite(site.caller, name, site.statement, site.line, written=site.written)
         return [out[k] for k in sorted(out)]
 
+    @traced
+    def unobserved(self, sites: list) -> list:
+        """Those of ``sites`` whose line no run executed (see ``RunCalls.unobserved``)."""
+        return self.runs.unobserved(sites)
+
+    @traced
     def unresolved_calls(self, functions: list[Function]) -> list[CallSite]:
         """The unresolved calls that may reach one of ``functions`` (an entry's), from other functions than
         these, each call once (see unresolved_calls_to)."""

@@ -15,10 +15,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import ClassVar
 
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.reads import Reads, WatchedDict, WatchedList
 from docs_hooks.resolve.bindings import Path as ValuePath
 from docs_hooks.resolve.values import ModuleBindings
 
@@ -26,6 +28,8 @@ from docs_hooks.resolve.values import ModuleBindings
 @dataclass(frozen=True)
 class Statement:
     """One statement of a function. Compound statements keep only their header lines."""
+
+    plain_repr: ClassVar[bool] = True  # its repr shows all it holds (base.reads)
 
     start: int  # first line, 1-based
     end: int  # last line of the statement (of the header, for if/for/with/...)
@@ -45,6 +49,8 @@ class Statement:
 
 @dataclass(frozen=True)
 class CallSite:
+    plain_repr: ClassVar[bool] = True  # its repr shows all it holds (base.reads)
+
     caller: str  # dotted name of the calling function
     callee: str  # dotted name of the called function, as resolved through imports
     statement: Statement  # the whole statement that holds the call
@@ -60,6 +66,8 @@ class UnresolvedCall:
     hold what the reading cannot tell (``layer.forward_pass(X)``, ``layer`` an item of a list filled from a
     parameter), and the name it calls is the name of a method of the project."""
 
+    plain_repr: ClassVar[bool] = True  # its repr shows all it holds (base.reads)
+
     caller: str  # dotted name of the calling function
     method: str  # the name called: ``forward_pass``; ``__call__`` for a call of the object itself (``fn(X)``)
     written: str  # the callee as written: ``layer.forward_pass``, ``self.layers[...].forward``
@@ -69,6 +77,8 @@ class UnresolvedCall:
 
 @dataclass(frozen=True)
 class AttributeRead:
+    plain_repr: ClassVar[bool] = True  # its repr shows all it holds (base.reads)
+
     reader: str  # dotted name of the function that reads it
     base: str  # the name before the dot (`cfg` in `cfg.ln_eps`)
     attr: str
@@ -78,6 +88,8 @@ class AttributeRead:
 
 @dataclass
 class Function:
+    plain_repr: ClassVar[bool] = True  # its repr shows all it holds (base.reads)
+
     name: str  # dotted name, e.g. ``ops.layer_norm_forward`` or ``train.AdamW.step``
     module: str
     file: Path  # absolute path
@@ -116,6 +128,20 @@ class CodeIndex:
     unresolved: list[UnresolvedCall] = field(default_factory=list)
     _calls_to: dict[str, list[CallSite]] = field(default_factory=dict)
     _unresolved_by_method: dict[str, list[UnresolvedCall]] = field(default_factory=dict)
+
+    trace_token: ClassVar[str] = "CodeIndex"  # what a digest of a read's answer takes it for (base.reads)
+
+    def watched(self, reads: Reads) -> CodeIndex:
+        """The same index, its tables' reads noted in ``reads`` (see ``base.reads``), each table in the role
+        ``index.<its name>``."""
+        tables: dict[str, WatchedDict | WatchedList] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, dict):
+                tables[f.name] = WatchedDict(value, reads, f"index.{f.name}")
+            elif isinstance(value, list):
+                tables[f.name] = WatchedList(value, reads, f"index.{f.name}")
+        return replace(self, **tables)  # type: ignore[arg-type]
 
     def calls_to(self, name: str) -> list[CallSite]:
         return self._calls_to.get(name, [])

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.reads import Reads, Untraceable, traced
 from docs_hooks.run.recording import Recording
 from docs_hooks.run.request import Request
 
@@ -55,6 +56,9 @@ Need = Request | Formula | _Coverage
 class Results:
     """The run stage's answers for one build, made at most once each (see the module's doc)."""
 
+    trace_token = "Results"  # what a digest of a read's answer takes it for (base.reads)
+    role = "results"
+
     def __init__(
         self,
         workers: Workers,
@@ -62,8 +66,10 @@ class Results:
         spec: SpecIndex | None = None,
         every_recording: Callable[[], object] | None = None,
         listings: Callable[[str], list[str]] | None = None,
+        reads: Reads | None = None,
     ):
         self.workers = workers
+        self.reads = reads  # where its answers are noted while a page renders (see ``base.reads``)
         # A file's lines highlighted, by its text, kept across builds (the build's ``render.listings.Listings``).
         self.listings = listings
         # What answers every recording the site's pages use (the build's), before the call graph is made.
@@ -72,6 +78,7 @@ class Results:
         self.site = site  # every page's entries (resolved), for the site-wide tables
         self.spec = spec  # the compiled specification, or None when none is configured
         self._derived: dict[Any, Any] = {}
+        self._derived_digests: dict[Any, str] = {}  # each derived fact's digest, once a page noted it (``reads``)
         self._lock = threading.RLock()  # a derived fact may read another one, or the graph
         # The graph's own: a derived fact that does not read the graph need not wait while it is made (in the
         # background, say: Build.warm_up). Making the graph reads no derived fact.
@@ -80,6 +87,7 @@ class Results:
 
     # ------------------------------------------------------------------ recordings
 
+    @traced
     def recording(self, request: Request) -> Recording:
         """The recording of ``request``; its TraceError when it failed."""
         value = self.recordings([request])[request]
@@ -87,6 +95,7 @@ class Results:
             raise TraceError(value.message)
         return value
 
+    @traced
     def recordings(self, requests: Iterable[Request]) -> dict[Request, Recording | TraceError]:
         """Each request's recording or error, all in one child process (what was recorded before is read back)."""
         wanted = list(dict.fromkeys(requests))
@@ -99,6 +108,7 @@ class Results:
 
     # ------------------------------------------------------------------ formulas
 
+    @traced
     def formulas(self, formulas: list[Formula]) -> list[tuple[str | None, str | None]]:
         """Each formula's (HTML, error): HTML None with an error message when KaTeX refused it, with an
         empty message when KaTeX could not run at all (that problem is raised, once, by ``math_problem``)."""
@@ -110,12 +120,14 @@ class Results:
             self._math_problem = self._math_problem or err
             return [(None, "")] * len(formulas)
 
+    @traced
     def math_problem(self) -> TraceError | None:
         """Why KaTeX could not render at all in this build, if it could not."""
         return self._math_problem
 
     # ------------------------------------------------------------------ source files
 
+    @traced
     def source_lines(self, text: str) -> list[str] | None:
         """A file's lines highlighted for its source page, read back when an earlier build (or ``python -m
         docs_hooks record``) highlighted the same text; None when this build keeps none (the page makes them)."""
@@ -129,6 +141,7 @@ class Results:
         ``coverage_tests`` setting); the run's TraceError when it failed."""
         return self.workers.coverage
 
+    @traced
     def tests_running(self, resolved: list[Resolved]) -> list[str]:
         """Tests that executed any of these statements, by line coverage (tests of the index only)."""
         return self.workers.tests_running(resolved)
@@ -148,24 +161,57 @@ class Results:
                 self.workers.wait()
                 if self.every_recording is not None:
                     self.every_recording()
-                self._graph = CallGraph(self.workers.index, self.workers.evidence())
+                self._graph = CallGraph(self.workers.index, self.workers.evidence(), self.reads, "results.graph")
             return self._graph
 
     # ------------------------------------------------------------------ derived facts
 
-    def derived(self, key: Any, compute: Callable[[], T]) -> T:
-        """``compute()`` once per build for ``key``: facts several blocks read (the model run's dimensions,
-        the parameter inventory); a TraceError it raised is raised again on every later use."""
-        with self._lock:
-            if key not in self._derived:
-                try:
-                    self._derived[key] = compute()
-                except TraceError as err:
-                    self._derived[key] = err
-            value = self._derived[key]
+    def derived(self, key: Any, compute: Callable[..., T], *args: Any) -> T:
+        """``compute(*args)`` once per build for ``key``: facts several blocks read (the model run's dimensions,
+        the parameter inventory); a TraceError it raised is raised again on every later use.
+
+        While a page renders under a trace (``reads``), the page notes the fact by its answer, not by what
+        making it read: a later build asks ``derived_digest`` again with its own objects (``compute`` is a
+        module's function, and ``base.reads.ask_again`` gives ``args`` that build's project, results and
+        links), so that a fact made from the whole code, such as every call of the code, reads as unchanged
+        when the edit changed none of it."""
+        value = self._made(key, compute, args)
+        reads = self.reads
+        if reads is not None and reads.noting():
+            try:
+                reads.note(self.role, "derived_digest", (key, compute, *args), self.derived_digest(key, compute, *args))
+            except Untraceable:
+                reads.cannot_tell()
         if isinstance(value, TraceError):
             raise TraceError(value.message, value.path, value.line)
         return value
+
+    def derived_digest(self, key: Any, compute: Callable[..., T], *args: Any) -> str:
+        """A digest of the fact ``derived`` gives for ``key`` (made now if this build has not made it yet);
+        raises Untraceable when the digest cannot take it in whole."""
+        value = self._made(key, compute, args)
+        with self._lock:
+            made = self._derived_digests.get(key)
+        if made is None:
+            assert self.reads is not None
+            made = self.reads.digest(value)
+            with self._lock:
+                self._derived_digests[key] = made
+        return made
+
+    def _made(self, key: Any, compute: Callable[..., Any], args: tuple) -> Any:
+        """The fact of ``key``, or the TraceError making it raised; made now, its reads its own (not a page's)."""
+        with self._lock:
+            if key not in self._derived:
+                try:
+                    if self.reads is not None:
+                        with self.reads.unnoted():
+                            self._derived[key] = compute(*args)
+                    else:
+                        self._derived[key] = compute(*args)
+                except TraceError as err:
+                    self._derived[key] = err
+            return self._derived[key]
 
     # ------------------------------------------------------------------ ahead of time
 

@@ -53,6 +53,7 @@ EV = SimpleNamespace(
     index=SimpleNamespace(functions={}),
     settings=SimpleNamespace(project_root=Path("/p"), source_root=Path("/p/src")),
     links=SimpleNamespace(line_link=lambda fn, start, end: f"[{fn.name} {start}]"),
+    once=lambda key, compute, *args: compute(*args),  # a fact made once per build: made at once here
 )
 
 

@@ -246,3 +246,31 @@ def test_a_page_s_key_follows_the_code_only_when_it_shows_the_code_and_is_worked
         assert one.key(page, edited, plan, (edited,), build.results, build.links, build.site) != before[page]
     finally:
         build.close()
+
+
+def test_a_traced_page_is_reused_only_under_its_key_and_while_every_read_it_made_holds():
+    from docs_hooks.base.reads import Reads, WatchedDict, ask_again
+    from docs_hooks.core.kept import TracedPages
+
+    reads = Reads()
+    table = WatchedDict({"f": "def f(): ...", "g": "def g(): ..."}, reads, "index.functions")
+    with reads.tracing() as trace:
+        table["f"]
+    parts = ["# Page\n", Html("<p>f</p>", True)]
+    traces = TracedPages()
+    traces.keep("docs/a.md", "key", trace, parts)
+
+    def asking(now: dict):
+        later = WatchedDict(now, Reads(), "index.functions")
+        return lambda read: ask_again(Reads(), later, read, lambda a: a)
+
+    assert traces.reuse("docs/a.md", "key", asking({"f": "def f(): ...", "h": "new"})) == parts
+    assert traces.reuse("docs/a.md", "other key", asking({"f": "def f(): ..."})) is None  # text or plan changed
+    assert traces.reuse("docs/a.md", "key", asking({"f": "def f(): return 1"})) is None
+    assert traces.reuse("docs/b.md", "key", asking({"f": "def f(): ..."})) is None  # never rendered here
+    assert traces.reused == 1
+
+    with reads.tracing() as incomplete:
+        WatchedDict({"f": object()}, reads, "index.functions")["f"]  # an answer it cannot digest
+    traces.keep("docs/a.md", "key", incomplete, parts)
+    assert traces.reuse("docs/a.md", "key", asking({"f": "def f(): ..."})) is None  # the page is dropped

@@ -146,7 +146,7 @@ def test_a_derived_fact_is_computed_once_and_its_error_is_raised_again_at_every_
 def test_the_call_graph_is_made_once_after_the_background_work_is_done(monkeypatch):
     made = []
     monkeypatch.setattr(
-        "docs_hooks.resolve.callgraph.CallGraph", lambda index, evidence: made.append((index, evidence)) or "graph"
+        "docs_hooks.resolve.callgraph.CallGraph", lambda index, evidence, *_: made.append((index, evidence)) or "graph"
     )
     workers = Workers()
     found = results(workers)
@@ -158,7 +158,7 @@ def test_the_call_graph_is_made_once_after_the_background_work_is_done(monkeypat
 
 
 def test_a_derived_fact_is_not_kept_waiting_while_the_call_graph_is_made(monkeypatch):
-    monkeypatch.setattr("docs_hooks.resolve.callgraph.CallGraph", lambda index, evidence: "graph")
+    monkeypatch.setattr("docs_hooks.resolve.callgraph.CallGraph", lambda index, evidence, *_: "graph")
     reading, go_on = threading.Event(), threading.Event()
     found = Results(Workers(), None, None, lambda: reading.set() or go_on.wait(10))  # type: ignore[arg-type]
     making = threading.Thread(target=lambda: found.graph)

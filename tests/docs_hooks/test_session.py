@@ -6,6 +6,7 @@ earlier text stays in memory (what the serve memory figure of bench/README.md
 measures at the site's scale, here held object by object)."""
 
 import gc
+import shutil
 import weakref
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import markdown
 
 from docs_hooks.core.session import Session, as_markdown_reads, without_front_matter
 
-from .conftest import FWD_ENTRY, run_cli
+from .conftest import BWD_ENTRY, FWD_ENTRY, run_cli
 
 
 def open_session(root) -> Session:
@@ -248,3 +249,54 @@ def test_a_code_edit_that_changes_no_recording_reads_the_recordings_back_without
     assert made and len(read) == len(again) == len(made)
     assert [r.request for r in read] == [r.request for r in made]
     assert all(a is r for a, r in zip(again, read))  # the same objects: not read or unpacked again
+
+
+def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_changed(make_project, tmp_path):
+    """Under ``mkdocs serve`` (``settles``) each page's rendering is kept with what it read of the code
+    (``kept.TracedPages``). A function appended to the module of both pages' functions renders neither again; a
+    new caller of one of them, elsewhere, renders its page again (the page lists its callers), and not the other;
+    an edit of one renders its page again, with the edit in it; lines moved above both render both again. Each
+    time, every page comes out as a fresh build of the same code makes it."""
+    pages = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
+    root = make_project(pages)
+    assert run_cli(root, "relock") == 0
+
+    def expand_all(session: Session) -> dict[str, str]:
+        session.refresh()
+        session.plan_site()
+        return {page: session.expand(page, text).markdown for page, text in pages.items()}
+
+    def fresh() -> dict[str, str]:
+        """A build of a copy of the project without its cache: nothing serve kept can reach it."""
+        copy = tmp_path / f"fresh{len(made)}"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".cache"))
+        session = Session(copy)
+        try:
+            return expand_all(session)
+        finally:
+            session.close()
+
+    edits = [
+        ("src/ops.py", lambda text: text + "\n\ndef appended():\n    return 1\n"),
+        ("src/model.py", lambda text: text + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n"),
+        ("src/ops.py", lambda text: text.replace("dbeta = dY.sum(axis=0)", "dbeta = dY.sum(axis=0) * 1.0")),
+        ("src/ops.py", lambda text: '"""Tiny layer norm."""\n\nSCALE = 1\n' + text.split("\n", 1)[1]),
+    ]
+    serve = Session(root)
+    serve.settles = True
+    reused, seen, made = [], [], []
+    try:
+        expand_all(serve)
+        for path, edit in edits:
+            (root / path).write_text(edit((root / path).read_text()))
+            before = serve.traces.reused
+            seen.append(expand_all(serve))
+            reused.append(serve.traces.reused - before)
+            made.append(fresh())
+    finally:
+        serve.close()
+
+    assert seen == made  # what serve shows is what a fresh build shows
+    assert "caller" in seen[1]["docs/fwd.md"] and "caller" not in seen[0]["docs/fwd.md"]
+    assert "dY.sum(axis=0) * 1.0" in seen[2]["docs/bwd.md"] and "dY.sum(axis=0) * 1.0" not in seen[1]["docs/bwd.md"]
+    assert reused == [2, 1, 1, 0]

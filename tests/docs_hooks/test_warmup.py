@@ -6,7 +6,7 @@ import threading
 
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core import page as page_module
-from docs_hooks.core import site, warmup
+from docs_hooks.core import site
 from docs_hooks.core.site import expand_site, make_build
 from docs_hooks.kinds.example import ExampleKind
 
@@ -39,8 +39,7 @@ def test_warming_up_renders_once_each_kept_page_with_blocks_and_the_facts_they_r
         return _render(self, plan, results, links)
 
     build = _kept_build(make_project)
-    monkeypatch.setattr(warmup, "render_page", counted)
-    monkeypatch.setattr(site, "render_page", counted)  # the edit's
+    monkeypatch.setattr(site, "render_page", counted)  # the warm-up renders through the build, as an edit does
     monkeypatch.setattr(ExampleKind, "render", reading_a_fact)
     try:
         assert rendered == []  # every page read back
@@ -70,7 +69,7 @@ def test_a_rebuild_stops_the_warm_up_once_the_page_it_renders_is_done(make_proje
         return page_module.render_page(plan, *args)
 
     build = _kept_build(make_project)
-    monkeypatch.setattr(warmup, "render_page", slow)
+    monkeypatch.setattr(site, "render_page", slow)
     try:
         build.warm_up()
         assert started.wait(30)
