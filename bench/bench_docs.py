@@ -324,10 +324,11 @@ def serve_child(
     if "docs_hooks" in Path(config_file).read_text(encoding="utf-8"):
         time.sleep(pause)
         edit_code(code, first_edit)
-        traces = plugins["docs_hooks"].session.traces
-        kept_before = traces.reused
+        traces = plugins["docs_hooks"].session.traces if "docs_hooks" in plugins else None  # not the floor's
+        kept_before = traces.reused if traces is not None else 0
         out["code edit"] = rebuild()
-        out["code edit kept"] = traces.reused - kept_before
+        if traces is not None:
+            out["code edit kept"] = traces.reused - kept_before
     gc.collect()
     # The children a code edit starts (the recorder, KaTeX) live until the next code edit: the tree is
     # compared from here on, like with like; the first build may have had none (every page kept).

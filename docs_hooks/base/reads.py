@@ -155,12 +155,15 @@ def detached(value: Any) -> Any:
 @dataclasses.dataclass
 class Read:
     """One read of a page's rendering: the role of the object asked, the question, its arguments (as asked:
-    the same objects are asked again), and the digest of the answer."""
+    the same objects are asked again, see ``detached``), and the digest of the answer. ``key`` tells it apart
+    from the other reads (the role, the question and a digest of the arguments): a build asked the same read
+    by several pages answers it once."""
 
     role: str
     question: str
     args: tuple
     answer: str
+    key: tuple[str, str, str]
 
 
 class Trace:
@@ -170,10 +173,29 @@ class Trace:
         self.reads: dict[tuple[str, str, str], Read] = {}
         self.complete = True  # false once an answer could not be digested: the trace then holds for nothing
 
+    def joined(self, later: Trace) -> Trace:
+        """A trace of this one's reads, then ``later``'s (a page's resolving, then its rendering)."""
+        both = Trace()
+        both.reads = {**self.reads, **later.reads}
+        both.complete = self.complete and later.complete
+        return both
+
     def holds(self, ask: Callable[[Read], str | None]) -> bool:
-        """Whether every read gets the same answer from ``ask`` (the digest of the answer now; None when the
-        object asked is gone)."""
-        return self.complete and all(ask(read) == read.answer for read in self.reads.values())
+        """Whether every read gets the same answer from ``ask`` (the digest of the answer now; None when it
+        cannot be told). The reads are asked the cheapest first (``_cost``): an entry of the index before a
+        question whose answer waits for the runs, so that a page that has to be rendered again is told so
+        early. Which comes first changes nothing but the time: each read is asked with the arguments it was
+        noted with, and the trace holds only if they all do."""
+        return self.complete and all(ask(read) == read.answer for read in sorted(self.reads.values(), key=_cost))
+
+
+def _cost(read: Read) -> int:
+    """How long asking ``read`` again may take, as a rank: an entry of the index, a file of the project, the code's
+    call graph, the runs' graph (made once the recordings are in), the results (recordings, formulas, facts)."""
+    role = read.role
+    if role.startswith("index."):
+        return 0 if read.args != (ALL,) else 1
+    return {"project": 2, "graph": 3, "results.graph": 4}.get(role, 5)
 
 
 class Reads:
@@ -231,7 +253,7 @@ class Reads:
             args = detached(args)
             key = (role, question, self.digest(args))
             if key not in trace.reads:
-                trace.reads[key] = Read(role, question, args, self.digest(answer))
+                trace.reads[key] = Read(role, question, args, self.digest(answer), key)
         except Untraceable:
             trace.complete = False
 
@@ -281,6 +303,8 @@ def ask_again(reads: Reads, target: Any, read: Read, rebind: Callable[[Any], Any
                     value = getattr(target, read.question)(*(rebind(a) for a in read.args))
                 except TraceError as err:
                     value = err
+                except Exception:  # noqa: BLE001 - the page is rendered again, and meets it there if it is real
+                    return None  # asked ahead of a read that would have told the page apart (see Trace.holds)
             return reads.digest(value)
         except Untraceable:
             return None

@@ -12,6 +12,16 @@ and of blocks whose kind can name all its inputs (``KeyedKind``; a source page
 names its file and what cites it) depends on those inputs only, so an edit of
 one file renders one source page again, not all of them.
 
+A process that stays across builds (``mkdocs serve``) also keeps each page's
+last rendering with what it read of the code (``TracedPages``, see
+``base.reads``): what resolving it and rendering it read of the code, under the
+page's key without the files of the code index (``PageKeys.traced_key``).
+After a code edit, a page whose every read gets the same answer from the new
+build would resolve to the same plan and render the same: it is that
+rendering, not rendered again. An edit of one function then renders again the pages that
+read it (show it, list it among the callers or tests of theirs, ran it), not
+every page that shows code.
+
 Only a page rendered without a problem is kept: a problem may come from
 something outside the key (a test that timed out, KaTeX missing), and a page
 that shows one is rendered again on the next build.
@@ -35,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docs_hooks.base.cachedir import Store, store_file
-from docs_hooks.base.reads import Digests, Read, Reads, Trace, Untraceable
+from docs_hooks.base.reads import Digests, Read, Trace
 from docs_hooks.base.settings import installed_version
 from docs_hooks.core.page import BlockPart, PagePlan, Prose
 from docs_hooks.render.links import Links
@@ -176,17 +186,6 @@ class TracedPages:
         return found.parts
 
 
-def plan_digest(plan: PagePlan, reads: Reads) -> str | None:
-    """A digest of what resolving made of the page (each block by its kind's name), the objects whose reads are
-    traced (the project, the index) taken by their role; None when a part of the plan cannot be digested (the
-    page is then rendered again after every code edit)."""
-    parts = [(p.kind.name, p.block, p.plan) if isinstance(p, BlockPart) else p for p in plan.parts]
-    try:
-        return reads.digest((plan.page, parts, plan.problems, plan.entries))
-    except Untraceable:
-        return None
-
-
 class PageKeys:
     """Each planned page's key in one build (``page_key`` of what its rendering reads, as the module's doc says),
     worked out once for each text of the page and state of the site."""
@@ -221,13 +220,13 @@ class PageKeys:
         return key
 
     def traced_key(
-        self, page: str, text: str, plan: PagePlan, results: Results, links: Links, site: SiteEntries, made: str
+        self, page: str, text: str, plan: PagePlan, results: Results, links: Links, site: SiteEntries
     ) -> str | None:
-        """The page's key without the files of the code index, but with ``made``, the digest of its plan (see
-        ``plan_digest``): what it read of those files is its trace (``TracedPages``). None without ``others``."""
+        """The page's key without the files of the code index: what resolving and rendering the page read of
+        those files is its trace (``TracedPages``). None without ``others``."""
         if self.others is None:
             return None
-        return self._key(page, text, plan, results, links, site, self.others, made)
+        return self._key(page, text, plan, results, links, site, self.others, "traced")
 
     def _key(
         self,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.reads import Trace
 from docs_hooks.kinds.base import AnyKind, Project, Rendered, Scope
 from docs_hooks.read.blocks import INLINE_REF, Block, Markdown, Page, prose_lines
 from docs_hooks.read.formulas import CODE_SPAN, INLINE_MATH, LONE_DOLLAR, split_formulas
@@ -96,6 +97,9 @@ class PagePlan:
     problems: list[TraceError]
     refs: References  # the page's references: what resolved (for the lock) and what did not
     entries: list[EntryData] = field(default_factory=list)
+    # What resolving the page read of the code, under a build that keeps traces (``base.reads``): a later build
+    # whose answers are the same would resolve the page to the same plan.
+    read: Trace | None = None
 
     @property
     def reads_site(self) -> bool:

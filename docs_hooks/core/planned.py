@@ -62,7 +62,14 @@ class SitePlans:
         """The page resolved (once for each text of it); its entries join the site's."""
         known = self._plans.get(page)
         if known is None or known[0] != text:
-            plan = plan_page(self.parse(page, text), self.project, self.kinds)
+            reads = self.project.reads
+            if reads is None:
+                plan = plan_page(self.parse(page, text), self.project, self.kinds)
+            else:  # what resolving read of the code, kept with the plan (see base.reads and kept.TracedPages)
+                parsed = self.parse(page, text)
+                with reads.tracing() as trace:
+                    plan = plan_page(parsed, self.project, self.kinds)
+                plan.read = trace
             known = self._plans[page] = (text, plan)
             self.site.set(page, plan.entries, page_title(text, page))
         return known[1]

@@ -25,7 +25,7 @@ from docs_hooks.base.gcpause import freeze, paused, unfreeze
 from docs_hooks.base.reads import Read, Reads, Role, Untraceable, ask_again
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digests, settings_digest
-from docs_hooks.core.kept import KeptPages, PageKeys, TracedPages, plan_digest
+from docs_hooks.core.kept import KeptPages, PageKeys, TracedPages
 from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
 from docs_hooks.core.planned import SitePlans
 from docs_hooks.core.warmup import WarmUp
@@ -139,6 +139,7 @@ class Build:
         # Each page's last rendering in this process with what it read of the code (see kept.TracedPages): a
         # front end whose process stays across builds hands each the same; only with the project's ``reads``.
         self.traces = traces if project.reads is not None and others is not None else None
+        self._asked: dict[tuple[str, str, str], str | None] = {}  # each read asked again: its answer's digest
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
@@ -253,25 +254,24 @@ class Build:
             return render_page(plan, self.results, self.links)
         with reads.tracing() as trace:
             rendered: RenderedPage = render_page(plan, self.results, self.links)
-        if not rendered.problems:
-            self.traces.keep(page, traced, trace, rendered.parts)
+        if not rendered.problems and plan.read is not None:
+            self.traces.keep(page, traced, plan.read.joined(trace), rendered.parts)
         return rendered
 
     def _traced_key(self, page: str, text: str, plan: PagePlan) -> str | None:
         """The page's key without the files of the code index (see kept.PageKeys.traced_key); None when this
-        build keeps no traces, or the plan cannot be digested."""
-        reads = self.project.reads
-        if self.traces is None or reads is None or self.keys is None or self.results is None:
+        build keeps no traces."""
+        if self.traces is None or plan.read is None or self.keys is None or self.results is None:
             return None
-        made = plan_digest(plan, reads)
-        if made is None:
-            return None
-        return self.keys.traced_key(page, text, plan, self.results, self.links, self.site, made)
+        return self.keys.traced_key(page, text, plan, self.results, self.links, self.site)
 
     def _ask_again(self, read: Read) -> str | None:
-        """The digest of the answer this build gives to a read an earlier build's page made (see base.reads)."""
+        """The digest of the answer this build gives to a read an earlier build's page made (see base.reads),
+        worked out once per build for all the pages that made it."""
         assert self.project.reads is not None
-        return ask_again(self.project.reads, self._role(read.role), read, self._rebound)
+        if read.key not in self._asked:
+            self._asked[read.key] = ask_again(self.project.reads, self._role(read.role), read, self._rebound)
+        return self._asked[read.key]
 
     def _rebound(self, value: object) -> object:
         """``value``, an argument of a read an earlier build's page made, with this build's objects in place of

@@ -1,5 +1,6 @@
 """What ``mkdocs serve`` does while it waits for the author's edit (``WarmUp``): make the call graph, and
-render once each page with blocks that the build read back from the kept pages, dropping the rendering.
+render once each page that shows code (an entry, a block) that the build read back from the kept pages, through
+the build, which keeps what the rendering read of the code for the build after a code edit (``kept.TracedPages``).
 
 The rebuild after a prose edit keeps the build: it then finds the graph made, and the facts the edited page's
 blocks read (the model run's dimensions, the inventories, the calls by line: ``Results.derived``, made once
@@ -26,9 +27,13 @@ class WarmUp:
     def start(
         self, workers: Workers, results: Results, plans: list[PagePlan], render: Callable[[PagePlan], object]
     ) -> None:
-        """Make the graph, then render (``render``: the build's) each of ``plans`` that was read back and has
-        blocks, in the background."""
-        ahead = [p for p in plans if p.page in self.read_back and any(isinstance(x, BlockPart) for x in p.parts)]
+        """Make the graph, then render (``render``: the build's) each of ``plans`` that was read back and shows
+        code (an entry, or a block), in the background."""
+        ahead = [
+            p
+            for p in plans
+            if p.page in self.read_back and (p.entries or any(isinstance(x, BlockPart) for x in p.parts))
+        ]
         self._going.set()
 
         def warm() -> None:

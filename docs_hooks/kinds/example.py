@@ -52,7 +52,6 @@ from docs_hooks.resolve.assignments import (
     after_statement,
     bound_twice,
     changed_later,
-    function_node,
     read_paths,
     unseen,
 )
@@ -357,7 +356,7 @@ def _show_plan(i: int, item: dict, fn: Function, seen: Assignments | None, scope
             f"({fn.display_path}:{fn.start}-{fn.end}){_closest_statement(fn, code) or '.'} "
             "Copy the code from the function."
         )
-    if isinstance(parsed, ast.Expression) and not _is_subexpression(scope.project.tree(fn.file), fn, parsed):
+    if isinstance(parsed, ast.Expression) and not _is_subexpression(scope.project.definition(fn), parsed):
         raise row_fail(
             f"'{code}' occurs in {fn.display_path}:{statement.start} as text, but the code does not compute it "
             "as one value there (operator precedence groups it differently); copy a whole sub-expression"
@@ -444,10 +443,9 @@ def _statement_with(fn: Function, code: str, exact: bool = False) -> Statement |
     return found[0] if found else None
 
 
-def _is_subexpression(module: ast.Module, fn: Function, tree: ast.AST) -> bool:
-    """Whether the function (of ``module``) computes ``tree`` as one node (``X - mu`` is not one in
+def _is_subexpression(node: ast.FunctionDef | ast.AsyncFunctionDef | None, tree: ast.AST) -> bool:
+    """Whether the function (its ``def``, ``node``) computes ``tree`` as one node (``X - mu`` is not one in
     ``X - mu * s``)."""
-    node = function_node(module, fn.start, fn.end)
     if node is None:
         return True
     expr = tree.body if isinstance(tree, ast.Expression) else tree

@@ -21,7 +21,6 @@ from docs_hooks.base.errors import TraceError
 from docs_hooks.kinds.base import Scope
 from docs_hooks.render.links import Links
 from docs_hooks.render.numbers import format_value
-from docs_hooks.resolve.assignments import function_node
 from docs_hooks.resolve.codeindex import Function
 from docs_hooks.run.central import encode
 from docs_hooks.run.recording import Call, Recording
@@ -86,7 +85,7 @@ def resolve_gradcheck(scope: Scope, forward_name: str, backward: Function, reque
         forward, ng = scope.function(forward_name), scope.function(s.numerical_grad)
     except TraceError as err:
         raise fail(f"gradcheck: {err.message}") from None
-    return GradPlan(backward, forward, ng, returned_names(scope.project.tree(backward.file), backward), request)
+    return GradPlan(backward, forward, ng, returned_names(scope.project.definition(backward)), request)
 
 
 def central_request(plan: GradPlan, bwd_call: Call, rec: Recording, fail) -> tuple[dict, Request]:
@@ -210,10 +209,9 @@ def _dict_param(args: dict, grads: dict) -> str | None:
     return None
 
 
-def returned_names(module: ast.Module, fn: Function):
-    """The names the function (of ``module``) returns, nested as written; None unless it has one ``return``
-    of names."""
-    node = function_node(module, fn.start, fn.end)
+def returned_names(node: ast.FunctionDef | ast.AsyncFunctionDef | None):
+    """The names the function (its ``def``, ``node``) returns, nested as written; None unless it has one
+    ``return`` of names."""
     if node is None:
         return None
     returns = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]

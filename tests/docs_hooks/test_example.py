@@ -1342,13 +1342,12 @@ def test_gradcheck_of_a_layers_backward_nudges_the_input_of_its_forward(tmp_path
 
 def test_a_function_with_a_starred_target_is_searched_for_a_subexpression_without_error():
     import ast
-    from types import SimpleNamespace
 
     from docs_hooks.kinds.example import _is_subexpression
 
-    module = ast.parse("def f(x):\n    a, *rest = x\n    return a + 1 * 2\n")
-    fn = SimpleNamespace(start=1, end=3)
+    node = ast.parse("def f(x):\n    a, *rest = x\n    return a + 1 * 2\n").body[0]
+    assert isinstance(node, ast.FunctionDef)
 
-    assert _is_subexpression(module, fn, ast.parse("1 * 2", mode="eval"))
+    assert _is_subexpression(node, ast.parse("1 * 2", mode="eval"))
     # Text of the function that it does not compute as one value: every node is looked at, '*rest' too.
-    assert not _is_subexpression(module, fn, ast.parse("a + 1", mode="eval"))
+    assert not _is_subexpression(node, ast.parse("a + 1", mode="eval"))

@@ -4,7 +4,6 @@ a gradient check: test_central.py; a gradient check on a real page, through a re
 from __future__ import annotations
 
 import ast
-from types import SimpleNamespace
 
 import pytest
 
@@ -22,7 +21,6 @@ from docs_hooks.kinds.gradcheck import returned_names
 )
 def test_the_names_a_backward_returns_keep_their_nesting(body, names):
     source = f"def backward(dY, x):\n    def inner():\n        return 1\n    {body}\n"
-    module = ast.parse(source)
-    node = module.body[0]
-    where = SimpleNamespace(start=node.lineno, end=node.end_lineno)  # all of a Function it reads
-    assert returned_names(module, where) == names
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    assert returned_names(node) == names

@@ -25,7 +25,7 @@ def _kept_build(make_project):
     return build
 
 
-def test_warming_up_renders_once_each_kept_page_with_blocks_and_the_facts_they_read_are_there_for_the_next_edit(
+def test_warming_up_renders_once_each_kept_page_that_shows_code_and_the_facts_it_reads_are_there_for_the_next_edit(
     make_project, monkeypatch
 ):
     rendered, made = [], []
@@ -45,12 +45,12 @@ def test_warming_up_renders_once_each_kept_page_with_blocks_and_the_facts_they_r
         assert rendered == []  # every page read back
         build.warm_up()
         build.await_background()
-        assert rendered == ["docs/a.md", "docs/c.md"]  # docs/b.md has no block: nothing of it to make ahead
+        assert rendered == ["docs/a.md", "docs/b.md", "docs/c.md"]  # b has an entry only: its trace is kept too
         assert len(made) == 1
 
         build.warm_up()  # after the next rebuild: those pages were rendered once already
         build.await_background()
-        assert rendered == ["docs/a.md", "docs/c.md"]
+        assert rendered == ["docs/a.md", "docs/b.md", "docs/c.md"]
         edited = EXAMPLE_PAGE.replace("# Forward", "# Forward, edited")
         assert "Forward, edited" in build.expand("docs/a.md", edited).markdown
         assert rendered[-1] == "docs/a.md" and len(made) == 1  # the edited page rendered, the fact not made again
