@@ -331,23 +331,21 @@ def def_node(project: Project, fn: Function) -> ast.FunctionDef | ast.AsyncFunct
 
 
 def display_path_of(ev: Evidence, repo_path: str) -> str:
-    """How the pages name a file of the project: as its functions are named (from the code root), else as it is."""
-    shown = ev.once("display paths", _display_paths, ev).get(repo_path)
-    if shown is not None:
-        return shown
+    """How the pages name a file of the project: as its functions are named (from the code root), else as it is.
+    A fact of its own for each file, made once per build (see base.reads): a function added to another file, or
+    the first one added to this file, leaves a page that names it as it was."""
+    return ev.once(f"display path of {repo_path}", _display_path, ev, repo_path)
+
+
+def _display_path(ev: Evidence, repo_path: str) -> str:
+    for fn in ev.index.functions.values():
+        if fn.repo_path == repo_path:
+            return fn.display_path
     s = ev.settings
     try:
         return (s.project_root / repo_path).relative_to(s.source_root).as_posix()
     except ValueError:
         return repo_path
-
-
-def _display_paths(ev: Evidence) -> dict[str, str]:
-    """Each file of the code index, by repo path: how the pages name it (as its first function is named)."""
-    out: dict[str, str] = {}
-    for fn in ev.index.functions.values():
-        out.setdefault(fn.repo_path, fn.display_path)
-    return out
 
 
 def source_line_link(ev: Evidence, repo_path: str, start: int, end: int | None = None, title: str = "") -> str:
