@@ -54,3 +54,38 @@ def test_the_same_page_shows_the_excerpt_with_its_kind(make_project):
 
     assert expanded.problems == []
     assert "mu = X.mean(axis=-1, keepdims=True)" in expanded.markdown
+
+
+def test_a_block_reads_a_file_only_through_the_project_or_where_the_pages_key_holds_what_it_read():
+    """Under ``mkdocs serve`` a page is kept across a code edit while every read it made of the code gets the same
+    answer (``base.reads``): a file read around ``Project.text`` would not be noted, and the page would show the old
+    file. The only other reads: the source kind's text (a source page's key holds it) and the training results'
+    history and record (files outside the code index, in every page's key)."""
+    import ast
+    from pathlib import Path
+
+    import docs_hooks
+
+    root = Path(docs_hooks.__file__).parent
+    found = set()
+    for path in [
+        *sorted((root / "kinds").glob("*.py")),
+        *sorted((root / "render").glob("*.py")),
+        root / "core/page.py",
+    ]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Call):
+                        called = (
+                            node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                        )
+                        if called in ("read_text", "read_bytes", "open"):
+                            found.add((path.relative_to(root).as_posix(), fn.name))
+    assert found == {
+        ("kinds/base.py", "text"),
+        ("kinds/source.py", "resolve"),
+        ("kinds/results.py", "stamp"),
+        ("kinds/results.py", "load"),
+    }
