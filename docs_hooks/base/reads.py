@@ -1,13 +1,14 @@
-"""What one page's rendering read of the code and of the runs, so that a later build can tell, without rendering
-the page again, that it would come out the same.
+"""What resolving and rendering one page read of the code and of the runs, so that a later build can tell,
+without rendering the page again, that it would come out the same.
 
 Under ``mkdocs serve`` a code edit changes the code a page shows only for the pages that read what changed.
-A page's key (``core.kept``) names what it is made from besides the code: its text, its plan, the settings,
-where the pages are. What it read of the code while it was rendered is a ``Trace``: each read names the
-object asked (its role: ``"index"``, ``"graph"``, ``"results"``, ...), the question and its arguments,
-and a digest of the answer. A later build of the same process reuses the page when its plan is the same and
-every read, asked again of that build's objects, gets an answer with the same digest (``Trace.holds``), as
-build systems keep their verifying traces.
+A page's traced key (``core.kept``) names what it is made from besides the code: its text, the settings,
+where the pages are, the files outside the code index. What resolving and rendering it read of the code is a
+``Trace``: each read names the object asked (its role: ``"index.functions"``, ``"graph"``, ``"results"``,
+...), the question and its arguments, and a digest of the answer. A later build of the same process reuses
+the page when its key is the same and every read, asked again of that build's objects, gets an answer with
+the same digest (``Trace.holds``): the page would resolve to the same plan and render the same, as build
+systems keep their verifying traces.
 
 The objects that take part are made with a ``Reads`` of their build: the code index's tables, entry by entry
 (``WatchedDict``, ``WatchedList``), and the questions of the call graph, the run's results and the project
@@ -199,8 +200,8 @@ def _cost(read: Read) -> int:
 
 
 class Reads:
-    """The traces being made, in each thread of a build: a page's rendering, inside it a derived fact being
-    computed, or a traced read being answered (its inner reads are not noted: ``None``)."""
+    """The traces being made, in each thread of a build: a page's resolving or rendering, and inside it a traced
+    read being answered or a derived fact being made (their inner reads are not noted: ``None``)."""
 
     def __init__(self, digests: Digests | None = None) -> None:
         self._local = threading.local()
