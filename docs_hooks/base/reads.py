@@ -130,25 +130,44 @@ class Role:
 def detached(value: Any) -> Any:
     """``value`` with every object whose reads are traced in it (in a list, a tuple, a dict or a dataclass too)
     replaced by its ``Role``; ``value`` itself when it holds none."""
-    kind = type(value)
-    token = getattr(kind, "trace_token", None)
-    if isinstance(token, str):
-        role = getattr(value, "role", None)
+
+    def role_of(v: Any) -> Role | None:
+        token = getattr(type(v), "trace_token", None)
+        if not isinstance(token, str):
+            return None
+        role = getattr(v, "role", None)
         return Role(token, role if isinstance(role, str) else None)
+
+    return _swapped(value, role_of)
+
+
+def attached(value: Any, found: Callable[[Role], Any]) -> Any:
+    """``value`` with each ``Role`` in it replaced by ``found(role)``, a build's object of that role: what
+    ``detached`` took out, put back from another build."""
+    return _swapped(value, lambda v: found(v) if isinstance(v, Role) else None)
+
+
+def _swapped(value: Any, swap: Callable[[Any], Any]) -> Any:
+    """``value`` with each object in it for which ``swap`` gives something (not None) replaced by that, in a list,
+    a tuple, a dict or a dataclass (but one of plain data, ``plain_repr``) too; ``value`` itself when nothing was."""
+    new = swap(value)
+    if new is not None:
+        return new
+    kind = type(value)
     if kind in (list, tuple):
-        items = [detached(v) for v in value]
+        items = [_swapped(v, swap) for v in value]
         return kind(items) if any(a is not b for a, b in zip(items, value)) else value
     if kind is dict:
-        pairs = {k: detached(v) for k, v in value.items()}
+        pairs = {k: _swapped(v, swap) for k, v in value.items()}
         return pairs if any(pairs[k] is not v for k, v in value.items()) else value
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and not getattr(kind, "plain_repr", False):
         changed = {}
         for f in dataclasses.fields(value):
             if f.init:
                 old = getattr(value, f.name)
-                new = detached(old)
-                if new is not old:
-                    changed[f.name] = new
+                made = _swapped(old, swap)
+                if made is not old:
+                    changed[f.name] = made
         return dataclasses.replace(value, **changed) if changed else value
     return value
 

@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docs_hooks.base.cachedir import Store, store_file
-from docs_hooks.base.reads import Digests, Read, Trace
+from docs_hooks.base.reads import Digests, Read, Reads, Role, Trace, Untraceable, ask_again, attached
 from docs_hooks.base.settings import installed_version
 from docs_hooks.core.page import BlockPart, PagePlan, Prose
+from docs_hooks.kinds.base import Project
 from docs_hooks.render.links import Links
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.entries import SiteEntries
@@ -184,6 +185,41 @@ class TracedPages:
             return None
         self.reused += 1
         return found.parts
+
+
+class AskedAgain:
+    """What a build answers to the reads an earlier build's pages made (``TracedPages.reuse``): each read asked
+    of this build's object of its role (``base.reads.ask_again``), with this build's objects in place of the
+    roles its arguments hold, once per build for all the pages that made it."""
+
+    def __init__(self, reads: Reads, project: Project, results: Results, links: Links):
+        self.reads, self.project, self.results, self.links = reads, project, results, links
+        self._asked: dict[tuple[str, str, str], str | None] = {}  # each read's answer, digested
+
+    def __call__(self, read: Read) -> str | None:
+        if read.key not in self._asked:
+            self._asked[read.key] = ask_again(self.reads, self._object(read.role), read, self._rebound)
+        return self._asked[read.key]
+
+    def _rebound(self, value: object) -> object:
+        return attached(value, self._found)
+
+    def _found(self, role: Role) -> object:
+        """This build's object of ``role``; Untraceable when it has none (the read is not told)."""
+        found = {"CodeIndex": self.project.index, "Links": self.links}.get(role.token)
+        if found is None and role.role is not None:
+            found = self._object(role.role)
+        if found is None:
+            raise Untraceable(role.token)
+        return found
+
+    def _object(self, role: str) -> object:
+        """The object of this build that plays ``role`` in a trace."""
+        if role.startswith("index."):
+            return getattr(self.project.index, role.removeprefix("index."), None)
+        if role == "results.graph":
+            return self.results.graph
+        return {"project": self.project, "graph": self.project.graph, "results": self.results}.get(role)
 
 
 class PageKeys:

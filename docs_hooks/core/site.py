@@ -15,17 +15,16 @@ shows.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
-from docs_hooks.base.reads import Read, Reads, Role, Untraceable, ask_again
+from docs_hooks.base.reads import Reads
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digests, settings_digest
-from docs_hooks.core.kept import KeptPages, PageKeys, TracedPages
+from docs_hooks.core.kept import AskedAgain, KeptPages, PageKeys, TracedPages
 from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
 from docs_hooks.core.planned import SitePlans
 from docs_hooks.core.warmup import WarmUp
@@ -139,7 +138,10 @@ class Build:
         # Each page's last rendering in this process with what it read of the code (see kept.TracedPages): a
         # front end whose process stays across builds hands each the same; only with the project's ``reads``.
         self.traces = traces if project.reads is not None and others is not None else None
-        self._asked: dict[tuple[str, str, str], str | None] = {}  # each read asked again: its answer's digest
+        # What this build answers to the reads of earlier builds' pages (see kept.TracedPages).
+        self.asked: AskedAgain | None = None
+        if self.traces is not None and project.reads is not None and self.results is not None:
+            self.asked = AskedAgain(project.reads, project, self.results, self.links)
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
@@ -224,8 +226,8 @@ class Build:
                 kept = (key, found[key]) if key in found else None
             traced = self._traced_key(page, text, plan) if kept is None else None
             reused = None  # the page's last rendering in this process, when what it read is unchanged
-            if traced is not None and self.traces is not None:
-                reused = self.traces.reuse(page, traced, self._ask_again)
+            if traced is not None and self.traces is not None and self.asked is not None:
+                reused = self.traces.reuse(page, traced, self.asked)
                 if reused is not None and key is not None and self.kept is not None:
                     self.kept.put(key, reused)
             if kept is not None:  # kept only when it had no problem, and made from the same inputs
@@ -264,50 +266,6 @@ class Build:
         if self.traces is None or plan.read is None or self.keys is None or self.results is None:
             return None
         return self.keys.traced_key(page, text, plan, self.results, self.links, self.site)
-
-    def _ask_again(self, read: Read) -> str | None:
-        """The digest of the answer this build gives to a read an earlier build's page made (see base.reads),
-        worked out once per build for all the pages that made it."""
-        assert self.project.reads is not None
-        if read.key not in self._asked:
-            self._asked[read.key] = ask_again(self.project.reads, self._role(read.role), read, self._rebound)
-        return self._asked[read.key]
-
-    def _rebound(self, value: object) -> object:
-        """``value``, an argument of a read an earlier build's page made, with this build's objects in place of
-        the roles it holds (``base.reads.detached``): its project, index, graphs, results and links, in a
-        container or a dataclass too (``Evidence``). Raises Untraceable for a role this build has no object for."""
-        kind = type(value)
-        if kind is Role:
-            assert isinstance(value, Role)
-            found = {"CodeIndex": self.project.index, "Links": self.links}.get(value.token)
-            found = found if found is not None else self._role(value.role) if value.role is not None else None
-            if found is None:
-                raise Untraceable(value.token)
-            return found
-        if kind in (list, tuple):
-            return kind(self._rebound(v) for v in value)  # type: ignore[attr-defined]
-        if kind is dict:
-            return {k: self._rebound(v) for k, v in value.items()}  # type: ignore[attr-defined]
-        if dataclasses.is_dataclass(value) and not isinstance(value, type) and not getattr(kind, "plain_repr", False):
-            changed = {}
-            for f in dataclasses.fields(value):
-                if f.init:
-                    old = getattr(value, f.name)
-                    new = self._rebound(old)
-                    if new is not old:
-                        changed[f.name] = new
-            return dataclasses.replace(value, **changed) if changed else value
-        return value
-
-    def _role(self, role: str) -> object:
-        """The object of this build that plays ``role`` in a trace (see base.reads)."""
-        project = self.project
-        if role.startswith("index."):
-            return getattr(project.index, role.removeprefix("index."), None)
-        if role == "results.graph":
-            return self.results.graph if self.results is not None else None
-        return {"project": project, "graph": project.graph, "results": self.results}.get(role)
 
     # ------------------------------------------------------------------ kept across builds
 
