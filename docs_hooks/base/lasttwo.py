@@ -11,8 +11,9 @@ V = TypeVar("V")
 
 class LastTwo(Generic[K, V]):
     """Values by key, kept while the current build or the one before it used them: a value the build before
-    used, and the current one used again, stays; one that neither used goes at the next ``new_build``. Safe to
-    share between the threads of a build."""
+    used, and the current one used again, stays; one that neither used goes at the next ``new_build``. A build
+    that used none (a prose edit reads no recording) does not count: what the build before it used stays for
+    the next. Safe to share between the threads of a build."""
 
     def __init__(self) -> None:
         self._now: dict[K, V] = {}  # used by the current build
@@ -20,9 +21,10 @@ class LastTwo(Generic[K, V]):
         self._lock = threading.Lock()
 
     def new_build(self) -> None:
-        """A new build starts: what the build before the last did not use goes."""
+        """A new build starts: what the build before the last did not use goes (unless the last used nothing)."""
         with self._lock:
-            self._before, self._now = self._now, {}
+            if self._now:
+                self._before, self._now = self._now, {}
 
     def peek(self, key: K) -> V | None:
         """The value of ``key``, not counted as used (the caller checks it first, then ``keep``\\ s it)."""

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import threading
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
@@ -50,12 +51,14 @@ class Untraceable(Exception):
 
 
 class Digests:
-    """Digests of answers; an object's (not a container's) once, by its id, kept with the object while the
-    current rebuild or the one before it used it (``LastTwo``): what a process keeps across builds (the
-    recordings read back, the parsed modules) is digested once, and what a build left goes with it."""
+    """Digests of answers; an object's (not a container's) once, by its id, for as long as the object lives
+    (a weak reference), or, for an object that takes none, kept with it while the current rebuild or the one
+    before it used it (``LastTwo``): what a process keeps across builds (the recordings read back, the parsed
+    modules) is digested once, whichever builds used it since, and what a build left goes with it."""
 
     def __init__(self) -> None:
         self._memo: LastTwo[int, tuple[Any, str]] = LastTwo()
+        self._live: dict[int, tuple[weakref.ref, str]] = {}  # id -> (the object, its digest) while it lives
 
     def new_build(self) -> None:
         """A rebuild starts (see ``LastTwo``)."""
@@ -73,11 +76,18 @@ class Digests:
             return f"{type(value).__name__}:{value!r}"
         if type(value) in _CONTAINERS:  # made anew by many answers: not kept (a watched table is, once built)
             return self._text(value)
-        known = self._memo.get(id(value))
+        key = id(value)
+        live = self._live.get(key)
+        if live is not None and live[0]() is value:
+            return live[1]
+        known = self._memo.get(key)
         if known is not None and known[0] is value:
             return known[1]
         made = _sha(self._text(value))
-        self._memo.keep(id(value), (value, made))
+        try:
+            self._live[key] = (weakref.ref(value, functools.partial(_forget, self._live, key)), made)
+        except TypeError:  # an object that takes no weak reference
+            self._memo.keep(key, (value, made))
         return made
 
     def _text(self, value: Any) -> str:
@@ -270,12 +280,20 @@ class Reads:
         trace = self._stack()[-1]
         assert trace is not None
         try:
+            key = (role, question, self._args_key(args))
+            if key in trace.reads:  # noted already: a build answers a read the same each time it is asked
+                return
             args = detached(args)
-            key = (role, question, self.digest(args))
-            if key not in trace.reads:
-                trace.reads[key] = Read(role, question, args, self.digest(answer), key)
+            trace.reads[key] = Read(role, question, args, self.digest(answer), key)
         except Untraceable:
             trace.complete = False
+
+    def _args_key(self, args: tuple) -> str:
+        """What tells a read's arguments apart: plain values written out (most reads are an entry of a table by
+        its name), anything else by the digest of the arguments with their roles (``detached``)."""
+        if all(type(a) in _PLAIN for a in args):
+            return "\0".join(f"{type(a).__name__}:{a!r}" for a in args)
+        return self.digest(detached(args))
 
     def cannot_tell(self) -> None:
         """A read was made whose answer cannot be digested: the open trace holds for nothing."""
@@ -457,6 +475,7 @@ class WatchedList(list):
 
 
 _CONTAINERS = (list, tuple, dict, set, frozenset)
+_PLAIN = frozenset({str, int, bool, type(None)})  # written out by their repr, which tells them apart
 
 
 def _plain(value: Any) -> str:
@@ -468,6 +487,13 @@ def _plain(value: Any) -> str:
             v = getattr(value, f.name)
             fields.append(sorted(v, key=repr) if isinstance(v, (set, frozenset)) else v)
     return repr(fields)
+
+
+def _forget(live: dict[int, tuple[weakref.ref, str]], key: int, ref: weakref.ref) -> None:
+    """An object digested by its id is gone: its id may be another's next (unless another took it already)."""
+    found = live.get(key)
+    if found is not None and found[0] is ref:
+        live.pop(key, None)
 
 
 def _sha(text: str) -> str:

@@ -15,11 +15,26 @@ def test_a_value_stays_while_the_current_build_or_the_one_before_used_it():
     assert kept.get("never") is None
 
 
+def test_a_build_that_used_nothing_does_not_count():
+    kept: LastTwo[str, int] = LastTwo()
+    kept.keep("a", 1)
+    kept.new_build()
+    kept.new_build()  # the build before used nothing of it (a prose edit reads no recording)
+    assert kept.get("a") == 1
+    kept.keep("b", 2)
+    kept.new_build()
+    kept.get("b")
+    kept.new_build()  # two builds that used the store went by without "a"
+    assert kept.get("a") is None
+    assert kept.get("b") == 2
+
+
 def test_peek_does_not_count_as_a_use():
     kept: LastTwo[str, int] = LastTwo()
     kept.keep("a", 1)
     kept.new_build()
     assert kept.peek("a") == 1
+    kept.keep("b", 2)  # this build used the store, not "a"
     kept.new_build()
     assert kept.peek("a") is None
 

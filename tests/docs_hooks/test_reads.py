@@ -4,6 +4,7 @@ rendering the page again, that it would come out the same.
 A trace that holds when an answer changed would keep a page that shows old code: every test here that says a
 trace holds has a twin that changes one answer and says it no longer does."""
 
+import gc
 import threading
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -153,17 +154,46 @@ def test_a_module_function_is_digested_by_its_name():
     assert Digests().of(ask_in) != Digests().of(test_a_module_function_is_digested_by_its_name)
 
 
-def test_an_object_digested_again_while_it_lives_gives_its_first_digest_and_the_next_rebuild_keeps_it():
+def test_an_object_digested_again_while_it_lives_gives_its_first_digest_whatever_builds_went_by():
     digests = Digests()
     item = Item("f", ("a",))
     first = digests.of(item)
     object.__setattr__(item, "lines", ("changed",))  # nothing changes a digested object: the digest is kept
     assert digests.of(item) == first
+    for _ in range(3):  # builds that did not use it (prose edits): it lives, so its digest is kept
+        digests.new_build()
+    assert digests.of(item) == first
+
+
+def test_a_digested_object_that_is_gone_is_forgotten():
+    digests = Digests()
+    item = Item("f", ("a",))
+    digests.of(item)
+    assert len(digests._live) == 1
+    del item
+    gc.collect()
+    assert digests._live == {}  # its id may be another object's next
+
+
+@dataclass(slots=True)
+class Slotted:  # takes no weak reference
+    name: str
+
+
+def test_an_object_that_takes_no_weak_reference_is_kept_while_the_last_two_builds_used_it():
+    digests = Digests()
+    item = Slotted("f")
+    first = digests.of(item)
+    item.name = "changed"
     digests.new_build()
     assert digests.of(item) == first  # the rebuild after the one that digested it still has it
     digests.new_build()
+    digests.of("x")  # a build that used the memo, not for it
+    digests.of(Slotted("other"))
     digests.new_build()
-    assert digests.of(item) != first  # two rebuilds that did not use it: made again
+    digests.of(Slotted("another"))
+    digests.new_build()
+    assert digests.of(item) != first  # two rebuilds that used others: made again
 
 
 # ----------------------------------------------------------------------------- traces
