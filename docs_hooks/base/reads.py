@@ -140,46 +140,68 @@ class Role:
 def detached(value: Any) -> Any:
     """``value`` with every object whose reads are traced in it (in a list, a tuple, a dict or a dataclass too)
     replaced by its ``Role``; ``value`` itself when it holds none."""
-
-    def role_of(v: Any) -> Role | None:
-        token = getattr(type(v), "trace_token", None)
-        if not isinstance(token, str):
-            return None
-        role = getattr(v, "role", None)
-        return Role(token, role if isinstance(role, str) else None)
-
-    return _swapped(value, role_of)
+    return _swapped(value, _role_of)
 
 
-def attached(value: Any, found: Callable[[Role], Any]) -> Any:
+def detached_within(value: Any) -> tuple[Any, frozenset[int]]:
+    """``detached(value)``, and the ids of what in it holds a ``Role`` (the containers made anew to hold one),
+    so that ``attached`` puts the roles back without walking the rest."""
+    made: set[int] = set()
+    return _swapped(value, _role_of, made), frozenset(made)
+
+
+def attached(value: Any, found: Callable[[Role], Any], within: frozenset[int] | None = None) -> Any:
     """``value`` with each ``Role`` in it replaced by ``found(role)``, a build's object of that role: what
-    ``detached`` took out, put back from another build."""
-    return _swapped(value, lambda v: found(v) if isinstance(v, Role) else None)
+    ``detached`` took out, put back from another build. ``within``: what ``detached_within`` said holds a role
+    (the rest is not walked)."""
+    swap = lambda v: found(v) if isinstance(v, Role) else None  # noqa: E731
+    if within is None:
+        return _swapped(value, swap)
+    return _swapped(value, swap, within=within)
 
 
-def _swapped(value: Any, swap: Callable[[Any], Any]) -> Any:
+def _role_of(v: Any) -> Role | None:
+    token = getattr(type(v), "trace_token", None)
+    if not isinstance(token, str):
+        return None
+    role = getattr(v, "role", None)
+    return Role(token, role if isinstance(role, str) else None)
+
+
+def _swapped(
+    value: Any, swap: Callable[[Any], Any], made: set[int] | None = None, within: frozenset[int] | None = None
+) -> Any:
     """``value`` with each object in it for which ``swap`` gives something (not None) replaced by that, in a list,
-    a tuple, a dict or a dataclass (but one of plain data, ``plain_repr``) too; ``value`` itself when nothing was."""
+    a tuple, a dict or a dataclass (but one of plain data, ``plain_repr``) too; ``value`` itself when nothing was.
+    ``made`` collects the ids of the containers made anew; with ``within``, only those containers are walked."""
     new = swap(value)
     if new is not None:
         return new
+    if within is not None and id(value) not in within:
+        return value
     kind = type(value)
+    out = value
     if kind in (list, tuple):
-        items = [_swapped(v, swap) for v in value]
-        return kind(items) if any(a is not b for a, b in zip(items, value)) else value
-    if kind is dict:
-        pairs = {k: _swapped(v, swap) for k, v in value.items()}
-        return pairs if any(pairs[k] is not v for k, v in value.items()) else value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and not getattr(kind, "plain_repr", False):
+        items = [_swapped(v, swap, made, within) for v in value]
+        if any(a is not b for a, b in zip(items, value)):
+            out = kind(items)
+    elif kind is dict:
+        pairs = {k: _swapped(v, swap, made, within) for k, v in value.items()}
+        if any(pairs[k] is not v for k, v in value.items()):
+            out = pairs
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type) and not getattr(kind, "plain_repr", False):
         changed = {}
         for f in dataclasses.fields(value):
             if f.init:
                 old = getattr(value, f.name)
-                made = _swapped(old, swap)
-                if made is not old:
-                    changed[f.name] = made
-        return dataclasses.replace(value, **changed) if changed else value
-    return value
+                now = _swapped(old, swap, made, within)
+                if now is not old:
+                    changed[f.name] = now
+        if changed:
+            out = dataclasses.replace(value, **changed)
+    if made is not None and out is not value:
+        made.add(id(out))
+    return out
 
 
 @dataclasses.dataclass

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docs_hooks.base.cachedir import Store, store_file
-from docs_hooks.base.reads import Digests, Read, Reads, Role, Trace, Untraceable, ask_again, attached
+from docs_hooks.base.reads import Digests, Read, Reads, Role, Trace, Untraceable, ask_again, attached, detached_within
 from docs_hooks.base.settings import installed_version
 from docs_hooks.core.page import BlockPart, PagePlan, Prose
 from docs_hooks.kinds.base import Project
@@ -58,6 +58,9 @@ FORMAT = 1  # the form of a stored page; a change makes every stored page a miss
 # Renderings kept of each page: the current one, and a few an author may come back to (an edit undone, another
 # branch checked out, the same site built by a second front end).
 VERSIONS = 4
+# Plans kept of each page under serve: a page is resolved from its file's text (what check and the site-wide
+# tables read) and from the text the front end hands over (without its front matter), which may differ.
+PLANS = 2
 GENERATOR = Path(__file__).resolve().parent.parent  # the docs_hooks package: its code renders the pages
 
 
@@ -159,17 +162,52 @@ class TracedPage:
     parts: list[Piece]
 
 
+@dataclass
+class TracedPlan:
+    """A page's plan as a build of this process resolved it, without that build's objects (``base.reads.detached``),
+    and what it was made from besides the code (its text, the settings, the files outside the code index)."""
+
+    made_from: str
+    plan: PagePlan
+    within: frozenset[int]  # what in ``plan`` holds a role (see base.reads.detached_within)
+
+
 class TracedPages:
     """Each page's last rendering in this process, with what it read of the code (``base.reads``): after a code
     edit, a page whose key without the code is the same, and whose every read gets the same answer from the new
     build, is this rendering, not rendered again. A front end whose process stays across builds (``mkdocs
     serve``) keeps one for all of them; only a page rendered without a problem, and whose every read could be
-    digested, is kept."""
+    digested, is kept. Each page's plan is kept the same way (``keep_plan``): a page whose resolving read the
+    same of the code is not resolved again."""
 
     def __init__(self) -> None:
         self._pages: dict[str, TracedPage] = {}
+        self._plans: dict[str, dict[str, TracedPlan]] = {}  # page -> what it was made from -> its plan
         self.digests = Digests()  # the answers' digests, for all the builds (see base.reads.Digests)
         self.reused = 0  # pages taken from here, not rendered again (bench/ and the tests read it)
+        self.plans_reused = 0  # plans taken from here, not resolved again
+
+    def keep_plan(self, page: str, made_from: str, plan: PagePlan) -> None:
+        """Keep the page's plan, made from ``made_from`` and the code it read (``plan.read``), if every read could
+        be digested."""
+        kept = self._plans.setdefault(page, {})
+        kept.pop(made_from, None)
+        if plan.read is not None and plan.read.complete:
+            kept[made_from] = TracedPlan(made_from, *detached_within(plan))
+            while len(kept) > PLANS:
+                del kept[next(iter(kept))]
+
+    def plan(
+        self, page: str, made_from: str, ask: Callable[[Read], str | None], found: Callable[[Role], object]
+    ) -> PagePlan | None:
+        """The page's last plan, if it was made from ``made_from`` and every read resolving it made gets the same
+        answer from ``ask``, with the objects of the build ``found`` gives (``base.reads.attached``); else None."""
+        kept = self._plans.get(page, {}).get(made_from)
+        if kept is None or kept.plan.read is None or not kept.plan.read.holds(ask):
+            return None
+        self.plans_reused += 1
+        plan: PagePlan = attached(kept.plan, found, kept.within)
+        return plan
 
     def keep(self, page: str, key: str, trace: Trace, parts: list[Piece]) -> None:
         if trace.complete:
@@ -202,9 +240,9 @@ class AskedAgain:
         return self._asked[read.key]
 
     def _rebound(self, value: object) -> object:
-        return attached(value, self._found)
+        return attached(value, self.found)
 
-    def _found(self, role: Role) -> object:
+    def found(self, role: Role) -> object:
         """This build's object of ``role``; Untraceable when it has none (the read is not told)."""
         found = {"CodeIndex": self.project.index, "Links": self.links}.get(role.token)
         if found is None and role.role is not None:

@@ -10,7 +10,9 @@ read.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from docs_hooks.base.cachedir import store_file
@@ -22,11 +24,32 @@ from docs_hooks.resolve.codeindex import CodeIndex
 from docs_hooks.resolve.entries import SiteEntries
 
 
-class SitePlans:
-    """Every page parsed and planned so far, and the entries of the site's pages (``site``)."""
+@dataclass
+class EarlierPlans:
+    """The plans earlier builds of this process resolved, with what resolving them read of the code (see
+    ``kept.TracedPages``): ``reuse(page, made_from)`` gives the page's plan when it was made from ``made_from``
+    (a digest of its text and what it is made from besides the code) and every read of it gets the same answer
+    from this build, else None; ``keep(page, made_from, plan)`` keeps a plan resolved now."""
 
-    def __init__(self, project: Project, kinds: dict[str, AnyKind], order: Callable[[Settings], list[Path]]):
+    made_from: str  # what every page's plan is made from besides its text and the code: the settings, the other files
+    reuse: Callable[[str, str], PagePlan | None]
+    keep: Callable[[str, str, PagePlan], None]
+
+
+class SitePlans:
+    """Every page parsed and planned so far, and the entries of the site's pages (``site``). With ``earlier``
+    (a build that keeps traces), a page whose resolving read the same of the code as in an earlier build is
+    that build's plan, not resolved again."""
+
+    def __init__(
+        self,
+        project: Project,
+        kinds: dict[str, AnyKind],
+        order: Callable[[Settings], list[Path]],
+        earlier: EarlierPlans | None = None,
+    ):
         self.project = project
+        self.earlier = earlier
         self.settings = project.settings
         self.kinds = kinds
         self.order = order  # the pages of the docs folder, in the order the front end builds them
@@ -62,14 +85,21 @@ class SitePlans:
         """The page resolved (once for each text of it); its entries join the site's."""
         known = self._plans.get(page)
         if known is None or known[0] != text:
-            reads = self.project.reads
+            reads, earlier = self.project.reads, self.earlier
             if reads is None:
                 plan = plan_page(self.parse(page, text), self.project, self.kinds)
             else:  # what resolving read of the code, kept with the plan (see base.reads and kept.TracedPages)
-                parsed = self.parse(page, text)
-                with reads.tracing() as trace:
-                    plan = plan_page(parsed, self.project, self.kinds)
-                plan.read = trace
+                made_from = _digest(earlier.made_from, page, text) if earlier is not None else ""
+                found = earlier.reuse(page, made_from) if earlier is not None else None
+                if found is not None:
+                    plan = found
+                else:
+                    parsed = self.parse(page, text)
+                    with reads.tracing() as trace:
+                        plan = plan_page(parsed, self.project, self.kinds)
+                    plan.read = trace
+                    if earlier is not None:
+                        earlier.keep(page, made_from, plan)
             known = self._plans[page] = (text, plan)
             self.site.set(page, plan.entries, page_title(text, page))
         return known[1]
@@ -116,6 +146,10 @@ class SitePlans:
             self.parse_all(pages)  # in one batch: a text the front end hands over may differ from its file's
             plans = [self.plan(page, text) for page, text in pages.items()]
         return source_files(self.settings, self.project.index, plans)
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def source_files(settings: Settings, index: CodeIndex, plans: list[PagePlan]) -> list[str]:

@@ -26,7 +26,7 @@ from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digests, settings_digest
 from docs_hooks.core.kept import AskedAgain, KeptPages, PageKeys, TracedPages
 from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
-from docs_hooks.core.planned import SitePlans
+from docs_hooks.core.planned import EarlierPlans, SitePlans
 from docs_hooks.core.warmup import WarmUp
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
@@ -142,6 +142,7 @@ class Build:
         self.asked: AskedAgain | None = None
         if self.traces is not None and project.reads is not None and self.results is not None:
             self.asked = AskedAgain(project.reads, project, self.results, self.links)
+            self.plans.earlier = self._earlier_plans(self.traces, self.asked, others or "")
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
@@ -149,6 +150,15 @@ class Build:
         self.warming = WarmUp()  # what mkdocs serve does while it waits (warm_up)
 
     # ------------------------------------------------------------------ read and resolve (see planned)
+
+    def _earlier_plans(self, traces: TracedPages, asked: AskedAgain, others: str) -> EarlierPlans:
+        """The plans of this process's earlier builds, each asked again of this build (see planned.EarlierPlans)."""
+        kernels = ",".join(sorted(self.project.widget_kernels or ()))
+        return EarlierPlans(
+            f"{settings_digest(self.settings)}\0{others}\0{kernels}",
+            lambda page, made_from: traces.plan(page, made_from, asked, asked.found),
+            traces.keep_plan,
+        )
 
     @property
     def site(self) -> SiteEntries:

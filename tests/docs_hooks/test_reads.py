@@ -24,6 +24,8 @@ from docs_hooks.base.reads import (
     WatchedDict,
     WatchedList,
     ask_again,
+    attached,
+    detached_within,
     traced,
 )
 
@@ -399,3 +401,28 @@ def test_every_way_of_reading_a_list_reads_all_of_it(walk):
     with reads.tracing() as trace:
         walk(calls)
     assert [r.args for r in trace.reads.values()] == [(ALL,)]
+
+
+def test_what_detached_within_took_out_is_put_back_walking_only_what_held_a_role():
+    class Build:
+        trace_token = "Build"
+
+        def __init__(self, role: str):
+            self.role = role
+
+    @dataclass
+    class Plan:
+        page: str
+        parts: list
+        build: object
+
+    old, new = Build("project"), Build("project")
+    shared = [Item("a"), (1, 2)]
+    plan = Plan("p", [shared, {"k": old}], old)
+    away, within = detached_within(plan)
+    assert away.build == Role("Build", "project") and away.parts[1] == {"k": Role("Build", "project")}
+    assert away.parts[0] is shared  # held no role: not copied
+    back = attached(away, lambda role: new, within)
+    assert back.build is new and back.parts[1]["k"] is new and back.parts[0] is shared
+    assert attached(away, lambda role: new) == back  # the same as walking all of it
+    assert plan.build is old  # the plan detached is not changed

@@ -253,10 +253,11 @@ def test_a_code_edit_that_changes_no_recording_reads_the_recordings_back_without
 
 def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_changed(make_project, tmp_path):
     """Under ``mkdocs serve`` (``settles``) each page's rendering is kept with what it read of the code
-    (``kept.TracedPages``). A function appended to the module of both pages' functions renders neither again; a
-    new caller of one of them, elsewhere, renders its page again (the page lists its callers), and not the other;
-    an edit of one renders its page again, with the edit in it; lines moved above both render both again. Each
-    time, every page comes out as a fresh build of the same code makes it."""
+        (``kept.TracedPages``). A function appended to the module of both pages' functions renders neither again; a
+        new caller of one of them, elsewhere, renders its page again (the page lists its callers), and not the other;
+        an edit of one renders its page again, with the edit in it; lines moved above both render both again. Each
+        time, every page comes out as a fresh build of the same code makes it. Each page's plan is kept the same
+    way: a page whose resolving read the same of the code is not resolved again."""
     pages = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
     root = make_project(pages)
     assert run_cli(root, "relock") == 0
@@ -284,14 +285,15 @@ def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_c
     ]
     serve = Session(root)
     serve.settles = True
-    reused, seen, made = [], [], []
+    reused, replanned, seen, made = [], [], [], []
     try:
         expand_all(serve)
         for path, edit in edits:
             (root / path).write_text(edit((root / path).read_text()))
-            before = serve.traces.reused
+            before, plans_before = serve.traces.reused, serve.traces.plans_reused
             seen.append(expand_all(serve))
             reused.append(serve.traces.reused - before)
+            replanned.append(serve.traces.plans_reused - plans_before)
             made.append(fresh())
     finally:
         serve.close()
@@ -300,3 +302,37 @@ def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_c
     assert "caller" in seen[1]["docs/fwd.md"] and "caller" not in seen[0]["docs/fwd.md"]
     assert "dY.sum(axis=0) * 1.0" in seen[2]["docs/bwd.md"] and "dY.sum(axis=0) * 1.0" not in seen[1]["docs/bwd.md"]
     assert reused == [2, 1, 1, 0]
+    # Each page is resolved from its file's text and from the text handed over: two plans a page, kept the same way.
+    assert replanned == [4, 4, 2, 0]
+
+
+def test_a_plan_kept_under_serve_does_not_keep_the_build_that_resolved_it(make_project):
+    """A plan holds its build's project, index and graph; kept across builds (``kept.TracedPages.keep_plan``) it
+    holds their roles instead, and a later build that takes it puts its own back."""
+    import gc
+    import weakref
+
+    root = make_project({"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY})
+    assert run_cli(root, "relock") == 0
+    text = (root / "docs/fwd.md").read_text()
+    serve = Session(root)
+    serve.settles = True
+    try:
+        first = serve.refresh()
+        serve.plan_site()
+        serve.expand("docs/fwd.md", text)
+        gone = weakref.ref(first.project)
+        ops = root / "src/ops.py"
+        ops.write_text(ops.read_text() + "\n\ndef appended():\n    return 1\n")
+        before = serve.traces.plans_reused
+        second = serve.refresh()
+        serve.plan_site()
+        plan = second.plan("docs/fwd.md", text)
+        assert serve.traces.plans_reused > before  # taken, not resolved again
+        assert plan.project is second.project and plan.refs.index is second.project.index
+        del first
+        serve.settle()
+        gc.collect()
+        assert gone() is None
+    finally:
+        serve.close()
