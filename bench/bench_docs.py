@@ -276,7 +276,9 @@ def serve_child(
     ``first_edit``, so that no run repeats another's (the cache the copy keeps would know it). ``code_module``:
     the module a code edit appends to (from the project's root; by default ``code_file``). Prints JSON, with the
     pages the code edit took as they were, not rendered again (``code edit kept``: their reads of the code held,
-    see docs_hooks.base.reads)."""
+    see docs_hooks.base.reads), the plans it took as they were (``code edit plans kept``: each page is resolved
+    from its file's text and from the text MkDocs hands over) and the blocks of pages rendered again it took as
+    they were (``code edit blocks kept``)."""
     import gc
     import logging
 
@@ -325,10 +327,13 @@ def serve_child(
         time.sleep(pause)
         edit_code(code, first_edit)
         traces = plugins["docs_hooks"].session.traces if "docs_hooks" in plugins else None  # not the floor's
-        kept_before = traces.reused if traces is not None else 0
+        counts = ("reused", "plans_reused", "blocks_reused")  # the last two: not in a generator before them
+        before = {c: getattr(traces, c, 0) for c in counts}
         out["code edit"] = rebuild()
         if traces is not None:
-            out["code edit kept"] = traces.reused - kept_before
+            out["code edit kept"] = traces.reused - before["reused"]
+            out["code edit plans kept"] = getattr(traces, "plans_reused", 0) - before["plans_reused"]
+            out["code edit blocks kept"] = getattr(traces, "blocks_reused", 0) - before["blocks_reused"]
     gc.collect()
     # The children a code edit starts (the recorder, KaTeX) live until the next code edit: the tree is
     # compared from here on, like with like; the first build may have had none (every page kept).
@@ -631,6 +636,8 @@ def main() -> None:
         code = args.code_file or code_file(project).relative_to(project).as_posix()
         print(
             f"{'  pages kept':22s} {[s['code edit kept'] for s in served]} (their reads of the code held after {code})"
+            f"; plans kept {[s.get('code edit plans kept') for s in served]}"
+            f", blocks kept {[s.get('code edit blocks kept') for s in served]}"
         )
         dirty, dirty_floors, dirty_kept = (
             [
@@ -652,7 +659,10 @@ def main() -> None:
             print(
                 f"{name:22s} {fmt(values)}  {ratio(name, med(values), dirty_floor)}{kept(med(values), dirty_kept_edit)}"
             )
-        print(f"{'  pages kept':22s} {[s['code edit kept'] for s in dirty]}")
+        print(
+            f"{'  pages kept':22s} {[s['code edit kept'] for s in dirty]}; plans kept "
+            f"{[s.get('code edit plans kept') for s in dirty]}, blocks kept {[s.get('code edit blocks kept') for s in dirty]}"
+        )
         s = served[0]
         print(
             f"\n== serve memory over {args.edits} edits after the first code edit (prose and code in turn) ==\n"

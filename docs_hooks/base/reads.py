@@ -317,6 +317,15 @@ class Reads:
             return "\0".join(f"{type(a).__name__}:{a!r}" for a in args)
         return self.digest(detached(args))
 
+    def include(self, trace: Trace) -> None:
+        """``trace``'s reads read again, as it were, in the open trace (what a kept rendering inside it read)."""
+        if self.noting():
+            open_ = self._stack()[-1]
+            assert open_ is not None
+            for key, read in trace.reads.items():
+                open_.reads.setdefault(key, read)
+            open_.complete = open_.complete and trace.complete
+
     def cannot_tell(self) -> None:
         """A read was made whose answer cannot be digested: the open trace holds for nothing."""
         if self.noting():

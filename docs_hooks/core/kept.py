@@ -48,7 +48,7 @@ from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.reads import Digests, Read, Reads, Role, Trace, Untraceable, ask_again, attached, detached_within
 from docs_hooks.base.settings import installed_version
 from docs_hooks.core.page import BlockPart, PagePlan, Prose
-from docs_hooks.kinds.base import Project
+from docs_hooks.kinds.base import Project, Rendered
 from docs_hooks.render.links import Links
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.entries import SiteEntries
@@ -178,7 +178,8 @@ class TracedPages:
     build, is this rendering, not rendered again. A front end whose process stays across builds (``mkdocs
     serve``) keeps one for all of them; only a page rendered without a problem, and whose every read could be
     digested, is kept. Each page's plan is kept the same way (``keep_plan``): a page whose resolving read the
-    same of the code is not resolved again."""
+    same of the code is not resolved again; and each block of a page (``keep_block``): a page rendered again
+    renders again only the blocks that read what changed."""
 
     def __init__(self) -> None:
         self._pages: dict[str, TracedPage] = {}
@@ -186,6 +187,30 @@ class TracedPages:
         self.digests = Digests()  # the answers' digests, for all the builds (see base.reads.Digests)
         self.reused = 0  # pages taken from here, not rendered again (bench/ and the tests read it)
         self.plans_reused = 0  # plans taken from here, not resolved again
+        # page -> the part's place in its plan -> (the page's key, what the block read, the block rendered)
+        self._blocks: dict[str, dict[int, tuple[str, Trace, Rendered]]] = {}
+        self.blocks_reused = 0  # blocks taken from here in a page rendered again
+
+    def keep_block(self, page: str, key: str, at: int, trace: Trace, rendered: Rendered) -> None:
+        """Keep a block of the page rendered without a problem: the part at ``at`` of its plan, under the page's
+        ``key``, with what resolving the page and rendering the block read (``trace``)."""
+        blocks = self._blocks.setdefault(page, {})
+        if blocks and next(iter(blocks.values()))[0] != key:
+            blocks.clear()  # the page's key moved on: the blocks of the key before are not asked for again
+        if trace.complete and not rendered.problems:
+            blocks[at] = (key, trace, rendered)
+        else:
+            blocks.pop(at, None)
+
+    def block(self, page: str, key: str, at: int, ask: Callable[[Read], str | None]) -> tuple[Trace, Rendered] | None:
+        """The block at ``at`` of the page as an earlier build rendered it under the page's ``key``, with what it
+        read, if every read gets the same answer from ``ask``; else None. A page rendered again because one of
+        its blocks read what changed takes the others as they were."""
+        found = self._blocks.get(page, {}).get(at)
+        if found is None or found[0] != key or not found[1].holds(ask):
+            return None
+        self.blocks_reused += 1
+        return found[1], found[2]
 
     def keep_plan(self, page: str, made_from: str, plan: PagePlan) -> None:
         """Keep the page's plan, made from ``made_from`` and the code it read (``plan.read``), if every read could

@@ -16,8 +16,9 @@ the links.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -279,12 +280,18 @@ class _Writer:
         self.formula_lines.append(line)
 
 
-def render_page(plan: PagePlan, results: Results, links: Links) -> RenderedPage:
-    """The page's pieces: every part rendered, the formulas typeset, links to source pages made relative."""
+# How a build renders one block of a page: the part's place in the plan, the part, and what renders it anew (a
+# build that keeps what blocks read may give a rendering of an earlier build instead, see kept.TracedPages).
+BlockRenderer = Callable[[int, BlockPart, Callable[[], Rendered]], Rendered]
+
+
+def render_page(plan: PagePlan, results: Results, links: Links, blocks: BlockRenderer | None = None) -> RenderedPage:
+    """The page's pieces: every part rendered, the formulas typeset, links to source pages made relative.
+    ``blocks``: how each block is rendered (by default, by its kind)."""
     w = _Writer()
     graph = results.graph if plan.entries else plan.project.graph
     problems: list[TraceError] = status_problems(plan, graph)
-    for part in plan.parts:
+    for i, part in enumerate(plan.parts):
         if isinstance(part, Prose):
             w.text(_linked_prose(part, iter(part.inline), links), part.line)
         elif isinstance(part, EntryHead):
@@ -296,7 +303,8 @@ def render_page(plan: PagePlan, results: Results, links: Links) -> RenderedPage:
             w.text(tail)
         elif isinstance(part, BlockPart):
             try:
-                rendered = part.kind.render(part.plan, results, links)
+                made = functools.partial(part.kind.render, part.plan, results, links)
+                rendered = made() if blocks is None else blocks(i, part, made)
             except TraceError as err:
                 placed = err.at(plan.page, part.block.line)
                 problems.append(placed)

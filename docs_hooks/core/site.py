@@ -15,21 +15,30 @@ shows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
-from docs_hooks.base.reads import Reads
+from docs_hooks.base.reads import Reads, Trace
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digests, settings_digest
 from docs_hooks.core.kept import AskedAgain, KeptPages, PageKeys, TracedPages
-from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
+from docs_hooks.core.page import (
+    BlockPart,
+    BlockRenderer,
+    PagePlan,
+    RenderedPage,
+    page_needs,
+    render_page,
+    status_problems,
+)
 from docs_hooks.core.planned import EarlierPlans, SitePlans
 from docs_hooks.core.warmup import WarmUp
 from docs_hooks.kinds import KINDS
-from docs_hooks.kinds.base import Project
+from docs_hooks.kinds.base import Project, Rendered
 from docs_hooks.read.blocks import Page
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.render import segments
@@ -265,10 +274,35 @@ class Build:
         if traced is None or reads is None or self.traces is None:
             return render_page(plan, self.results, self.links)
         with reads.tracing() as trace:
-            rendered: RenderedPage = render_page(plan, self.results, self.links)
+            rendered: RenderedPage = render_page(
+                plan, self.results, self.links, self._traced_blocks(page, traced, plan, reads, self.traces)
+            )
         if not rendered.problems and plan.read is not None:
             self.traces.keep(page, traced, plan.read.joined(trace), rendered.parts)
         return rendered
+
+    def _traced_blocks(
+        self, page: str, traced: str, plan: PagePlan, reads: Reads, traces: TracedPages
+    ) -> BlockRenderer:
+        """How the page's blocks are rendered under a trace: each as an earlier build rendered it while what it
+        read holds (``TracedPages.block``), else anew, and kept with what it read; either way its reads are the
+        page's too."""
+        resolved = plan.read if plan.read is not None else Trace()
+
+        def render(at: int, part: BlockPart, make: Callable[[], Rendered]) -> Rendered:
+            kept = traces.block(page, traced, at, self.asked) if self.asked is not None else None
+            if kept is not None:
+                reads.include(kept[0])
+                return kept[1]
+            try:
+                with reads.tracing() as trace:
+                    rendered = make()
+            finally:
+                reads.include(trace)  # a block that raised is the page's problem: the page is not kept
+            traces.keep_block(page, traced, at, resolved.joined(trace), rendered)
+            return rendered
+
+        return render
 
     def _traced_key(self, page: str, text: str, plan: PagePlan) -> str | None:
         """The page's key without the files of the code index (see kept.PageKeys.traced_key); None when this

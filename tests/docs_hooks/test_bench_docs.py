@@ -69,6 +69,8 @@ def test_a_serve_run_rebuilds_after_a_prose_and_a_code_edit_and_reads_the_memory
         "prose edit",
         "code edit",
         "code edit kept",
+        "code edit plans kept",
+        "code edit blocks kept",
         "rss first",
         "children first",
         "rss code",
@@ -136,6 +138,7 @@ def test_a_dirty_serve_run_edits_from_the_number_it_is_given(bench, site):
 
     assert served["prose edit"] > 0 and served["code edit"] > 0
     assert served["code edit kept"] >= 1  # the appended function reaches no page: the page rendered is taken as is
+    assert served["code edit plans kept"] >= 1  # nor what resolving the page read
     assert "Edited 7000." in (site / "docs" / "page.md").read_text(encoding="utf-8")
     assert "_bench_edit_7000" in (site / "src" / "model.py").read_text(encoding="utf-8")
 

@@ -274,3 +274,35 @@ def test_a_traced_page_is_reused_only_under_its_key_and_while_every_read_it_made
         WatchedDict({"f": object()}, reads, "index.functions")["f"]  # an answer it cannot digest
     traces.keep("docs/a.md", "key", incomplete, parts)
     assert traces.reuse("docs/a.md", "key", asking({"f": "def f(): ..."})) is None  # the page is dropped
+
+
+def test_a_traced_block_is_reused_only_under_its_page_s_key_while_its_reads_hold_and_when_it_had_no_problem():
+    from docs_hooks.base.errors import TraceError
+    from docs_hooks.base.reads import Reads, WatchedDict, ask_again
+    from docs_hooks.core.kept import TracedPages
+    from docs_hooks.kinds.base import Rendered
+
+    reads = Reads()
+    table = WatchedDict({"f": "def f(): ...", "g": "def g(): ..."}, reads, "index.functions")
+    with reads.tracing() as reads_f:
+        table["f"]
+    with reads.tracing() as reads_g:
+        table["g"]
+    traces = TracedPages()
+    traces.keep_block("docs/a.md", "key", 1, reads_f, Rendered("<p>f</p>"))
+    traces.keep_block("docs/a.md", "key", 3, reads_g, Rendered("<p>g</p>"))
+
+    def asking(now: dict):
+        later = WatchedDict(now, Reads(), "index.functions")
+        return lambda read: ask_again(Reads(), later, read, lambda a: a)
+
+    g_edited = asking({"f": "def f(): ...", "g": "def g(): return 1"})
+    assert traces.block("docs/a.md", "key", 1, g_edited) == (reads_f, Rendered("<p>f</p>"))
+    assert traces.block("docs/a.md", "key", 3, g_edited) is None  # it read g
+    assert traces.block("docs/a.md", "other key", 1, g_edited) is None
+    assert traces.blocks_reused == 1
+
+    traces.keep_block("docs/a.md", "key", 1, reads_f, Rendered("<p>f</p>", (TraceError("slow", "docs/a.md", 1),)))
+    assert traces.block("docs/a.md", "key", 1, g_edited) is None  # a block with a problem is rendered again
+    traces.keep_block("docs/a.md", "new key", 5, reads_f, Rendered("<p>f</p>"))
+    assert traces.block("docs/a.md", "key", 3, asking({"f": "def f(): ...", "g": "def g(): ..."})) is None  # dropped

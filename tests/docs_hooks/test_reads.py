@@ -426,3 +426,20 @@ def test_what_detached_within_took_out_is_put_back_walking_only_what_held_a_role
     assert back.build is new and back.parts[1]["k"] is new and back.parts[0] is shared
     assert attached(away, lambda role: new) == back  # the same as walking all of it
     assert plan.build is old  # the plan detached is not changed
+
+
+def test_a_kept_trace_included_in_the_open_one_counts_as_read_there_and_only_there():
+    reads = Reads()
+    table = WatchedDict({"a": Item("a"), "b": Item("b")}, reads, "index.functions")
+    with reads.tracing() as kept:
+        table["a"]
+    with reads.tracing() as incomplete:
+        reads.cannot_tell()
+    reads.include(kept)  # no trace open: nothing to note it in
+    with reads.tracing() as page:
+        table["b"]
+        reads.include(kept)
+    assert [r.args for r in page.reads.values()] == [("b",), ("a",)] and page.complete
+    with reads.tracing() as other:
+        reads.include(incomplete)
+    assert not other.complete  # a kept trace that could not tell makes the open one unable to

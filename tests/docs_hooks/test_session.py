@@ -336,3 +336,53 @@ def test_a_plan_kept_under_serve_does_not_keep_the_build_that_resolved_it(make_p
         assert gone() is None
     finally:
         serve.close()
+
+
+def test_a_page_rendered_again_after_a_code_edit_renders_again_only_the_blocks_that_read_what_changed(
+    make_project, tmp_path
+):
+    """The list of functions no page documents reads every function; an excerpt, the statements it shows. A
+    function appended renders the page again (the list grows) but takes the excerpt as it was; an edit of the
+    excerpt's statement renders both again. Each time the page comes out as a fresh build makes it."""
+    text = (
+        "# Blocks\n\n```trace-excerpt\ncode: 'ops.layer_norm_forward: mu = X'\n```\n\n"
+        "```trace-inventory\nof: undocumented\n```\n"
+    )
+    root = make_project({"docs/blocks.md": text})
+    assert run_cli(root, "relock") == 0
+
+    def expand(session: Session) -> str:
+        session.refresh()
+        session.plan_site()
+        return session.expand("docs/blocks.md", text).markdown
+
+    def fresh(n: int) -> str:
+        copy = tmp_path / f"fresh{n}"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".cache"))
+        session = Session(copy)
+        try:
+            return expand(session)
+        finally:
+            session.close()
+
+    ops = root / "src/ops.py"
+    edits = [
+        lambda t: t + "\n\ndef appended():\n    return 1\n",
+        lambda t: t.replace("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=-1, keepdims=True) * 1.0"),
+    ]
+    serve = Session(root)
+    serve.settles = True
+    seen, made, blocks = [], [], []
+    try:
+        expand(serve)
+        for n, edit in enumerate(edits):
+            ops.write_text(edit(ops.read_text()))
+            before = serve.traces.blocks_reused
+            seen.append(expand(serve))
+            blocks.append(serve.traces.blocks_reused - before)
+            made.append(fresh(n))
+    finally:
+        serve.close()
+    assert seen == made
+    assert "appended" in seen[0] and "* 1.0" in seen[1] and "* 1.0" not in seen[0]
+    assert blocks == [1, 0]
