@@ -20,7 +20,9 @@ After a code edit, a page whose every read gets the same answer from the new
 build would resolve to the same plan and render the same: it is that
 rendering, not rendered again. An edit of one function then renders again the pages that
 read it (show it, list it among the callers or tests of theirs, ran it), not
-every page that shows code.
+every page that shows code. Each page's plan, and each block of a page, is kept
+the same way: a page whose resolving read the same is not resolved again, and a
+page rendered again renders again only the blocks that read what changed.
 
 Only a page rendered without a problem is kept: a problem may come from
 something outside the key (a test that timed out, KaTeX missing), and a page

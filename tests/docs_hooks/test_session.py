@@ -8,13 +8,17 @@ measures at the site's scale, here held object by object)."""
 import gc
 import shutil
 import weakref
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import markdown
 
 from docs_hooks.core.session import Session, as_markdown_reads, without_front_matter
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, run_cli
+
+T = TypeVar("T")
 
 
 def open_session(root) -> Session:
@@ -251,6 +255,17 @@ def test_a_code_edit_that_changes_no_recording_reads_the_recordings_back_without
     assert all(a is r for a, r in zip(again, read))  # the same objects: not read or unpacked again
 
 
+def in_a_fresh_copy(root: Path, copy: Path, expand: Callable[[Session], T]) -> T:
+    """What ``expand`` gives in a session of a copy of the project without its cache folder: nothing a serve
+    session of ``root`` kept can reach it."""
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".cache"))
+    session = Session(copy)
+    try:
+        return expand(session)
+    finally:
+        session.close()
+
+
 def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_changed(make_project, tmp_path):
     """Under ``mkdocs serve`` (``settles``) each page's rendering is kept with what it read of the code
         (``kept.TracedPages``). A function appended to the module of both pages' functions renders neither again; a
@@ -268,14 +283,7 @@ def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_c
         return {page: session.expand(page, text).markdown for page, text in pages.items()}
 
     def fresh() -> dict[str, str]:
-        """A build of a copy of the project without its cache: nothing serve kept can reach it."""
-        copy = tmp_path / f"fresh{len(made)}"
-        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".cache"))
-        session = Session(copy)
-        try:
-            return expand_all(session)
-        finally:
-            session.close()
+        return in_a_fresh_copy(root, tmp_path / f"fresh{len(made)}", expand_all)
 
     edits = [
         ("src/ops.py", lambda text: text + "\n\ndef appended():\n    return 1\n"),
@@ -309,9 +317,6 @@ def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_c
 def test_a_plan_kept_under_serve_does_not_keep_the_build_that_resolved_it(make_project):
     """A plan holds its build's project, index and graph; kept across builds (``kept.TracedPages.keep_plan``) it
     holds their roles instead, and a later build that takes it puts its own back."""
-    import gc
-    import weakref
-
     root = make_project({"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY})
     assert run_cli(root, "relock") == 0
     text = (root / "docs/fwd.md").read_text()
@@ -357,13 +362,7 @@ def test_a_page_rendered_again_after_a_code_edit_renders_again_only_the_blocks_t
         return session.expand("docs/blocks.md", text).markdown
 
     def fresh(n: int) -> str:
-        copy = tmp_path / f"fresh{n}"
-        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".cache"))
-        session = Session(copy)
-        try:
-            return expand(session)
-        finally:
-            session.close()
+        return in_a_fresh_copy(root, tmp_path / f"fresh{n}", expand)
 
     ops = root / "src/ops.py"
     edits = [
