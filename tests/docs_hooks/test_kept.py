@@ -306,3 +306,49 @@ def test_a_traced_block_is_reused_only_under_its_page_s_key_while_its_reads_hold
     assert traces.block("docs/a.md", "key", 1, g_edited) is None  # a block with a problem is rendered again
     traces.keep_block("docs/a.md", "new key", 5, reads_f, Rendered("<p>f</p>"))
     assert traces.block("docs/a.md", "key", 3, asking({"f": "def f(): ...", "g": "def g(): ..."})) is None  # dropped
+
+
+def test_every_plan_of_this_site_detached_holds_no_object_of_its_build(tmp_path):
+    """A plan kept under serve (``TracedPages.keep_plan``) holds its build's objects as roles, which
+    ``base.reads.detached_within`` finds only in lists, tuples, dicts and dataclasses. A kind whose plan held the
+    project, the index or the graph in another kind of object would keep the old build alive and be read through
+    it: walked here, as the collector sees them, for every page this site has (every kind is on one)."""
+    import ast
+    import gc
+    import shutil
+    import types
+
+    from docs_hooks.base.reads import detached_within
+    from docs_hooks.base.settings import load_settings
+    from docs_hooks.core.site import make_build, site_pages
+    from docs_hooks.kinds import KINDS
+
+    from .conftest import REPO
+
+    for name in ["src", "tests", "docs", "spec", "mkdocs.yml", "pyproject.toml"]:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            shutil.copy2(src, tmp_path / name)
+    settings = load_settings(tmp_path)
+    build = make_build(settings, static=True)
+    pages = site_pages(settings)
+    cited = build.source_files(pages)[0]
+    pages[f"docs/source/{cited}.md"] = f"```trace-source\nfile: {cited}\n```\n"  # as the front ends make them
+    build.plan_site(pages)
+    kinds_seen: set[str] = set()
+    skipped = (str, bytes, int, float, type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, ast.AST)
+    for page, text in pages.items():
+        plan = build.plan(page, text)
+        kinds_seen.update(type(part.kind).__name__ for part in plan.parts if hasattr(part, "kind"))
+        away, _ = detached_within(plan)
+        seen, todo = {id(away)}, [away]
+        while todo:
+            obj = todo.pop()
+            assert not isinstance(getattr(type(obj), "trace_token", None), str), (page, type(obj).__name__)
+            for ref in gc.get_referents(obj):
+                if id(ref) not in seen and not isinstance(ref, skipped) and ref is not plan.project.settings:
+                    seen.add(id(ref))
+                    todo.append(ref)
+    assert kinds_seen == {type(kind).__name__ for kind in KINDS.values()}  # the walk met every kind's plans
