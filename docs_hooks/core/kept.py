@@ -49,7 +49,8 @@ from pathlib import Path
 from docs_hooks.base.cachedir import Store, store_file
 from docs_hooks.base.reads import Digests, Read, Reads, Role, Trace, Untraceable, ask_again, attached, detached_within
 from docs_hooks.base.settings import installed_version
-from docs_hooks.core.page import BlockPart, PagePlan, Prose
+from docs_hooks.core.page import BlockPart, BlockRenderer, PagePlan, Prose
+from docs_hooks.core.planned import EarlierPlans
 from docs_hooks.kinds.base import Project, Rendered
 from docs_hooks.render.links import Links
 from docs_hooks.render.segments import Html, Piece
@@ -213,6 +214,32 @@ class TracedPages:
             return None
         self.blocks_reused += 1
         return found[1], found[2]
+
+    def blocks(self, page: str, key: str, resolved: Trace | None, reads: Reads, ask: AskedAgain) -> BlockRenderer:
+        """How a build renders the page's blocks under a trace (``core.page.render_page``): each as an earlier
+        build rendered it while what it read holds (``block``), else anew, and kept (``keep_block``) with what
+        it read and what resolving the page read (``resolved``); either way its reads are the page's too."""
+        before = resolved if resolved is not None else Trace()
+
+        def render(at: int, part: BlockPart, make: Callable[[], Rendered]) -> Rendered:
+            kept = self.block(page, key, at, ask)
+            if kept is not None:
+                reads.include(kept[0])
+                return kept[1]
+            try:
+                with reads.tracing() as trace:
+                    rendered = make()
+            finally:
+                reads.include(trace)  # a block that raised is the page's problem: the page is not kept
+            self.keep_block(page, key, at, before.joined(trace), rendered)
+            return rendered
+
+        return render
+
+    def earlier_plans(self, made_from: str, ask: AskedAgain) -> EarlierPlans:
+        """The plans kept here, for a build that asks their reads again with ``ask`` and whose every page's plan
+        is made from ``made_from`` besides its text and the code (see ``planned.EarlierPlans``)."""
+        return EarlierPlans(made_from, lambda page, made: self.plan(page, made, ask, ask.found), self.keep_plan)
 
     def keep_plan(self, page: str, made_from: str, plan: PagePlan) -> None:
         """Keep the page's plan, made from ``made_from`` and the code it read (``plan.read``), if every read could

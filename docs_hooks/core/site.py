@@ -15,30 +15,21 @@ shows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from docs_hooks.base.cachedir import store_file
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.gcpause import freeze, paused, unfreeze
-from docs_hooks.base.reads import Reads, Trace
+from docs_hooks.base.reads import Reads
 from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digests, settings_digest
 from docs_hooks.core.kept import AskedAgain, KeptPages, PageKeys, TracedPages
-from docs_hooks.core.page import (
-    BlockPart,
-    BlockRenderer,
-    PagePlan,
-    RenderedPage,
-    page_needs,
-    render_page,
-    status_problems,
-)
-from docs_hooks.core.planned import EarlierPlans, SitePlans
+from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
+from docs_hooks.core.planned import SitePlans
 from docs_hooks.core.warmup import WarmUp
 from docs_hooks.kinds import KINDS
-from docs_hooks.kinds.base import Project, Rendered
+from docs_hooks.kinds.base import Project
 from docs_hooks.read.blocks import Page
 from docs_hooks.read.formulas import page_formulas
 from docs_hooks.render import segments
@@ -151,7 +142,9 @@ class Build:
         self.asked: AskedAgain | None = None
         if self.traces is not None and project.reads is not None and self.results is not None:
             self.asked = AskedAgain(project.reads, project, self.results, self.links)
-            self.plans.earlier = self._earlier_plans(self.traces, self.asked, others or "")
+            kernels = ",".join(sorted(project.widget_kernels or ()))
+            made_from = f"{settings_digest(project.settings)}\0{others}\0{kernels}"
+            self.plans.earlier = self.traces.earlier_plans(made_from, self.asked)
         self._kept_parts: dict[str, tuple[str, list[Piece]]] = {}  # page -> (its key, its pieces), read back
         # The pages of the site: those the front end handed over (plan_site) or had expanded, not those only
         # read for their entries; the call graph is made from the recordings of all of them.
@@ -159,15 +152,6 @@ class Build:
         self.warming = WarmUp()  # what mkdocs serve does while it waits (warm_up)
 
     # ------------------------------------------------------------------ read and resolve (see planned)
-
-    def _earlier_plans(self, traces: TracedPages, asked: AskedAgain, others: str) -> EarlierPlans:
-        """The plans of this process's earlier builds, each asked again of this build (see planned.EarlierPlans)."""
-        kernels = ",".join(sorted(self.project.widget_kernels or ()))
-        return EarlierPlans(
-            f"{settings_digest(self.settings)}\0{others}\0{kernels}",
-            lambda page, made_from: traces.plan(page, made_from, asked, asked.found),
-            traces.keep_plan,
-        )
 
     @property
     def site(self) -> SiteEntries:
@@ -271,38 +255,15 @@ class Build:
         (see kept.TracedPages)."""
         assert self.results is not None
         reads = self.project.reads
-        if traced is None or reads is None or self.traces is None:
+        if traced is None or reads is None or self.traces is None or self.asked is None:
             return render_page(plan, self.results, self.links)
         with reads.tracing() as trace:
             rendered: RenderedPage = render_page(
-                plan, self.results, self.links, self._traced_blocks(page, traced, plan, reads, self.traces)
+                plan, self.results, self.links, self.traces.blocks(page, traced, plan.read, reads, self.asked)
             )
         if not rendered.problems and plan.read is not None:
             self.traces.keep(page, traced, plan.read.joined(trace), rendered.parts)
         return rendered
-
-    def _traced_blocks(
-        self, page: str, traced: str, plan: PagePlan, reads: Reads, traces: TracedPages
-    ) -> BlockRenderer:
-        """How the page's blocks are rendered under a trace: each as an earlier build rendered it while what it
-        read holds (``TracedPages.block``), else anew, and kept with what it read; either way its reads are the
-        page's too."""
-        resolved = plan.read if plan.read is not None else Trace()
-
-        def render(at: int, part: BlockPart, make: Callable[[], Rendered]) -> Rendered:
-            kept = traces.block(page, traced, at, self.asked) if self.asked is not None else None
-            if kept is not None:
-                reads.include(kept[0])
-                return kept[1]
-            try:
-                with reads.tracing() as trace:
-                    rendered = make()
-            finally:
-                reads.include(trace)  # a block that raised is the page's problem: the page is not kept
-            traces.keep_block(page, traced, at, resolved.joined(trace), rendered)
-            return rendered
-
-        return render
 
     def _traced_key(self, page: str, text: str, plan: PagePlan) -> str | None:
         """The page's key without the files of the code index (see kept.PageKeys.traced_key); None when this
