@@ -167,10 +167,8 @@ class TracedPage:
 
 @dataclass
 class TracedPlan:
-    """A page's plan as a build of this process resolved it, without that build's objects (``base.reads.detached``),
-    and what it was made from besides the code (its text, the settings, the files outside the code index)."""
+    """A page's plan as a build of this process resolved it, without that build's objects (``base.reads.detached``)."""
 
-    made_from: str
     plan: PagePlan
     within: frozenset[int]  # what in ``plan`` holds a role (see base.reads.detached_within)
 
@@ -247,7 +245,7 @@ class TracedPages:
         kept = self._plans.setdefault(page, {})
         kept.pop(made_from, None)
         if plan.read is not None and plan.read.complete:
-            kept[made_from] = TracedPlan(made_from, *detached_within(plan))
+            kept[made_from] = TracedPlan(*detached_within(plan))
             while len(kept) > PLANS:
                 del kept[next(iter(kept))]
 

@@ -41,15 +41,9 @@ class SitePlans:
     (a build that keeps traces), a page whose resolving read the same of the code as in an earlier build is
     that build's plan, not resolved again."""
 
-    def __init__(
-        self,
-        project: Project,
-        kinds: dict[str, AnyKind],
-        order: Callable[[Settings], list[Path]],
-        earlier: EarlierPlans | None = None,
-    ):
+    def __init__(self, project: Project, kinds: dict[str, AnyKind], order: Callable[[Settings], list[Path]]):
         self.project = project
-        self.earlier = earlier
+        self.earlier: EarlierPlans | None = None  # set by a build that keeps traces, once it can ask their reads
         self.settings = project.settings
         self.kinds = kinds
         self.order = order  # the pages of the docs folder, in the order the front end builds them
