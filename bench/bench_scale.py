@@ -21,8 +21,10 @@ With --mkdocs it also measures, at each size, what an author feels (as bench_doc
 does for the real site, against MkDocs alone on the same pages): a warm ``mkdocs
 build``, a cold one after the project's tests ran with the generator's pytest
 plugin (the line map, and what the pages need of the run stage), and a prose edit
-and a code edit rebuilt in one serve-like process; the edits also against MkDocs
-alone given the template cache the plugin gives its own builds ("templates kept").
+and a code edit rebuilt in one serve-like process, then again as ``mkdocs serve
+--dirty`` rebuilds them (against the floor's dirty rebuild); the edits also
+against MkDocs alone given the template cache the plugin gives its own builds
+("templates kept").
 Nothing passes or fails.
 
 Run:   .venv/bin/python bench/bench_scale.py [--runs 3] [--sizes 1,10] [--cli] [--mkdocs] [--profile DIR]
@@ -389,6 +391,16 @@ def author_at(project: Path, work: Path, runs: int) -> dict:
     # MkDocs alone given the template cache the plugin gives its own builds: what the generator adds beyond
     # what it saves MkDocs (see bench_docs.floor_templates).
     kept = [BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 1), templates=True) for i in range(runs)]
+    # The same under ``mkdocs serve --dirty``, which MkDocs advises for a large site: each rebuild converts only
+    # the pages that changed (for the generator, those that come out different: plugin.DirtyPages).
+    dirty = [BD.serve(project, "mkdocs.yml", page, 0, first_edit=1000 * (i + 5), dirty=True) for i in range(runs)]
+    dirty_floors = [
+        BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 5), dirty=True) for i in range(runs)
+    ]
+    dirty_kept = [
+        BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 5), dirty=True, templates=True)
+        for i in range(runs)
+    ]
     return {
         "floor": floor,
         "warm": warm,
@@ -399,6 +411,11 @@ def author_at(project: Path, work: Path, runs: int) -> dict:
         "prose edit": [s["prose edit"] for s in served],
         "code edit": [s["code edit"] for s in served],
         "kept": [s["code edit kept"] for s in served],  # pages whose reads of the code held (not a time)
+        "dirty, floor, prose edit": [f["prose edit"] for f in dirty_floors],
+        "dirty, templates kept": [f["prose edit"] for f in dirty_kept],
+        "dirty, prose edit": [s["prose edit"] for s in dirty],
+        "dirty, code edit": [s["code edit"] for s in dirty],
+        "dirty, kept": [s["code edit kept"] for s in dirty],
     }
 
 
@@ -437,14 +454,19 @@ def main() -> None:
             if args.mkdocs:
                 felt = author_at(project, work / f"mkdocs-{scale}x", args.runs)
                 results[scale]["author"] = felt
-                kept = felt.pop("kept")
+                kept, dirty_kept = felt.pop("kept"), felt.pop("dirty, kept")
                 for name, values in felt.items():
-                    base = felt["floor, prose edit"] if "edit" in name else felt["floor"]
-                    ratio = "" if name.startswith(("floor", "test run")) else f"  {BD.med(values) / BD.med(base):5.2f}x"
-                    if name.endswith("edit") and not name.startswith("floor"):
-                        ratio += BD.kept(BD.med(values), BD.med(felt["floor, templates kept"]))
-                    print(f"  mkdocs {name:22s} {BD.fmt(values)}{ratio}", flush=True)
+                    # A serve edit against the floor's prose edit served the same way (``--dirty`` or not).
+                    way = "dirty, " if name.startswith("dirty") else ""
+                    base = felt[f"{way}floor, prose edit"] if "edit" in name else felt["floor"]
+                    alone = name.startswith(("floor", "test run", "dirty, floor", "dirty, templates"))
+                    ratio = "" if alone else f"  {BD.med(values) / BD.med(base):5.2f}x"
+                    if name.endswith("edit") and not alone:
+                        floor_kept = felt["dirty, templates kept"] if way else felt["floor, templates kept"]
+                        ratio += BD.kept(BD.med(values), BD.med(floor_kept))
+                    print(f"  mkdocs {name:24s} {BD.fmt(values)}{ratio}", flush=True)
                 print(f"  mkdocs code edit: pages taken as they were (their reads of the code held): {kept}")
+                print(f"  mkdocs dirty code edit: pages taken as they were: {dirty_kept}")
 
         if len(sizes) >= 2:
             lo, hi = min(sizes), max(sizes)

@@ -80,7 +80,12 @@ class Carried:
 
 def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carried | None:
     """The map measured on the code ``stored`` describes, carried over to the code as it is now (``deps``); None
-    when the tests may run other lines than the map's and those of the tests that ran a changed function."""
+    when the tests may run other lines than the map's and those of the tests that ran a changed function. When no
+    line moved and no test is stale, the map is ``lines`` and ``calls`` themselves.
+
+    A function of a file that did not change is as it was, its text (comments and docstrings too, however the code
+    is read now) and its place: only the functions of the changed files are digested again, and only their lines
+    looked at."""
     functions, file_digests = deps.functions, deps.file_digests
     old_files = stored["files"]
     if set(old_files) != set(file_digests):
@@ -99,6 +104,8 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
     edited: set[str] = set()  # functions a test ran whose text changed, or that are gone
     for name, (digest, start) in reached.items():
         now = functions.get(name)
+        if now is not None and now.repo_path not in changed:
+            continue  # its file is as it was (files and module names are): so is it
         if now is None or deps.function(name, loaded) != digest:
             edited.add(name)
         elif now.repo_path in changed:
@@ -109,8 +116,15 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
     # A test ran an edited function when it was seen calling it or being called by it (the observer sees every
     # call of the project's code while a test runs, so every test that ran one of its lines).
     stale = {test for test, seen in calls.items() if any(c[0] in edited or c[1] in edited for c in seen)}
+    if not stale and not any(shifts.values()):  # nothing moved: the map as it is, once its changed files hold
+        if any(not _inside(n, ranges.get(f, ())) for f in changed for n in lines.get(f, ())):
+            return None  # a line outside the functions that kept their text: at the module's top level
+        return Carried(lines, calls, [])
     moved_lines: Lines = {}
     for f, by_line in lines.items():
+        if f not in changed and not stale:
+            moved_lines[f] = by_line  # nothing of it moved, no test of it left out
+            continue
         moved: dict[int, list[str]] = {}
         for n, tests in by_line.items():
             kept = [t for t in tests if t not in stale]
@@ -129,6 +143,11 @@ def carry(stored: dict, lines: Lines, calls: Calls, deps: Dependencies) -> Carri
         if test not in stale
     }
     return Carried(moved_lines, moved_calls, sorted(stale))
+
+
+def _inside(line: int, ranges) -> bool:
+    """Whether ``line`` is inside one of ``ranges`` (first, last, shift)."""
+    return any(first <= line <= last for first, last, _ in ranges)
 
 
 def _of_test_files(deps: Dependencies, loaded: list[str]) -> dict[str, list]:

@@ -124,11 +124,15 @@ def carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
     """With no map of this code in the cache: the last map, carried over whole (then cached under this code),
     or but for the tests that ran an edited function (then that part of it); (None, None) when it does not
     carry over."""
-    found = _carried_map(of)
-    if found is None or found.stale:
+    last = _last_map(of)
+    found = last[2] if last is not None else None
+    if last is None or found is None or found.stale:
         return None, found
+    text, old, _ = last
     whole = CoverageMap(found.lines, found.calls)
-    write_entry(of.path, map_text(whole).encode("utf-8"))
+    # Carried over as it was (no line moved): the text it was read from, not written out again.
+    same = found.lines is old.lines and found.calls is old.calls
+    write_entry(of.path, text if same else map_text(whole).encode("utf-8"))
     _trim(of.path.parent)
     return whole, None
 
@@ -199,7 +203,9 @@ def _trim(folder: Path) -> None:
                 return  # a folder that cannot be written (a cache restored read-only) keeps what it has
 
 
-def _carried_map(of: MapOf) -> Carried | None:
+def _last_map(of: MapOf) -> tuple[bytes, CoverageMap, Carried | None] | None:
+    """The last map measured (its text as stored, and as read), and what of it carries over to this code
+    (``carried.carry``); None when there is none to carry over."""
     deps = of.dependencies()
     if deps is None or of.project_root is None:
         return None
@@ -218,7 +224,7 @@ def _carried_map(of: MapOf) -> Carried | None:
         old = read_map(measured.decode("utf-8"))
     except ValueError:
         return None
-    return carried.carry(last["depends"], old.lines, old.calls, deps)
+    return measured, old, carried.carry(last["depends"], old.lines, old.calls, deps)
 
 
 #: Past this many tests to measure again, pytest is given the configured arguments (every test) rather than one

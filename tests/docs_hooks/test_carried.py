@@ -3,12 +3,15 @@ measure on that code, or none."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from docs_hooks.base.cachedir import read_entry
 from docs_hooks.base.settings import load_settings
 from docs_hooks.core.site import index_for
+from docs_hooks.run import coverage_map
 from docs_hooks.run.coverage_map import CoverageMap, MapOf, index_modules, read_cached_map
 from docs_hooks.run.coverage_run import Measurement
 
@@ -106,6 +109,89 @@ def test_a_map_carried_over_an_edit_where_no_test_ran_is_the_map_a_run_measures(
     assert ["calc.double_clip", "calc.clip", line, ""] in found.calls["tests.test_calc.test_double_clip"]
     again = carried(root, tmp_path / "cache")  # and cached under this code
     assert again is not None and same(again, found)
+
+
+def test_a_map_carried_over_with_no_line_moved_is_stored_as_the_text_it_was_read_from(
+    make_project, tmp_path, monkeypatch
+):
+    root = calc_project(make_project)
+    cache = tmp_path / "cache"
+    measured(root, cache)
+    last = json.loads(read_entry(cache / "coverage" / "last.json") or b"")
+    stored = read_entry(cache / "coverage" / last["map"])
+    (root / "src/calc.py").write_text(CALC + "\n\ndef added(x):\n    return x + 1\n", encoding="utf-8")
+    written_out = []  # maps written out as text again (a map whose lines moved is)
+    monkeypatch.setattr(coverage_map, "map_text", lambda found: written_out.append(found) or "")
+
+    found = carried(root, cache)
+
+    assert found is not None and same(found, measured(root, tmp_path / "fresh"))
+    assert written_out == []
+    maps = [f for f in (cache / "coverage").glob("*.json") if f.name not in ("last.json", last["map"])]
+    assert [read_entry(f) for f in maps] == [stored]  # the map of this code
+
+
+FMT = """\
+from calc import clip
+
+
+def shown(x):
+    # the clipped value, as text
+    return str(clip(x))
+
+
+def unshown(x):
+    return repr(x)
+"""
+
+FMT_TESTS = """\
+from fmt import shown
+
+
+def test_shown():
+    assert shown(9) == "5"
+"""
+
+
+@pytest.mark.parametrize(
+    "path, edit, again",
+    [
+        ("src/fmt.py", lambda text: text + "\n\ndef added(x):\n    return x\n", []),
+        ("src/fmt.py", lambda text: text.replace("return repr(x)", "return ascii(x)"), []),
+        ("src/fmt.py", lambda text: text.replace("return str(clip(x))", "return str(clip(x)) + ''"), ["test_shown"]),
+        ("src/calc.py", lambda text: text.replace("return clip(y * 2)", "return clip(2 * y)"), ["test_double_clip"]),
+        (
+            "src/calc.py",
+            lambda text: text.replace("    return x\n", "    return x + 0\n"),  # clip: every test calls it
+            ["test_clip", "test_double_clip", "test_shown"],
+        ),
+    ],
+    ids=["appended", "untested edited", "tested edited", "another module's tested edited", "a shared callee edited"],
+)
+def test_of_two_modules_only_the_tests_that_ran_an_edited_function_are_measured_again(
+    make_project, tmp_path, path, edit, again
+):
+    root = calc_project(make_project)
+    (root / "src/fmt.py").write_text(FMT, encoding="utf-8")
+    (root / "tests/test_fmt.py").write_text(FMT_TESTS, encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        (root / "pyproject.toml").read_text(encoding="utf-8").replace('"tests/test_calc.py"', '"tests"'),
+        encoding="utf-8",
+    )
+    measured(root, tmp_path / "cache")
+    file = root / path
+    file.write_text(edit(file.read_text(encoding="utf-8")), encoding="utf-8")
+
+    if again:
+        run = measurement(root, tmp_path / "cache")
+        found = run.result()
+        test_file = {"test_shown": "tests/test_fmt.py"}
+        assert run.run_args == [f"{test_file.get(t, 'tests/test_calc.py')}::{t}" for t in again]
+    else:  # carried over whole: nothing measured
+        carried_over = carried(root, tmp_path / "cache")
+        assert carried_over is not None
+        found = carried_over
+    assert same(found, measured(root, tmp_path / "fresh"))
 
 
 def test_a_module_that_gains_its_first_function_keeps_the_map_of_the_others(make_project, tmp_path):
