@@ -128,6 +128,9 @@ class Session:
         page that showed it while the build lasts (see ``Shown``)."""
         with self._collecting:
             self._refreshes += 1
+            if self._build is not None:
+                # First: what the warm-up renders in the background would take turns with all of this rebuild.
+                self._build.warming.stop()
             gcpause.unfreeze()  # what an earlier build of this process froze goes back to the collector now
             settings = load_settings(self.root)
             stamp = fingerprint(settings) + repr(sorted(widget_kernels or ()))
@@ -152,8 +155,6 @@ class Session:
                     traces=self.traces if self.settles else None,
                 )
                 self.fingerprint = stamp
-            else:
-                self._build.warming.stop()  # what it renders in the background would meet this rebuild's work
             if new_pass or made:
                 self._shown = Shown()  # the front end takes the pages anew
             self._settings = settings

@@ -14,7 +14,9 @@ from typing import TypeVar
 
 import markdown
 
+from docs_hooks.core import session as session_module
 from docs_hooks.core.session import Session, as_markdown_reads, without_front_matter
+from docs_hooks.core.warmup import WarmUp
 
 from .conftest import BWD_ENTRY, FWD_ENTRY, run_cli
 
@@ -187,6 +189,35 @@ def test_a_front_end_that_settles_has_a_replaced_build_collected_after_the_rebui
         assert fifth() is not None
         session.settle()
         assert fifth() is None
+    finally:
+        session.close()
+
+
+def test_a_rebuild_stops_the_warm_up_before_it_reads_the_settings_and_the_code_again(make_project, monkeypatch):
+    # The warm-up renders in a thread of the serve process: left going, it takes turns with everything the rebuild
+    # does, down to reading every code file to tell whether the code changed.
+    root = make_project({"docs/page.md": "# Page\n\n" + FWD_ENTRY})
+    session = open_session(root)
+    happened: list[str] = []
+
+    def noted(name: str, real: Callable[..., T]) -> Callable[..., T]:
+        def call(*args, **kwargs):
+            happened.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(WarmUp, "stop", noted("stop the warm-up", WarmUp.stop))
+    monkeypatch.setattr(session_module, "load_settings", noted("read the settings", session_module.load_settings))
+    monkeypatch.setattr(session_module, "fingerprint", noted("digest the code", session_module.fingerprint))
+    try:
+        for edit in ("page", "code"):
+            happened.clear()
+            if edit == "code":
+                ops = root / "src/ops.py"
+                ops.write_text(ops.read_text() + "\n\ndef appended():\n    return 1\n")
+            session.refresh()
+            assert happened[:3] == ["stop the warm-up", "read the settings", "digest the code"], (edit, happened)
     finally:
         session.close()
 
