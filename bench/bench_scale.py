@@ -385,22 +385,18 @@ def author_at(project: Path, work: Path, runs: int) -> dict:
     for _ in range(runs):
         BD.restore_cache(project, work / "after-tests")
         after_tests.append(BD.mkdocs_build(project, work / "site"))
-    # Each run edits anew (numbered apart): a repeated edit would be found in the project's cache.
-    served = [BD.serve(project, "mkdocs.yml", page, 0, first_edit=1000 * (i + 1)) for i in range(runs)]
-    floors = [BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 1)) for i in range(runs)]
+    def served(config: str, first: int, **how) -> list[dict]:
+        # Each run edits anew (numbered apart): a repeated edit would be found in the project's cache.
+        return [BD.serve(project, config, page, 0, first_edit=1000 * (i + first), **how) for i in range(runs)]
+
+    plain, floors = served("mkdocs.yml", 1), served(floor_config, 1)
     # MkDocs alone given the template cache the plugin gives its own builds: what the generator adds beyond
     # what it saves MkDocs (see bench_docs.floor_templates).
-    kept = [BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 1), templates=True) for i in range(runs)]
+    kept = served(floor_config, 1, templates=True)
     # The same under ``mkdocs serve --dirty``, which MkDocs advises for a large site: each rebuild converts only
     # the pages that changed (for the generator, those that come out different: plugin.DirtyPages).
-    dirty = [BD.serve(project, "mkdocs.yml", page, 0, first_edit=1000 * (i + 5), dirty=True) for i in range(runs)]
-    dirty_floors = [
-        BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 5), dirty=True) for i in range(runs)
-    ]
-    dirty_kept = [
-        BD.serve(project, floor_config, page, 0, first_edit=1000 * (i + 5), dirty=True, templates=True)
-        for i in range(runs)
-    ]
+    dirty, dirty_floors = served("mkdocs.yml", 5, dirty=True), served(floor_config, 5, dirty=True)
+    dirty_kept = served(floor_config, 5, dirty=True, templates=True)
     return {
         "floor": floor,
         "warm": warm,
@@ -408,9 +404,9 @@ def author_at(project: Path, work: Path, runs: int) -> dict:
         "cold, after tests": after_tests,
         "floor, prose edit": [f["prose edit"] for f in floors],
         "floor, templates kept": [f["prose edit"] for f in kept],
-        "prose edit": [s["prose edit"] for s in served],
-        "code edit": [s["code edit"] for s in served],
-        "kept": [s["code edit kept"] for s in served],  # pages whose reads of the code held (not a time)
+        "prose edit": [s["prose edit"] for s in plain],
+        "code edit": [s["code edit"] for s in plain],
+        "kept": [s["code edit kept"] for s in plain],  # pages whose reads of the code held (not a time)
         "dirty, floor, prose edit": [f["prose edit"] for f in dirty_floors],
         "dirty, templates kept": [f["prose edit"] for f in dirty_kept],
         "dirty, prose edit": [s["prose edit"] for s in dirty],

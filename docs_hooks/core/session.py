@@ -28,13 +28,10 @@ from docs_hooks.base.lasttwo import LastTwo
 from docs_hooks.base.settings import Settings, load_settings
 from docs_hooks.core.digests import fingerprint
 from docs_hooks.core.kept import TracedPages, digest
-from docs_hooks.core.site import Build, Expanded, Shown, build_order, make_build
+from docs_hooks.core.site import AcrossBuilds, Build, Expanded, Shown, build_order, make_build
 from docs_hooks.render import html as R
 from docs_hooks.render.segments import Html, Piece
 from docs_hooks.resolve.lock import by_page, compare, lock_text, parse_lock
-from docs_hooks.resolve.modules import Modules
-from docs_hooks.run.record_store import ReadBack
-from docs_hooks.run.residue import Texts
 
 # Front matter as MkDocs and Zensical read it: the page they hand over starts after it.
 FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
@@ -86,14 +83,10 @@ class Session:
         self._reads: LastTwo[tuple[str, int], str] = LastTwo()  # each page's text as Markdown reads it (as_read)
         self._shown = Shown()  # which page shows each problem of the build, in this pass of the front end
         self.widget_kernels: frozenset[str] | None = None
-        # The files the runs' dependencies read, and the code as resolving parses it: once per text for all of
-        # this session's builds.
-        self.texts = Texts()
-        self.modules = Modules()
-        self.read_back = ReadBack()  # the recordings as read from the cache, for the build after a code edit
-        # Each page's last rendering with what it read of the code, for the builds after a code edit (kept only
-        # when the process waits for the author's edits: ``settles``).
-        self.traces = TracedPages()
+        # What every build of this session reads once per text, file or recording (see ``AcrossBuilds``), and
+        # each page's last rendering with what it read of the code, for the builds after a code edit (handed to
+        # them only when the process waits for the author's edits: ``settles``).
+        self.across = AcrossBuilds(traces=TracedPages())
         # A front end whose process waits for the author after each build (``mkdocs serve``) sets this, and
         # calls ``settle_later``: a replaced build is then collected while the author reads, not in the rebuild.
         self.settles = False
@@ -112,6 +105,12 @@ class Session:
     @settings.setter
     def settings(self, settings: Settings) -> None:
         self._settings = settings
+
+    @property
+    def traces(self) -> TracedPages:
+        """Each page's last rendering with what it read of the code (see ``AcrossBuilds``)."""
+        assert self.across.traces is not None
+        return self.across.traces
 
     @property
     def build(self) -> Build:
@@ -146,14 +145,8 @@ class Session:
                     self._uncollected = False
                 elif replaced:
                     self._uncollected = True
-                self._build = make_build(
-                    settings,
-                    widget_kernels=widget_kernels,
-                    texts=self.texts,
-                    modules=self.modules,
-                    read_back=self.read_back,
-                    traces=self.traces if self.settles else None,
-                )
+                across = self.across if self.settles else replace(self.across, traces=None)
+                self._build = make_build(settings, widget_kernels=widget_kernels, across=across)
                 self.fingerprint = stamp
             if new_pass or made:
                 self._shown = Shown()  # the front end takes the pages anew

@@ -39,7 +39,7 @@ from docs_hooks.render.segments import Piece
 from docs_hooks.resolve.callgraph import CallGraph
 from docs_hooks.resolve.codeindex import CodeIndex, Root
 from docs_hooks.resolve.entries import EntryData, SiteEntries
-from docs_hooks.resolve.indexing import build_index
+from docs_hooks.resolve.indexing import IndexedFiles, build_index
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.resolve.modules import Modules
 from docs_hooks.run.record_store import ReadBack
@@ -85,8 +85,9 @@ class Shown:
         return out
 
 
-def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex:
-    """The code index of the source and tests roots (optionally of a copy of the tree)."""
+def index_for(settings: Settings, project_root: Path | None = None, indexed: IndexedFiles | None = None) -> CodeIndex:
+    """The code index of the source and tests roots (optionally of a copy of the tree); ``indexed``: the parts of
+    the last index of this process (see ``indexing.IndexedFiles``)."""
     root = project_root or settings.project_root
     src = root / settings.source_root.relative_to(settings.project_root)
     tests = root / settings.tests_root.relative_to(settings.project_root)
@@ -95,7 +96,7 @@ def index_for(settings: Settings, project_root: Path | None = None) -> CodeIndex
         roots.append(Root(tests, root, True))
     # A copy of the tree (impact's old revision) lives in a temporary folder: nothing to keep for it.
     cache = store_file(settings.cache_dir, "index") if project_root is None else None
-    return build_index(roots, root, cache, settings.exclude)
+    return build_index(roots, root, cache, settings.exclude, indexed)
 
 
 class Build:
@@ -367,16 +368,33 @@ def record_rounds(
         done.update(results.recordings(requests))
 
 
+@dataclass
+class AcrossBuilds:
+    """What a front end whose process stays across builds (``mkdocs serve``) hands each of them, the same objects
+    every time: a file not edited since the last build is not read into them again, nor a recording stored since.
+
+    ``texts``: the files the runs depend on; ``modules``: the code as resolving
+    parses it; ``indexed``: each file's part of the code index; ``read_back``:
+    the recordings as read from the cache; ``traces`` (when the front end waits
+    for the author's edits): each page's last rendering with what it read of
+    the code (``kept.TracedPages``), so that a code edit renders again only the
+    pages that read what changed.
+    """
+
+    texts: Texts = field(default_factory=Texts)
+    modules: Modules = field(default_factory=Modules)
+    indexed: IndexedFiles = field(default_factory=IndexedFiles)
+    read_back: ReadBack = field(default_factory=ReadBack)
+    traces: TracedPages | None = None
+
+
 def make_build(
     settings: Settings,
     coverage: bool = True,
     static: bool = False,
     index: CodeIndex | None = None,
     widget_kernels: frozenset[str] | None = None,
-    texts: Texts | None = None,
-    modules: Modules | None = None,
-    read_back: ReadBack | None = None,
-    traces: TracedPages | None = None,
+    across: AcrossBuilds | None = None,
 ) -> Build:
     """The one factory of builds: the site build, ``check``, ``relock`` and ``impact`` all make theirs here.
 
@@ -391,18 +409,11 @@ def make_build(
     no process. ``index`` is the code index to resolve against (``impact`` passes
     the base revision's); by default the project's own.
 
-    A front end whose process stays across builds hands each the same ``texts``
-    (the files the runs depend on), ``modules`` (the code as resolving parses
-    it) and ``read_back`` (the recordings as read from the cache): a file not
-    edited since the last build is not read into them again, nor a recording
-    stored since. It may hand each the same ``traces`` too: each page's last
-    rendering with what it read of the code (``kept.TracedPages``), so that a
-    code edit renders again only the pages that read what changed.
+    A front end whose process stays across builds hands each the same ``across``
+    (see ``AcrossBuilds``); by default a build keeps nothing for another.
     """
     with paused():
-        build = _make_build(
-            settings, coverage and not static, static, index, widget_kernels, texts, modules, read_back, traces
-        )
+        build = _make_build(settings, coverage and not static, static, index, widget_kernels, across or AcrossBuilds())
         # What the build holds lives through it: out of collections until expand_site ends, or the front
         # end's next build starts (see gcpause), and frozen before the collector runs again.
         freeze()
@@ -415,13 +426,11 @@ def _make_build(
     static: bool,
     index: CodeIndex | None,
     widget_kernels: frozenset[str] | None,
-    texts: Texts | None = None,
-    modules: Modules | None = None,
-    read_back: ReadBack | None = None,
-    traces: TracedPages | None = None,
+    across: AcrossBuilds,
 ) -> Build:
-    index = index if index is not None else index_for(settings)
+    index = index if index is not None else index_for(settings, indexed=across.indexed)
     code, others = project_digests(settings, index.file_digests) if not static else (None, None)
+    traces = across.traces
     reads = Reads(traces.digests) if traces is not None and not static else None
     if reads is not None:
         index = index.watched(reads)
@@ -438,8 +447,8 @@ def _make_build(
             spec = compile_spec(settings.spec_source, cache_dir=cache, timeout=settings.test_timeout)
     evidence = cached_evidence(settings, index) if static else None
     graph = CallGraph(index, evidence, reads)
-    project = Project(settings, index, graph, spec, widget_kernels, modules or Modules(), reads)
-    workers = None if static else Workers(settings, index, texts=texts, read_back=read_back)
+    project = Project(settings, index, graph, spec, widget_kernels, across.modules, reads)
+    workers = None if static else Workers(settings, index, texts=across.texts, read_back=across.read_back)
     build = Build(project, workers, static, files=code, others=others, traces=traces)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
     # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).

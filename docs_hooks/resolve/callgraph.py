@@ -89,9 +89,12 @@ class RunCalls:
             self._merge(evidence.calls)
 
     def _merge(self, calls: Iterable[ObservedCall]) -> None:
-        functions = self.index.functions
+        # Read as a plain table: a build's index may be watched (see ``base.reads``), and the graph is the build's,
+        # not any page's read.
+        functions: dict[str, Function] = dict.copy(self.index.functions)
         static = {(s.caller, s.callee, s.statement.start) for s in self.index.calls}
         seen: set[tuple[str, str, int]] = set()
+        statements: dict[tuple[str, int], Statement | None] = {}  # a line of a caller is seen calling again and again
         for call in calls:
             if call.callee not in functions:
                 continue
@@ -101,7 +104,10 @@ class RunCalls:
             if caller is None:
                 continue
             self._ran.add((caller.name, call.line))
-            statement = _statement_at(caller, call.line)
+            at = (caller.name, call.line)
+            if at not in statements:
+                statements[at] = _statement_at(caller, call.line)
+            statement = statements[at]
             if statement is None:
                 continue
             key = (caller.name, call.callee, statement.start)

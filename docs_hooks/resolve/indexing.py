@@ -19,7 +19,11 @@ from docs_hooks.resolve.values import ModuleBindings, Values
 
 
 def build_index(
-    roots: list[Root], project_root: Path, cache: Path | None = None, exclude: Iterable[str] = ()
+    roots: list[Root],
+    project_root: Path,
+    cache: Path | None = None,
+    exclude: Iterable[str] = (),
+    indexed: IndexedFiles | None = None,
 ) -> CodeIndex:
     """The index of every function under ``roots`` (with the garbage collector paused: see gcpause).
 
@@ -32,11 +36,30 @@ def build_index(
     With ``cache`` (the file of a cachedir.Store), what each file contributes is
     kept there under a key made from its text, its place, its module name and the
     code that reads it, so an unchanged file is read back instead of parsed again.
+    A process that makes one index after another (a serve) hands each the same
+    ``indexed``: a file unchanged since the last is then not even read back.
     """
     from docs_hooks.base.gcpause import paused
 
     with paused():
-        return _build_index(roots, project_root, cache, tuple(exclude))
+        return _build_index(roots, project_root, cache, tuple(exclude), indexed)
+
+
+class IndexedFiles:
+    """Each file's part of the last index, by its key (see ``_file_indexes``), for the next index of the same
+    process: a file unchanged since is neither read back from the cache nor parsed again, and its functions are
+    the same objects, whose digests a page's trace made once (``base.reads.Digests``). Nothing changes a part once
+    it is made. Only the last index's parts are kept: a file edited or removed since goes with it."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, FileIndex] = {}
+
+    def get(self, key: str) -> FileIndex | None:
+        return self._parts.get(key)
+
+    def keep(self, parts: dict[str, FileIndex]) -> None:
+        """The parts of the index just made, by their keys, in place of the last."""
+        self._parts = parts
 
 
 # The cache's entries are keyed by the code that reads a file, so an entry written by another version is
@@ -95,11 +118,17 @@ def module_names(files: list[tuple[Path, Root]], project_root: Path) -> list[str
     return out
 
 
-def _build_index(roots: list[Root], project_root: Path, cache: Path | None, exclude: Sequence[str] = ()) -> CodeIndex:
+def _build_index(
+    roots: list[Root],
+    project_root: Path,
+    cache: Path | None,
+    exclude: Sequence[str] = (),
+    indexed: IndexedFiles | None = None,
+) -> CodeIndex:
     index = CodeIndex()
     pending_calls: list[tuple] = []
     files = code_files(roots, project_root, exclude)
-    for file, part in zip([f for f, _ in files], _file_indexes(files, project_root, cache)):
+    for file, part in zip([f for f, _ in files], _file_indexes(files, project_root, cache, indexed)):
         index.file_digests[file.relative_to(project_root).as_posix()] = part.digest
         for fn in part.functions:
             index.functions[fn.name] = fn
@@ -264,8 +293,11 @@ def _last_name(path: tuple) -> str:
     return ""
 
 
-def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Path | None) -> list[FileIndex]:
-    """Each file's part of the index: from the cache when its text was indexed before, else parsed now."""
+def _file_indexes(
+    files: list[tuple[Path, Root]], project_root: Path, cache: Path | None, indexed: IndexedFiles | None = None
+) -> list[FileIndex]:
+    """Each file's part of the index: the last index's (``indexed``), else from the cache when its text was
+    indexed before, else parsed now."""
     datas = [file.read_bytes() for file, _ in files]
     digests = [hashlib.sha256(data).hexdigest() for data in datas]
     modules = module_names(files, project_root)
@@ -275,11 +307,15 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
     for (file, root), digest, module in zip(files, digests, modules):
         place = f"{file.resolve()}\0{resolved[root.names_from]}\0{root.is_tests}\0{resolved[project_root]}\0{module}"
         keys.append(hashlib.sha256(f"{_SELF_DIGEST}\0{digest}\0{place}".encode()).hexdigest())
-    store = Store(cache) if cache is not None else None
+    kept = {key: part for key in keys if indexed is not None and (part := indexed.get(key)) is not None}
+    store = Store(cache) if cache is not None and len(kept) < len(keys) else None
     try:
-        stored = store.get_many(keys) if store is not None else {}
+        stored = store.get_many([k for k in keys if k not in kept]) if store is not None else {}
         parts, made = [], {}
         for (file, root), data, digest, key, module in zip(files, datas, digests, keys, modules):
+            if key in kept:
+                parts.append(kept[key])
+                continue
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -298,4 +334,6 @@ def _file_indexes(files: list[tuple[Path, Root]], project_root: Path, cache: Pat
     finally:
         if store is not None:
             store.close()
+    if indexed is not None:
+        indexed.keep(dict(zip(keys, parts)))
     return parts

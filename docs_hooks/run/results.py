@@ -14,6 +14,7 @@ What a block kind asks for is a ``Need``: a ``Request`` (a recording), a
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -158,10 +159,13 @@ class Results:
             if self._graph is None:
                 from docs_hooks.resolve.callgraph import CallGraph
 
-                self.workers.wait()
-                if self.every_recording is not None:
-                    self.every_recording()
-                self._graph = CallGraph(self.workers.index, self.workers.evidence(), self.reads, "results.graph")
+                # Made for the build, whichever page asks first: what making it reads is no page's read (a page
+                # notes each question it asks of the graph, see ``CallGraph``).
+                with self.reads.unnoted() if self.reads is not None else contextlib.nullcontext():
+                    self.workers.wait()
+                    if self.every_recording is not None:
+                        self.every_recording()
+                    self._graph = CallGraph(self.workers.index, self.workers.evidence(), self.reads, "results.graph")
             return self._graph
 
     # ------------------------------------------------------------------ derived facts

@@ -486,3 +486,38 @@ def test_in_pytests_default_layout_the_page_names_the_tests_that_run_its_lines(t
         "tests/test_clip.py",
         "test_large_values_are_clipped",
     ]
+
+
+EXTRA = "def helper(x):\n    return x\n"
+
+
+def test_an_index_after_an_edit_takes_the_last_index_parts_of_the_files_unchanged_since(make_project, monkeypatch):
+    from docs_hooks.resolve import indexing
+
+    root = make_project({"src/extra.py": EXTRA})
+    settings = load_settings(root)
+    indexed = indexing.IndexedFiles()
+    first = index_for(settings, indexed=indexed)
+    read: list[str] = []  # the files read back from the cache or parsed, not taken from the last index
+    for name, file_at in (("decode_part", 1), ("index_file", 2)):
+        real = getattr(indexing, name)
+        monkeypatch.setattr(indexing, name, lambda *a, real=real, at=file_at: read.append(a[at].name) or real(*a))
+    ops = root / "src/ops.py"
+    ops.write_text(ops.read_text(encoding="utf-8") + "\n\ndef added(x):\n    return x + 1\n", encoding="utf-8")
+    (root / "src/extra.py").unlink()
+
+    again = index_for(settings, indexed=indexed)
+
+    assert read == ["ops.py"]  # the edited file alone
+    assert "ops.added" in again.functions and "extra.helper" not in again.functions
+    unchanged = [n for n, f in again.functions.items() if f.repo_path not in ("src/ops.py", "src/extra.py")]
+    assert unchanged and all(again.functions[n] is first.functions[n] for n in unchanged)  # the very objects
+    assert again.functions["ops.layer_norm_forward"] is not first.functions["ops.layer_norm_forward"]
+    fresh = index_for(settings)  # what a process that kept nothing makes
+    assert again.functions == fresh.functions
+    assert sorted(map(repr, again.calls)) == sorted(map(repr, fresh.calls))
+
+    read.clear()
+    (root / "src/extra.py").write_text(EXTRA, encoding="utf-8")
+    index_for(settings, indexed=indexed)
+    assert read == ["extra.py"]  # a file gone from the last index is not kept from the one before

@@ -12,6 +12,7 @@ import threading
 import pytest
 
 from docs_hooks.base.errors import TraceError
+from docs_hooks.base.reads import Reads, WatchedDict
 from docs_hooks.run.request import Request
 from docs_hooks.run.results import COVERAGE, Formula, Results
 
@@ -155,6 +156,25 @@ def test_the_call_graph_is_made_once_after_the_background_work_is_done(monkeypat
     assert found.graph == "graph"
     assert workers.events == ["waited", "evidence"]  # every run's calls are in before the graph is made
     assert made == [("the index", "the runs' evidence")]
+
+
+def test_the_call_graph_made_while_a_page_renders_is_no_read_of_that_page(monkeypatch):
+    # The graph is the build's: a page notes the questions it asks of it, not what making it read (here, the
+    # evidence of the runs and an entry of a watched table), whichever page happened to ask first.
+    reads = Reads()
+    table = WatchedDict({"ops.relu": "relu", "ops.gelu": "gelu"}, reads, "index.functions")
+
+    def made(index, evidence, *_):
+        assert table["ops.gelu"] == "gelu"
+        return "graph"
+
+    monkeypatch.setattr("docs_hooks.resolve.callgraph.CallGraph", made)
+    found = Results(Workers(), None, reads=reads)  # type: ignore[arg-type]
+    with reads.tracing() as trace:
+        assert found.graph == "graph"
+        assert table["ops.relu"] == "relu"  # the page's own read, noted
+    assert [read.args for read in trace.reads.values()] == [("ops.relu",)]
+    assert len(trace.reads) == 1 and trace.complete
 
 
 def test_a_derived_fact_is_not_kept_waiting_while_the_call_graph_is_made(monkeypatch):
