@@ -385,6 +385,7 @@ def author_at(project: Path, work: Path, runs: int) -> dict:
     for _ in range(runs):
         BD.restore_cache(project, work / "after-tests")
         after_tests.append(BD.mkdocs_build(project, work / "site"))
+
     def served(config: str, first: int, **how) -> list[dict]:
         # Each run edits anew (numbered apart): a repeated edit would be found in the project's cache.
         return [BD.serve(project, config, page, 0, first_edit=1000 * (i + first), **how) for i in range(runs)]
