@@ -42,6 +42,7 @@ from docs_hooks.resolve.entries import EntryData, SiteEntries
 from docs_hooks.resolve.indexing import IndexedFiles, build_index
 from docs_hooks.resolve.lock import LockEntry, compare, read_lock
 from docs_hooks.resolve.modules import Modules
+from docs_hooks.run.coverage_map import MapsRead
 from docs_hooks.run.record_store import ReadBack
 from docs_hooks.run.recording import Recording
 from docs_hooks.run.request import Request
@@ -375,7 +376,8 @@ class AcrossBuilds:
 
     ``texts``: the files the runs depend on; ``modules``: the code as resolving
     parses it; ``indexed``: each file's part of the code index; ``read_back``:
-    the recordings as read from the cache; ``traces`` (when the front end waits
+    the recordings as read from the cache; ``maps``: the line map as read from
+    the cache, carried over by each code edit no test's lines reach; ``traces`` (when the front end waits
     for the author's edits): each page's last rendering with what it read of
     the code (``kept.TracedPages``), so that a code edit renders again only the
     pages that read what changed.
@@ -385,6 +387,7 @@ class AcrossBuilds:
     modules: Modules = field(default_factory=Modules)
     indexed: IndexedFiles = field(default_factory=IndexedFiles)
     read_back: ReadBack = field(default_factory=ReadBack)
+    maps: MapsRead = field(default_factory=MapsRead)
     traces: TracedPages | None = None
 
 
@@ -448,7 +451,9 @@ def _make_build(
     evidence = cached_evidence(settings, index) if static else None
     graph = CallGraph(index, evidence, reads)
     project = Project(settings, index, graph, spec, widget_kernels, across.modules, reads)
-    workers = None if static else Workers(settings, index, texts=across.texts, read_back=across.read_back)
+    workers = (
+        None if static else Workers(settings, index, texts=across.texts, read_back=across.read_back, maps=across.maps)
+    )
     build = Build(project, workers, static, files=code, others=others, traces=traces)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
     # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).

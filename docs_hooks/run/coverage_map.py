@@ -40,14 +40,19 @@ class CoverageMap:
     def __init__(self, lines: dict[str, dict[int, list[str]]], calls: dict[str, list[list]] | None = None):
         self.lines = lines
         self.calls = calls or {}  # test -> [caller, callee, line, via] (see observed.calls_seen)
+        self._evidence: RunEvidence | None = None
 
     def observed(self) -> list[ObservedCall]:
         """The calls the tests were seen making, each under its test."""
         return [call for test, seen in sorted(self.calls.items()) for call in observed_calls(seen, test)]
 
     def evidence(self) -> RunEvidence:
-        """What the call graph reads of this run: the calls seen, and the lines the tests executed."""
-        return RunEvidence(tuple(self.observed()), {path: by_line.keys() for path, by_line in self.lines.items()})
+        """What the call graph reads of this run: the calls seen, and the lines the tests executed (made once: a
+        map read once by a serve, see ``MapsRead``, serves each build after a code edit)."""
+        if self._evidence is None:
+            lines = {path: by_line.keys() for path, by_line in self.lines.items()}
+            self._evidence = RunEvidence(tuple(self.observed()), lines)
+        return self._evidence
 
     def tests_running(self, repo_path: str, start: int, end: int) -> list[str]:
         found: set[str] = set()
@@ -77,6 +82,24 @@ def cached_map_path(
     return Path(cache_dir) / "coverage" / f"{_key(file_digests, pytest_args, modules)}.json"
 
 
+class MapsRead:
+    """The line map a process read last, with the text it was read from: a serve's builds after code edits that
+    no test's lines reach carry the same last map over, and it is read as a map once (the map of a large project
+    is megabytes of JSON). Nothing changes a map once it is read."""
+
+    def __init__(self) -> None:
+        self._last: tuple[bytes, CoverageMap] | None = None
+
+    def read(self, raw: bytes) -> CoverageMap:
+        """``read_map`` of ``raw``, the map read last when it is the same text; ValueError as ``read_map``."""
+        last = self._last
+        if last is not None and last[0] == raw:
+            return last[1]
+        found = read_map(raw.decode("utf-8"))  # a UnicodeDecodeError is a ValueError too
+        self._last = (raw, found)
+        return found
+
+
 @dataclass(eq=False)
 class MapOf:
     """What a line map is cached under (the cache folder, every source and test file's digest, pytest's
@@ -90,6 +113,7 @@ class MapOf:
     functions: Mapping[str, Function] | None = None
     project_root: Path | None = None
     texts: Texts | None = None
+    maps: MapsRead | None = None  # the maps read before by this process (a serve's)
 
     @property
     def path(self) -> Path:
@@ -129,9 +153,10 @@ def carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
     if last is None or found is None or found.stale:
         return None, found
     text, old, _ = last
-    whole = CoverageMap(found.lines, found.calls)
-    # Carried over as it was (no line moved): the text it was read from, not written out again.
+    # Carried over as it was (no line moved): the map as read (what it made for the call graph made once), and the
+    # text it was read from, not written out again.
     same = found.lines is old.lines and found.calls is old.calls
+    whole = old if same else CoverageMap(found.lines, found.calls)
     write_entry(of.path, text if same else map_text(whole).encode("utf-8"))
     _trim(of.path.parent)
     return whole, None
@@ -141,12 +166,17 @@ def from_stored(of: MapOf, stored: bytes) -> CoverageMap | None:
     """The map the cache held for this code (``read_entry(of.path)``); None when it is not a line map (the
     build measures it again)."""
     try:
-        measured = read_map(stored.decode("utf-8"))
+        measured = _read(of, stored)
     except ValueError:  # not a line map (UnicodeDecodeError is one too)
         return None
     if _read_last(of.path.parent) is None:  # lost or damaged: written again
         _write_last(of, measured)
     return measured
+
+
+def _read(of: MapOf, raw: bytes) -> CoverageMap:
+    """``raw`` read as a line map, once for all the builds of a process that keeps ``of.maps``."""
+    return of.maps.read(raw) if of.maps is not None else read_map(raw.decode("utf-8"))
 
 
 def write_map(of: MapOf, text: str) -> None:
@@ -221,7 +251,7 @@ def _last_map(of: MapOf) -> tuple[bytes, CoverageMap, Carried | None] | None:
     if measured is None:
         return None
     try:
-        old = read_map(measured.decode("utf-8"))
+        old = _read(of, measured)
     except ValueError:
         return None
     return measured, old, carried.carry(last["depends"], old.lines, old.calls, deps)

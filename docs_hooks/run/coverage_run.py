@@ -29,6 +29,7 @@ from docs_hooks.run.coverage_map import (
     CallsPerTest,
     CoverageMap,
     MapOf,
+    MapsRead,
     carry,
     context_of,
     from_stored,
@@ -83,6 +84,7 @@ class Measurement:
         modules: dict[str, str] | None = None,
         functions: Mapping[str, Function] | None = None,
         texts: Texts | None = None,
+        maps: MapsRead | None = None,
     ):
         self.project_root = project_root
         self.timeout = timeout
@@ -90,7 +92,9 @@ class Measurement:
         self._map: CoverageMap | None = None
         # Where the map goes once measured (see write_map): the cache, the code, what it was measured by.
         self._of = (
-            MapOf(cache_dir, file_digests, pytest_args, modules, functions, project_root, texts) if cache_dir else None
+            MapOf(cache_dir, file_digests, pytest_args, modules, functions, project_root, texts, maps)
+            if cache_dir
+            else None
         )
         self._proc: subprocess.Popen | None = None
         self._error: TraceError | None = None

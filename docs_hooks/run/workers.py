@@ -21,6 +21,7 @@ from docs_hooks.run.math import MathRenderer
 from docs_hooks.run.residue import Texts
 
 if TYPE_CHECKING:
+    from docs_hooks.run.coverage_map import MapsRead
     from docs_hooks.run.coverage_run import Measurement
     from docs_hooks.run.record import Recorder
     from docs_hooks.run.record_store import ReadBack
@@ -50,10 +51,12 @@ class Workers:
         math: MathRenderer | None = None,
         texts: Texts | None = None,
         read_back: ReadBack | None = None,
+        maps: MapsRead | None = None,
     ):
         self.settings = settings
         self.index = index
         self.read_back = read_back  # the recordings read back, a serve session's (see record_store.ReadBack)
+        self.maps = maps  # the line maps read before, a serve session's (see coverage_map.MapsRead)
         # The files the runs' dependencies read: a serve session's, kept across its builds, or this build's own.
         self._own_texts = texts is None
         self.texts = texts if texts is not None else Texts()
@@ -113,6 +116,7 @@ class Workers:
                 index_modules(self.index),
                 self.index.functions,
                 self.texts,
+                self.maps,
             )
 
     @property

@@ -131,6 +131,28 @@ def test_a_map_carried_over_with_no_line_moved_is_stored_as_the_text_it_was_read
     assert [read_entry(f) for f in maps] == [stored]  # the map of this code
 
 
+def test_a_serve_reads_the_last_map_once_for_all_the_code_edits_that_carry_it_over(make_project, tmp_path, monkeypatch):
+    root = calc_project(make_project)
+    cache = tmp_path / "cache"
+    measured(root, cache)
+    read: list[int] = []  # the maps read from their text
+    real = coverage_map.read_map
+    monkeypatch.setattr(coverage_map, "read_map", lambda text: read.append(len(text)) or real(text))
+    maps, found = coverage_map.MapsRead(), []
+    for n in range(3):  # three edits that no test's lines reach, each a new build of the same process
+        (root / "src/calc.py").write_text(CALC + f"\n\ndef added_{n}(x):\n    return x + {n}\n", encoding="utf-8")
+        settings = load_settings(root)
+        index = index_for(settings)
+        modules = index_modules(index)
+        of = MapOf(cache, index.file_digests, settings.coverage_tests, modules, index.functions, root, maps=maps)
+        found.append(read_cached_map(of))
+
+    assert len(read) == 1
+    assert found[0] is not None and all(f is found[0] for f in found)
+    assert found[0].evidence() is found[2].evidence()  # what the call graph reads of it, made once too
+    assert same(found[2], measured(root, tmp_path / "fresh"))
+
+
 FMT = """\
 from calc import clip
 
