@@ -426,6 +426,10 @@ DEVICES = {
     "(plugin_templates.CompiledTemplates)",
     "fences-kept": "fenced code (the listings of entries and excerpts) highlighted once per text, its HTML kept "
     "across builds (fences.Fences)",
+    "index-kept": "each unchanged file's part of the code index taken from the last index of a serve, not read "
+    "back from the cache (resolve.indexing.IndexedFiles)",
+    "map-read-once": "the last line map, carried over by a serve's code edits, read as a map once "
+    "(run.coverage_map.MapsRead)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -441,14 +445,16 @@ if _off:
     from docs_hooks.base import gcpause
     from docs_hooks.core import session, site
     from docs_hooks.render import search
-    from docs_hooks.run import observed, record
+    from docs_hooks.resolve import indexing
+    from docs_hooks.run import coverage_map, observed, record
 
     for owner, name in [(site.Build, "_prefetch"), (gcpause, "freeze"), (site, "paused"),
                         (observed.CallObserver, "_hook"), (plugin.SearchReading, "wrap"),
                         (search.IndexedPages, "get"), (plugin, "prune_if_due"), (site.Build, "warm_up"),
                         (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation"),
                         (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index"),
-                        (plugin.CompiledTemplates, "attach")]:
+                        (plugin.CompiledTemplates, "attach"), (indexing.IndexedFiles, "get"),
+                        (coverage_map.MapsRead, "read")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -483,6 +489,10 @@ if _off:
         fences.Fences.attach = lambda self, md: None
     elif _off == "template-cache":
         plugin.CompiledTemplates.attach = lambda self, env: None
+    elif _off == "index-kept":
+        indexing.IndexedFiles.get = lambda self, key: None
+    elif _off == "map-read-once":
+        coverage_map.MapsRead.read = lambda self, raw: coverage_map.read_map(raw.decode("utf-8"))
     elif _off == "search-parts":
         plugin_search._stock_index = lambda index: False  # every page read whole, by the search plugin's handler
 """
