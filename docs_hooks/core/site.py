@@ -376,11 +376,11 @@ class AcrossBuilds:
 
     ``texts``: the files the runs depend on; ``modules``: the code as resolving
     parses it; ``indexed``: each file's part of the code index; ``read_back``:
-    the recordings as read from the cache; ``maps``: the line map as read from
-    the cache, carried over by each code edit no test's lines reach; ``traces`` (when the front end waits
-    for the author's edits): each page's last rendering with what it read of
-    the code (``kept.TracedPages``), so that a code edit renders again only the
-    pages that read what changed.
+    the recordings as read from the cache; ``maps``: the last line map as read
+    from the cache, which each code edit no test's lines reach carries over;
+    ``traces`` (when the front end waits for the author's edits): each page's
+    last rendering with what it read of the code (``kept.TracedPages``), so
+    that a code edit renders again only the pages that read what changed.
     """
 
     texts: Texts = field(default_factory=Texts)
