@@ -430,6 +430,8 @@ DEVICES = {
     "back from the cache (resolve.indexing.IndexedFiles)",
     "map-read-once": "the last line map, carried over by a serve's code edits, read as a map once "
     "(run.coverage_map.MapsRead)",
+    "graph-answers-kept": "the call graph's answers to the kept pages' reads taken from an earlier build of a "
+    "serve while the graph's inputs are the same (core.kept.GraphAnswers)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -443,7 +445,7 @@ if _off:
 
     from docs_hooks import fences, plugin, plugin_search
     from docs_hooks.base import gcpause
-    from docs_hooks.core import session, site
+    from docs_hooks.core import kept, session, site
     from docs_hooks.render import search
     from docs_hooks.resolve import indexing
     from docs_hooks.run import coverage_map, observed, record
@@ -454,7 +456,7 @@ if _off:
                         (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation"),
                         (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index"),
                         (plugin.CompiledTemplates, "attach"), (indexing.IndexedFiles, "get"),
-                        (coverage_map.MapsRead, "read")]:
+                        (coverage_map.MapsRead, "read"), (kept.GraphAnswers, "of")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -493,6 +495,8 @@ if _off:
         indexing.IndexedFiles.get = lambda self, key: None
     elif _off == "map-read-once":
         coverage_map.MapsRead.read = lambda self, raw: coverage_map.read_map(raw.decode("utf-8"))
+    elif _off == "graph-answers-kept":
+        kept.GraphAnswers.of = lambda self, inputs: {}  # every build's answers its own
     elif _off == "search-parts":
         plugin_search._stock_index = lambda index: False  # every page read whole, by the search plugin's handler
 """

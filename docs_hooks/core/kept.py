@@ -54,6 +54,7 @@ from docs_hooks.core.planned import EarlierPlans
 from docs_hooks.kinds.base import Project, Rendered
 from docs_hooks.render.links import Links
 from docs_hooks.render.segments import Html, Piece
+from docs_hooks.resolve.callgraph import CallGraph, GraphInputs
 from docs_hooks.resolve.entries import SiteEntries
 from docs_hooks.run.results import Results
 
@@ -191,6 +192,7 @@ class TracedPages:
         # page -> the part's place in its plan -> (the page's key, what the block read, the block rendered)
         self._blocks: dict[str, dict[int, tuple[str, Trace, Rendered]]] = {}
         self.blocks_reused = 0  # blocks taken from here in a page rendered again
+        self.graph = GraphAnswers()  # the runs' call graph's answers to these reads, while its inputs hold
 
     def keep_block(self, page: str, key: str, at: int, trace: Trace, rendered: Rendered) -> None:
         """Keep a block of the page rendered without a problem: the part at ``at`` of its plan, under the page's
@@ -277,19 +279,80 @@ class TracedPages:
         return found.parts
 
 
+class GraphAnswers:
+    """The answers the runs' call graph gave to the reads of kept pages (digested, by the read's ``key``), kept
+    across the builds of a process while the graph's inputs stay equal (``callgraph.GraphInputs``): a graph made
+    from equal inputs answers the questions of ``CallGraph.FROM_INPUTS`` the same, so a build after an edit that
+    changed none of them (a function added that nothing calls) takes the answers from here rather than walking
+    its graph again for every page."""
+
+    def __init__(self) -> None:
+        self._inputs: GraphInputs | None = None
+        self._answers: dict[tuple[str, str, str], str] = {}
+        self.taken = 0  # answers taken from here, not asked of the graph (bench/ and the tests read it)
+
+    def of(self, inputs: GraphInputs) -> dict[tuple[str, str, str], str]:
+        """The answers given from inputs equal to ``inputs``, for a build whose graph has those inputs to take
+        and add to; none once the inputs changed."""
+        if self._inputs is None or self._inputs != inputs:
+            self._answers = {}
+        self._inputs = inputs  # the latest build's: an earlier build's tables are not kept alive by it
+        return self._answers
+
+
 class AskedAgain:
     """What a build answers to the reads an earlier build's pages made (``TracedPages.reuse``): each read asked
     of this build's object of its role (``base.reads.ask_again``), with this build's objects in place of the
-    roles its arguments hold, once per build for all the pages that made it."""
+    roles its arguments hold, once per build for all the pages that made it. A question of the runs' call graph
+    whose answer an earlier build gave from the same inputs is that answer (``GraphAnswers``)."""
 
-    def __init__(self, reads: Reads, project: Project, results: Results, links: Links):
+    def __init__(
+        self, reads: Reads, project: Project, results: Results, links: Links, graph: GraphAnswers | None = None
+    ):
         self.reads, self.project, self.results, self.links = reads, project, results, links
         self._asked: dict[tuple[str, str, str], str | None] = {}  # each read's answer, digested
+        self._graph = graph
+        self._graph_answers: dict[tuple[str, str, str], str] | None = None  # this build's graph's, once made
 
     def __call__(self, read: Read) -> str | None:
         if read.key not in self._asked:
-            self._asked[read.key] = ask_again(self.reads, self._object(read.role), read, self._rebound)
+            self._asked[read.key] = self._answer(read)
         return self._asked[read.key]
+
+    def _answer(self, read: Read) -> str | None:
+        if not self._of_graph(read):
+            return ask_again(self.reads, self._object(read.role), read, self._rebound)
+        answers = self._graph_answers_now()
+        known = answers.get(read.key)
+        if known is not None:
+            assert self._graph is not None
+            self._graph.taken += 1
+            return known
+        answer = ask_again(self.reads, self._object(read.role), read, self._rebound)
+        if answer is not None:
+            answers[read.key] = answer
+        return answer
+
+    def learn(self, trace: Trace) -> None:
+        """Keep the answers the runs' call graph gave a page rendered in this build (what it read, ``trace``)
+        for the next build whose graph has the same inputs (``GraphAnswers``)."""
+        noted = [read for read in trace.reads.values() if self._of_graph(read)]
+        if noted:
+            answers = self._graph_answers_now()
+            for read in noted:
+                answers.setdefault(read.key, read.answer)
+
+    def _of_graph(self, read: Read) -> bool:
+        """Whether ``read`` is a question of the runs' call graph that its inputs alone answer."""
+        return self._graph is not None and read.role == "results.graph" and read.question in CallGraph.FROM_INPUTS
+
+    def _graph_answers_now(self) -> dict[tuple[str, str, str], str]:
+        """The answers given by graphs with the inputs of this build's (made once, when first asked)."""
+        assert self._graph is not None
+        if self._graph_answers is None:
+            with self.reads.unnoted():
+                self._graph_answers = self._graph.of(self.results.graph.inputs())
+        return self._graph_answers
 
     def _rebound(self, value: object) -> object:
         return attached(value, self.found)

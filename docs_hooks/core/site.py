@@ -143,7 +143,7 @@ class Build:
         # What this build answers to the reads of earlier builds' pages (see kept.TracedPages).
         self.asked: AskedAgain | None = None
         if self.traces is not None and project.reads is not None and self.results is not None:
-            self.asked = AskedAgain(project.reads, project, self.results, self.links)
+            self.asked = AskedAgain(project.reads, project, self.results, self.links, self.traces.graph)
             kernels = ",".join(sorted(project.widget_kernels or ()))
             made_from = f"{settings_digest(project.settings)}\0{others}\0{kernels}"
             self.plans.earlier = self.traces.earlier_plans(made_from, self.asked)
@@ -263,6 +263,7 @@ class Build:
             rendered: RenderedPage = render_page(
                 plan, self.results, self.links, self.traces.blocks(page, traced, plan.read, reads, self.asked)
             )
+        self.asked.learn(trace)
         if not rendered.problems and plan.read is not None:
             self.traces.keep(page, traced, plan.read.joined(trace), rendered.parts)
         return rendered

@@ -146,6 +146,10 @@ class CodeIndex:
     def calls_to(self, name: str) -> list[CallSite]:
         return self._calls_to.get(name, [])
 
+    def calls_by_callee(self) -> dict[str, list[CallSite]]:
+        """Each callee's call sites (what ``calls_to`` answers), as a plain table: reading it notes no read."""
+        return dict.copy(self._calls_to)
+
     def unresolved_calling(self, method: str) -> list[UnresolvedCall]:
         """The calls left unresolved that call a method of this name (``__call__``: calls of an object)."""
         return self._unresolved_by_method.get(method, [])

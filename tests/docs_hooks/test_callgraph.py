@@ -460,3 +460,45 @@ def test_a_page_built_with_the_merged_graph_shows_the_calls_the_tests_made_throu
         "lists above may miss callers or tests",
         "Reached by tests through other functions | 1 testtests/test_net.py: test_net",
     ]
+
+
+def test_graphs_with_equal_inputs_answer_the_same_and_a_new_call_a_test_that_no_longer_runs_or_a_run_differs(
+    make_project,
+):
+    """``CallGraph.inputs`` takes in all that its questions of ``FROM_INPUTS`` read: a function appended that
+    nothing calls leaves them equal, and every answer with them; a new call, a test class that no longer runs as
+    one (its names unchanged) and a call a run saw each change both."""
+    checks = (
+        "import unittest\n\nimport numpy as np\n\nfrom ops import layer_norm_forward\n\n\n"
+        "class Checks(unittest.TestCase):\n    def test_it(self):\n"
+        "        layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))\n"
+    )
+    root = make_project({"tests/test_checks.py": checks})
+
+    def graph(evidence: RunEvidence | None = None) -> CallGraph:
+        return CallGraph(index_for(load_settings(root)), evidence)
+
+    def answers(g: CallGraph) -> list:
+        fns = [[g.index.functions["ops.layer_norm_forward"]], [g.index.functions["ops.layer_norm_backward"]]]
+        return [getattr(g, q)(f) for q in sorted(CallGraph.FROM_INPUTS - {"sites_to"}) for f in fns]
+
+    def edited(rel: str, edit) -> CallGraph:
+        path = root / rel
+        path.write_text(edit(path.read_text()))
+        return graph()
+
+    base = graph()
+    appended = edited("src/ops.py", lambda t: t + "\n\ndef appended():\n    return 1\n")
+    assert appended.inputs() == base.inputs() and answers(appended) == answers(base)
+
+    called = edited(
+        "src/model.py", lambda t: t + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n"
+    )
+    assert called.inputs() != appended.inputs() and answers(called) != answers(appended)
+
+    not_run = edited("tests/test_checks.py", lambda t: t.replace("(unittest.TestCase)", ""))
+    assert not_run.inputs() != called.inputs() and answers(not_run) != answers(called)
+
+    test = "tests.test_ops.test_rows_have_zero_mean"
+    seen = graph(RunEvidence((ObservedCall(None, "ops.layer_norm_backward", 1, test),)))
+    assert seen.inputs() != not_run.inputs() and answers(seen) != answers(not_run)

@@ -345,6 +345,46 @@ def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_c
     assert replanned == [4, 4, 2, 0]
 
 
+def test_the_call_graph_s_answers_are_taken_from_the_last_build_while_its_inputs_are_the_same(make_project, tmp_path):
+    """A kept page's questions of the runs' call graph (its callers, the tests that call or reach its function)
+    are answered from an earlier build's graph while what those questions read is the same
+    (``kept.GraphAnswers``): after a function appended that nothing calls, and not after a new test of a shown
+    function, which the page then lists. Each time, every page comes out as a fresh build of the same code
+    makes it."""
+    pages = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
+    root = make_project(pages)
+    assert run_cli(root, "relock") == 0
+
+    def expand_all(session: Session) -> dict[str, str]:
+        session.refresh()
+        session.plan_site()
+        return {page: session.expand(page, text).markdown for page, text in pages.items()}
+
+    new_test = "\n\ndef test_added_here():\n    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))\n"
+    edits = [
+        ("src/ops.py", lambda text: text + "\n\ndef appended():\n    return 1\n"),
+        ("tests/test_ops.py", lambda text: text + new_test),
+        ("src/model.py", lambda text: text + "\n\ndef appended_too():\n    return 2\n"),
+    ]
+    serve = Session(root)
+    serve.settles = True
+    taken, seen, made = [], [], []
+    try:
+        expand_all(serve)
+        for n, (path, edit) in enumerate(edits):
+            (root / path).write_text(edit((root / path).read_text()))
+            before = serve.traces.graph.taken
+            seen.append(expand_all(serve))
+            taken.append(serve.traces.graph.taken - before)
+            made.append(in_a_fresh_copy(root, tmp_path / f"fresh{n}", expand_all))
+    finally:
+        serve.close()
+
+    assert seen == made
+    assert "test_added_here" in seen[1]["docs/fwd.md"] and "test_added_here" not in seen[0]["docs/fwd.md"]
+    assert taken[0] > 0 and taken[1] == 0 and taken[2] > 0
+
+
 def test_a_plan_kept_under_serve_does_not_keep_the_build_that_resolved_it(make_project):
     """A plan holds its build's project, index and graph; kept across builds (``kept.TracedPages.keep_plan``) it
     holds their roles instead, and a later build that takes it puts its own back."""
