@@ -109,10 +109,13 @@ class Results:
 
     # ------------------------------------------------------------------ formulas
 
-    @traced
     def formulas(self, formulas: list[Formula]) -> list[tuple[str | None, str | None]]:
         """Each formula's (HTML, error): HTML None with an error message when KaTeX refused it, with an
-        empty message when KaTeX could not run at all (that problem is raised, once, by ``math_problem``)."""
+        empty message when KaTeX could not run at all (that problem is raised, once, by ``math_problem``).
+
+        Not a read of a page's trace (``base.reads``): it reads nothing of the code, and what it answers follows
+        from the formulas and from KaTeX, which a page's key names (``kept.environment``), so a kept page's
+        formulas are not typeset again to tell that it holds."""
         if not formulas:
             return []
         try:

@@ -108,6 +108,17 @@ def test_formulas_go_to_katex_in_one_batch_and_none_asks_it_nothing():
     assert found.math_problem() is None
 
 
+def test_typesetting_a_page_s_formulas_is_no_read_of_its_trace_and_whether_katex_could_run_is():
+    # What KaTeX makes of a formula follows from the formula and KaTeX, which a kept page's key names: a code edit
+    # does not typeset a kept page's formulas again to tell that it holds. Whether KaTeX could run is a read.
+    reads = Reads()
+    found = Results(Workers(), None, reads=reads)  # type: ignore[arg-type]
+    with reads.tracing() as trace:
+        assert found.formulas([Formula("x")]) == [("<katex>x</katex>", None)]
+        assert found.math_problem() is None
+    assert [read.question for read in trace.reads.values()] == ["math_problem"]
+
+
 def test_when_katex_cannot_run_each_formula_is_left_unrendered_and_the_first_problem_is_kept():
     first, second = TraceError("KaTeX is not in node_modules/"), TraceError("node exited")
     workers = Workers(math=Math(fail=first))
