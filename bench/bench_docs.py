@@ -432,6 +432,8 @@ DEVICES = {
     "(run.coverage_map.MapsRead)",
     "graph-answers-kept": "the call graph's answers to the kept pages' reads taken from an earlier build of a "
     "serve while the graph's inputs are the same (core.kept.GraphAnswers)",
+    "written-later": "the pages a serve's code edit took as they were written to the cache while serve waits, "
+    "not in the rebuild (core.kept.KeptPages.put_later)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -456,7 +458,8 @@ if _off:
                         (record, "usable_cores"), (session.Session, "settle"), (plugin, "material_navigation"),
                         (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index"),
                         (plugin.CompiledTemplates, "attach"), (indexing.IndexedFiles, "get"),
-                        (coverage_map.MapsRead, "read"), (kept.GraphAnswers, "of")]:
+                        (coverage_map.MapsRead, "read"), (kept.GraphAnswers, "of"),
+                        (kept.KeptPages, "put_later")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -497,6 +500,8 @@ if _off:
         coverage_map.MapsRead.read = lambda self, raw: coverage_map.read_map(raw.decode("utf-8"))
     elif _off == "graph-answers-kept":
         kept.GraphAnswers.of = lambda self, inputs: {}  # every build's answers its own
+    elif _off == "written-later":
+        kept.KeptPages.put_later = kept.KeptPages.put
     elif _off == "search-parts":
         plugin_search._stock_index = lambda index: False  # every page read whole, by the search plugin's handler
 """

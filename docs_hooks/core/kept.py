@@ -121,6 +121,7 @@ class KeptPages:
         path = store_file(cache_dir, "rendered")
         self.store = Store(path) if path is not None else None
         self._fresh: dict[str, bytes] = {}  # rendered in this build, written by ``flush``
+        self._later: dict[str, list[Piece]] = {}  # taken as they were under new keys, written by ``flush_later``
         # A front end that tells the build when it is done (``Build.await_background``) has the pages of a
         # build written in one transaction then; any other (the extension under Zensical) page by page.
         self.batched = False
@@ -128,7 +129,10 @@ class KeptPages:
     def get_many(self, keys: list[str]) -> dict[str, list[Piece]]:
         if self.store is None or not keys:
             return {}
-        found = {key: parts for key in keys if key in self._fresh and (parts := load(self._fresh[key])) is not None}
+        found = {key: self._later[key] for key in keys if key in self._later}
+        found.update(
+            (key, parts) for key in keys if key in self._fresh and (parts := load(self._fresh[key])) is not None
+        )
         keys = [key for key in keys if key not in found]
         if not keys:
             return found
@@ -145,13 +149,27 @@ class KeptPages:
             if not self.batched:
                 self.flush()
 
+    def put_later(self, key: str, parts: list[Piece]) -> None:
+        """Keep a page this process had rendered under another key (a serve's code edit took it as it was, see
+        ``TracedPages.reuse``), written by ``flush_later``: a serve writes them while it waits for the next edit
+        (``Build.warm_up``), not in the rebuild; they are for a later process, this one has them."""
+        if self.store is not None:
+            self._later[key] = parts
+
     def flush(self) -> None:
         if self.store is not None and self._fresh:
             self.store.put_many(self._fresh, versions=VERSIONS)
         self._fresh = {}
 
+    def flush_later(self) -> None:
+        """Write the pages of ``put_later``, in one transaction."""
+        later, self._later = self._later, {}
+        if self.store is not None and later:
+            self.store.put_many({key: dump(parts) for key, parts in later.items()}, versions=VERSIONS)
+
     def close(self) -> None:
         if self.store is not None:
+            self.flush_later()
             self.flush()
             self.store.close()
 

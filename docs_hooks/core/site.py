@@ -234,7 +234,7 @@ class Build:
             if traced is not None and self.traces is not None and self.asked is not None:
                 reused = self.traces.reuse(page, traced, self.asked)
                 if reused is not None and key is not None and self.kept is not None:
-                    self.kept.put(key, reused)
+                    self.kept.put_later(key, reused)
             if kept is not None:  # kept only when it had no problem, and made from the same inputs
                 parts = kept[1]
                 self.warming.read_back.add(page)
@@ -337,6 +337,7 @@ class Build:
                 self.results,
                 [plan for _, plan in known.values()],
                 lambda plan: self._render(plan.page, plan, self._traced_key(plan.page, *known[plan.page])),
+                self.kept.flush_later if self.kept is not None else None,
             )
 
     def close(self) -> None:

@@ -1,6 +1,7 @@
 """What ``mkdocs serve`` does while it waits for the author's edit (``WarmUp``): make the call graph, and
 render once each page that shows code (an entry, a block) that the build read back from the kept pages, through
-the build, which keeps what the rendering read of the code for the build after a code edit (``kept.TracedPages``).
+the build, which keeps what the rendering read of the code for the build after a code edit (``kept.TracedPages``);
+then write to the cache folder the pages the build took as they were under new keys (``KeptPages.put_later``).
 
 The rebuild after a prose edit keeps the build: it then finds the graph made, and the facts the edited page's
 blocks read (the model run's dimensions, the inventories, the calls by line: ``Results.derived``, made once
@@ -25,10 +26,16 @@ class WarmUp:
         self._rendering = threading.Lock()  # held for each page it renders
 
     def start(
-        self, workers: Workers, results: Results, plans: list[PagePlan], render: Callable[[PagePlan], object]
+        self,
+        workers: Workers,
+        results: Results,
+        plans: list[PagePlan],
+        render: Callable[[PagePlan], object],
+        then: Callable[[], None] | None = None,
     ) -> None:
         """Make the graph, then render (``render``: the build's) each of ``plans`` that was read back and shows
-        code (an entry, or a block), in the background."""
+        code (an entry, or a block), then do ``then`` (write the pages the build took as they were), in the
+        background."""
         ahead = [
             p
             for p in plans
@@ -44,6 +51,10 @@ class WarmUp:
                         return
                     render(plan)
                 self.read_back.discard(plan.page)
+            if then is not None:
+                with self._rendering:
+                    if self._going.is_set():
+                        then()
 
         workers.in_background([warm])
 

@@ -85,3 +85,58 @@ def test_a_rebuild_stops_the_warm_up_once_the_page_it_renders_is_done(make_proje
     finally:
         release.set()
         build.close()
+
+
+def test_the_pages_a_code_edit_took_as_they_were_are_written_while_serve_waits_and_a_new_process_renders_none(
+    make_project, monkeypatch
+):
+    """Under serve, a code edit takes a page whose reads of the code held as it was, under its new key; it is
+    written to the cache folder by the warm-up, not in the rebuild (or when serve stops, if it stops first), and
+    a process started afterwards reads it back rather than rendering it."""
+    from docs_hooks.core.session import Session
+
+    from .conftest import BWD_ENTRY, FWD_ENTRY, run_cli
+
+    pages = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
+    root = make_project(pages)
+    assert run_cli(root, "relock") == 0
+    rendered = []
+
+    def counted(plan, *args):
+        rendered.append(plan.page)
+        return page_module.render_page(plan, *args)
+
+    monkeypatch.setattr(site, "render_page", counted)
+
+    def expand_all(session: Session) -> dict[str, str]:
+        session.refresh()
+        session.plan_site()
+        return {page: session.expand(page, text).markdown for page, text in pages.items()}
+
+    serve = Session(root)
+    serve.settles = True
+    try:
+        first = expand_all(serve)
+        ops = root / "src/ops.py"
+        ops.write_text(ops.read_text() + "\n\ndef appended():\n    return 1\n")
+        rendered.clear()
+        assert expand_all(serve) == first
+        assert rendered == [] and serve.traces.reused == 2  # both taken as they were
+        build = serve.build
+        build.await_background()  # what the front end waits for once the pages are written out
+        keys = [build.expansion_key(page) for page in pages]
+        assert build.kept.store.get_many(keys) == {}  # not written in the rebuild
+        build.warm_up()
+        build.await_background()
+        assert set(build.kept.store.get_many(keys)) == set(keys)
+        ops.write_text(ops.read_text() + "\n\ndef appended_too():\n    return 2\n")
+        assert expand_all(serve) == first and rendered == []  # and serve stops before it waits: written then
+    finally:
+        serve.close()
+
+    restarted = Session(root)
+    try:
+        assert expand_all(restarted) == first
+    finally:
+        restarted.close()
+    assert rendered == []  # read back
