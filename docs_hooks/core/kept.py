@@ -23,6 +23,9 @@ read it (show it, list it among the callers or tests of theirs, ran it), not
 every page that shows code. Each page's plan, and each block of a page, is kept
 the same way: a page whose resolving read the same is not resolved again, and a
 page rendered again renders again only the blocks that read what changed.
+The questions a page asked of the runs' call graph are answered, in a build
+whose graph was made from the same inputs as the build's before
+(``GraphAnswers``), as that build answered them, not by walking the graph again.
 
 Only a page rendered without a problem is kept: a problem may come from
 something outside the key (a test that timed out, KaTeX missing), and a page
@@ -34,7 +37,8 @@ with a digest of the page's path (``page_key``), and only the ``VERSIONS``
 renderings of a page written last are kept: each code edit under ``mkdocs
 serve`` renders the pages that show the code again under new keys, and the
 store would otherwise grow by all of them at every edit (bench/README.md,
-"cache folder").
+"cache folder"). A page a code edit under serve took as it was is written under
+its new key while serve waits for the next edit (``KeptPages.put_later``).
 """
 
 from __future__ import annotations

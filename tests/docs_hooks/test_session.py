@@ -297,6 +297,23 @@ def in_a_fresh_copy(root: Path, copy: Path, expand: Callable[[Session], T]) -> T
         session.close()
 
 
+TWO_ENTRIES = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
+
+
+def relocked(make_project, pages: dict[str, str]) -> Path:
+    """A project with ``pages``, its references locked."""
+    root = make_project(pages)
+    assert run_cli(root, "relock") == 0
+    return root
+
+
+def expand_all(session: Session, pages: dict[str, str] = TWO_ENTRIES) -> dict[str, str]:
+    """Every page expanded as a front end's rebuild does: the settings and the code read again, the site planned."""
+    session.refresh()
+    session.plan_site()
+    return {page: session.expand(page, text).markdown for page, text in pages.items()}
+
+
 def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_changed(make_project, tmp_path):
     """Under ``mkdocs serve`` (``settles``) each page's rendering is kept with what it read of the code
         (``kept.TracedPages``). A function appended to the module of both pages' functions renders neither again; a
@@ -304,14 +321,8 @@ def test_after_a_code_edit_a_serve_renders_again_only_the_pages_that_read_what_c
         an edit of one renders its page again, with the edit in it; lines moved above both render both again. Each
         time, every page comes out as a fresh build of the same code makes it. Each page's plan is kept the same
     way: a page whose resolving read the same of the code is not resolved again."""
-    pages = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
-    root = make_project(pages)
-    assert run_cli(root, "relock") == 0
-
-    def expand_all(session: Session) -> dict[str, str]:
-        session.refresh()
-        session.plan_site()
-        return {page: session.expand(page, text).markdown for page, text in pages.items()}
+    pages = TWO_ENTRIES
+    root = relocked(make_project, pages)
 
     def fresh() -> dict[str, str]:
         return in_a_fresh_copy(root, tmp_path / f"fresh{len(made)}", expand_all)
@@ -351,14 +362,8 @@ def test_the_call_graph_s_answers_are_taken_from_the_last_build_while_its_inputs
     (``kept.GraphAnswers``): after a function appended that nothing calls, and not after a new test of a shown
     function, which the page then lists. Each time, every page comes out as a fresh build of the same code
     makes it."""
-    pages = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
-    root = make_project(pages)
-    assert run_cli(root, "relock") == 0
-
-    def expand_all(session: Session) -> dict[str, str]:
-        session.refresh()
-        session.plan_site()
-        return {page: session.expand(page, text).markdown for page, text in pages.items()}
+    pages = TWO_ENTRIES
+    root = relocked(make_project, pages)
 
     new_test = "\n\ndef test_added_here():\n    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))\n"
     edits = [

@@ -95,11 +95,10 @@ def test_the_pages_a_code_edit_took_as_they_were_are_written_while_serve_waits_a
     a process started afterwards reads it back rather than rendering it."""
     from docs_hooks.core.session import Session
 
-    from .conftest import BWD_ENTRY, FWD_ENTRY, run_cli
+    from .test_session import TWO_ENTRIES, expand_all, relocked
 
-    pages = {"docs/fwd.md": "# Forward\n\n" + FWD_ENTRY, "docs/bwd.md": "# Backward\n\n" + BWD_ENTRY}
-    root = make_project(pages)
-    assert run_cli(root, "relock") == 0
+    pages = TWO_ENTRIES
+    root = relocked(make_project, pages)
     rendered = []
 
     def counted(plan, *args):
@@ -107,12 +106,6 @@ def test_the_pages_a_code_edit_took_as_they_were_are_written_while_serve_waits_a
         return page_module.render_page(plan, *args)
 
     monkeypatch.setattr(site, "render_page", counted)
-
-    def expand_all(session: Session) -> dict[str, str]:
-        session.refresh()
-        session.plan_site()
-        return {page: session.expand(page, text).markdown for page, text in pages.items()}
-
     serve = Session(root)
     serve.settles = True
     try:
