@@ -373,7 +373,7 @@ class AskedAgain:
         assert self._graph is not None
         if self._graph_answers is None:
             with self.reads.unnoted():
-                self._graph_answers = self._graph.of(self.results.graph.inputs())
+                self._graph_answers = self._graph.of(GraphInputs.of(self.results.graph))
         return self._graph_answers
 
     def _rebound(self, value: object) -> object:

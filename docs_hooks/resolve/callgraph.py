@@ -136,7 +136,7 @@ class RunCalls:
 @dataclass
 class GraphInputs:
     """What the questions of ``CallGraph.FROM_INPUTS`` read of a graph, whole: two graphs whose inputs are equal
-    answer each of them the same (``CallGraph.inputs``). An edit that changes no call and no test, and no line
+    answer each of them the same (``GraphInputs.of``). An edit that changes no call and no test, and no line
     of a function that calls (a function added that nothing calls, a value changed inside a line), leaves them
     equal."""
 
@@ -147,13 +147,29 @@ class GraphInputs:
     # they ask of it (of the tests, run as a test, its file); None when the index has none of that name.
     functions: dict[str, tuple[bool, bool, str] | None]
 
+    @classmethod
+    def of(cls, graph: CallGraph) -> GraphInputs:
+        """All that ``graph``'s questions of ``FROM_INPUTS`` read: the call sites, the tests the runs saw running
+        each function, and what those questions ask of each function they look up. Read as plain tables (see
+        ``RunCalls._merge``)."""
+        index, runs = graph.index, graph.runs
+        calls_to = index.calls_by_callee()
+        looked_up = {site.caller for sites in calls_to.values() for site in sites}
+        looked_up.update(site.caller for sites in runs.sites.values() for site in sites)
+        looked_up.update(test for tests in runs.reached.values() for test in tests)
+        functions: dict[str, tuple[bool, bool, str] | None] = {}
+        for name in looked_up:
+            fn = dict.get(index.functions, name)
+            functions[name] = (fn.is_test, index.runs_as_test(fn), fn.repo_path) if fn is not None else None
+        return cls(calls_to, runs.sites, runs.reached, functions)
+
 
 class CallGraph:
     """The call graph of one code index, merged with what the runs saw (``evidence``), each answer kept for the
     build (entries ask several times)."""
 
     trace_token = "CallGraph"  # what a digest of a read's answer takes it for (base.reads)
-    # The questions whose answers are made from ``inputs()`` alone (those of the calls left unresolved read the
+    # The questions whose answers are made from their ``GraphInputs`` alone (those of the calls left unresolved read the
     # classes and the methods of the code as well, ``unobserved`` the lines the runs executed).
     FROM_INPUTS: ClassVar[frozenset[str]] = frozenset(
         {
@@ -177,21 +193,6 @@ class CallGraph:
         self._hierarchy: Hierarchy | None = None
         self.reads = reads  # where its answers are noted while a page renders (see ``base.reads``)
         self.role = role  # which graph of a build it is: the code's ("graph") or the runs' ("results.graph")
-
-    def inputs(self) -> GraphInputs:
-        """All that the questions of ``FROM_INPUTS`` read: the call sites, the tests the runs saw running each
-        function, and what those questions ask of each function they look up. Read as plain tables (see
-        ``RunCalls._merge``)."""
-        index, runs = self.index, self.runs
-        calls_to = index.calls_by_callee()
-        looked_up = {site.caller for sites in calls_to.values() for site in sites}
-        looked_up.update(site.caller for sites in runs.sites.values() for site in sites)
-        looked_up.update(test for tests in runs.reached.values() for test in tests)
-        functions: dict[str, tuple[bool, bool, str] | None] = {}
-        for name in looked_up:
-            fn = dict.get(index.functions, name)
-            functions[name] = (fn.is_test, index.runs_as_test(fn), fn.repo_path) if fn is not None else None
-        return GraphInputs(calls_to, runs.sites, runs.reached, functions)
 
     @traced
     def sites_to(self, name: str) -> list[CallSite | RunSite]:

@@ -9,6 +9,7 @@ from docs_hooks.core.site import index_for, make_build
 from docs_hooks.resolve.callgraph import (
     REACHED_SHOWN,
     CallGraph,
+    GraphInputs,
     ObservedCall,
     RunCalls,
     RunEvidence,
@@ -465,7 +466,7 @@ def test_a_page_built_with_the_merged_graph_shows_the_calls_the_tests_made_throu
 def test_graphs_with_equal_inputs_answer_the_same_and_a_new_call_a_test_that_no_longer_runs_or_a_run_differs(
     make_project,
 ):
-    """``CallGraph.inputs`` takes in all that its questions of ``FROM_INPUTS`` read: a function appended that
+    """``GraphInputs.of`` takes in all that its questions of ``FROM_INPUTS`` read: a function appended that
     nothing calls leaves them equal, and every answer with them; a new call, a test class that no longer runs as
     one (its names unchanged) and a call a run saw each change both."""
     checks = (
@@ -489,16 +490,16 @@ def test_graphs_with_equal_inputs_answer_the_same_and_a_new_call_a_test_that_no_
 
     base = graph()
     appended = edited("src/ops.py", lambda t: t + "\n\ndef appended():\n    return 1\n")
-    assert appended.inputs() == base.inputs() and answers(appended) == answers(base)
+    assert GraphInputs.of(appended) == GraphInputs.of(base) and answers(appended) == answers(base)
 
     called = edited(
         "src/model.py", lambda t: t + "\n\ndef caller(X, g, b):\n    return ops.layer_norm_forward(X, g, b)\n"
     )
-    assert called.inputs() != appended.inputs() and answers(called) != answers(appended)
+    assert GraphInputs.of(called) != GraphInputs.of(appended) and answers(called) != answers(appended)
 
     not_run = edited("tests/test_checks.py", lambda t: t.replace("(unittest.TestCase)", ""))
-    assert not_run.inputs() != called.inputs() and answers(not_run) != answers(called)
+    assert GraphInputs.of(not_run) != GraphInputs.of(called) and answers(not_run) != answers(called)
 
     test = "tests.test_ops.test_rows_have_zero_mean"
     seen = graph(RunEvidence((ObservedCall(None, "ops.layer_norm_backward", 1, test),)))
-    assert seen.inputs() != not_run.inputs() and answers(seen) != answers(not_run)
+    assert GraphInputs.of(seen) != GraphInputs.of(not_run) and answers(seen) != answers(not_run)
