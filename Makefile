@@ -27,8 +27,10 @@ setup: $(STAMP) $(NPM_STAMP)
 serve: setup
 	$(BIN)/mkdocs serve
 
+# The tests in one process per core (pytest-xdist), a file to a worker, in the order tests/conftest.py gives them;
+# the model's tests together (docs_hooks.pytest_linemap), so the worker that runs them writes the line map.
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 lint: setup
 	$(BIN)/ruff check .

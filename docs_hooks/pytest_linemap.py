@@ -15,6 +15,10 @@ Coverage is on only while a selected test's own call runs, as in the build's
 run, so the rest of the suite runs at full speed; so is the observer of the calls
 each test makes (``coverage_map.CallsPerTest``), which the map holds too.
 
+Under pytest-xdist (``-n``), the map needs every selected test in one worker: with ``--dist loadfile``,
+``loadscope`` or ``loadgroup`` the plugin schedules them as one unit of work (``Together``), the worker
+that runs it writes the map, and a run says why none was written when its ``--dist`` spread them.
+
 A run that selects all of them also makes what the pages need of the run stage
 (the recordings of the worked examples' tests and of the shapes' and the model's
 runs, the formulas, the specification, the cited files highlighted), in a process of its own at low priority
@@ -34,6 +38,9 @@ from pathlib import Path
 import pytest
 
 from docs_hooks.run.coverage_map import CHILD_ENV
+
+GROUP = "docs_hooks: coverage_tests"  # the unit of work of pytest-xdist the selected tests make (Together)
+WRITTEN = "docs_hooks_linemap"  # what a pytest-xdist worker tells the controller (workeroutput): written or not
 
 
 def pytest_addoption(parser) -> None:
@@ -59,7 +66,21 @@ def pytest_configure(config) -> None:
         return
     selection = Selection.of(settings.coverage_tests, settings.project_root)
     if selection is not None:
-        config.pluginmanager.register(LineMap(settings, selection), "docs_hooks_linemap")
+        config.pluginmanager.register(LineMap(settings, selection, Workers.of(config)), "docs_hooks_linemap")
+
+
+class Workers:
+    """Where this process stands in a pytest-xdist run: alone (no xdist), its controller, or one of its workers."""
+
+    def __init__(self, role: str, dist: str):
+        self.role, self.dist = role, dist  # role: "alone", "controller" or "worker"
+
+    @classmethod
+    def of(cls, config) -> Workers:
+        if hasattr(config, "workerinput"):
+            return cls("worker", getattr(config.option, "dist", "no"))
+        dist = getattr(config.option, "dist", "no")
+        return cls("alone" if dist == "no" else "controller", dist)
 
 
 class Selection:
@@ -107,7 +128,7 @@ class Selection:
 class LineMap:
     """Measures the selected tests' calls; writes the map once the last of them has passed."""
 
-    def __init__(self, settings, selection: Selection):
+    def __init__(self, settings, selection: Selection, workers: Workers):
         import coverage
 
         from docs_hooks.base.settings import ModuleNames
@@ -122,23 +143,73 @@ class LineMap:
         self.failed = False
         self.written = False
         self.record: RecordRun | None = None
+        self.workers = workers
+        self.told: list[dict] = []  # the controller of an xdist run: what each worker said of the map
+
+    def start_record(self, config) -> None:
+        opt = config.option
+        asked = not getattr(opt, "collectonly", False) and not getattr(opt, "no_docs_record", False)
+        if asked and any(True for _ in self.settings.pages()):
+            self.record = RecordRun(self.settings.project_root)
+
+    def pytest_sessionstart(self, session) -> None:
+        # An xdist controller collects no test; it makes the recordings once, for all its workers.
+        if self.workers.role == "controller" and self.selection.covered_by(session.config):
+            self.start_record(session.config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config, log):
+        if not self.selection.covered_by(config):
+            return None
+        from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
+
+        schedulers = {
+            "loadfile": LoadFileScheduling,
+            "loadscope": LoadScopeScheduling,
+            "loadgroup": LoadGroupScheduling,
+        }
+        base = schedulers.get(config.getvalue("dist"))
+        return None if base is None else together(base, self.selection, Path(config.rootpath))(config, log)
 
     def pytest_collection_finish(self, session) -> None:
         if self.selection.covered_by(session.config):
             self.selected = {item.nodeid for item in session.items if self.selection.holds(Path(str(item.path)))}
-            opt = session.config.option
-            asked = not getattr(opt, "collectonly", False) and not getattr(opt, "no_docs_record", False)
-            if self.selected and asked and any(True for _ in self.settings.pages()):
-                self.record = RecordRun(self.settings.project_root)
+            if self.selected and self.workers.role == "alone":
+                self.start_record(session.config)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         if self.record is not None:
             self.record.finish(stop=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if self.workers.role == "worker":
+            workeroutput = getattr(session.config, "workeroutput", {})
+            workeroutput[WRITTEN] = {"selected": len(self.selected), "ran": len(self.done), "written": self.written}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        told = getattr(node, "workeroutput", {}).get(WRITTEN)
+        if told is not None:
+            self.told.append(told)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.record is not None:
             for line in self.record.report():
                 terminalreporter.write_line(line)
+        for line in self.split_report():
+            terminalreporter.write_line(line)
+
+    def split_report(self) -> list[str]:
+        """An xdist run whose selected tests all passed but no worker ran them all: why the map is not written."""
+        if not self.told or any(t["written"] for t in self.told):
+            return []
+        selected = max(t["selected"] for t in self.told)
+        ran = [t["ran"] for t in self.told if t["ran"]]
+        if not selected or len(ran) < 2 or sum(ran) < selected:
+            return []  # nothing selected, one worker ran them (and one failed), or some did not run
+        return [
+            f"docs_hooks line map: not written: the {selected} test(s) coverage_tests selects ran in {len(ran)} "
+            f"workers (--dist {self.workers.dist}); with --dist loadfile, loadscope or loadgroup they run in one "
+            f"worker, which writes it; the next build runs them again under coverage"
+        ]
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
@@ -179,6 +250,21 @@ class LineMap:
         write_map(
             MapOf(s.cache_dir, index.file_digests, s.coverage_tests, modules, index.functions, s.project_root), text
         )
+
+
+def together(base, selection: Selection, root: Path):
+    """pytest-xdist's scheduler ``base`` (one that hands out units of work: a file, a class, a group), but for the
+    tests ``selection`` holds, which make one unit, ``GROUP``: the worker that runs them all writes the map."""
+    held: dict[str, bool] = {}  # file of a node id -> whether the selection holds it
+
+    class Together(base):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            if file not in held:
+                held[file] = selection.holds(root / file)
+            return GROUP if held[file] else super()._split_scope(nodeid)
+
+    return Together
 
 
 class RecordRun:

@@ -14,7 +14,15 @@ for folder in (ROOT / "src", ROOT):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """The browser tests last: they build the site, which then finds the line map the model's tests wrote
-    (docs_hooks.pytest_linemap) instead of running those tests again."""
-    browser = ROOT / "tests" / "browser"
-    items.sort(key=lambda item: browser in Path(str(item.path)).parents)
+    """The model's tests first, the browser tests last. The model's tests are those the line map is measured
+    by (docs_hooks.pytest_linemap writes it once they have passed), and the browser tests build the site,
+    which then finds it instead of running those tests again; so do the generator's tests that build this
+    repository's site. ``make test`` runs the tests with pytest-xdist, ``--dist loadfile
+    --no-loadscope-reorder``: the workers take the files in this order."""
+    tests = ROOT / "tests"
+
+    def order(item) -> int:
+        folder = Path(str(item.path)).parent
+        return 0 if folder == tests else 2 if folder == tests / "browser" else 1
+
+    items.sort(key=order)

@@ -155,3 +155,58 @@ def test_a_run_of_every_selected_test_also_makes_the_recordings_the_pages_need_a
         r"docs_hooks record: the tests were done \d+\.\d s before it \(--no-docs-record", everything.stdout
     )
     assert record_site(load_settings(root)).made == 0  # what a build then finds stored: it records nothing
+
+
+def test_under_pytest_xdist_a_worker_that_runs_every_selected_test_writes_the_map_or_the_run_says_why_none_did(
+    make_project,
+):
+    small, large = TESTS.split("\n\n\ndef test_large")
+    root = make_project(
+        {
+            "src/branchy.py": BRANCHY,
+            "tests/test_small.py": small,
+            "tests/test_large.py": "from branchy import clip\n\n\ndef test_large" + large,
+            "pyproject.toml": PYPROJECT.replace('["tests/test_branchy.py"]', '["tests"]'),
+        }
+    )
+
+    # --dist load hands out tests, not files: both workers run some of the five (two here, three in BASE_FILES).
+    split = run_pytest(root, "tests", "-n", "2", "--dist", "load", "--no-docs-record")
+
+    assert split.returncode == 0, split.stdout + split.stderr
+    assert not map_path(root)[1].exists()
+    assert (
+        "docs_hooks line map: not written: the 5 test(s) coverage_tests selects ran in 2 workers (--dist load); "
+        "with --dist loadfile, loadscope or loadgroup they run in one worker, which writes it"
+    ) in split.stdout
+
+    # --dist loadfile: a file to each worker, but the selected tests are one unit of work (as under loadscope and
+    # loadgroup, whose schedulers the plugin takes the same way).
+    together = run_pytest(root, "tests", "-n", "2", "--dist", "loadfile", "--no-docs-record")
+
+    assert together.returncode == 0, together.stdout + together.stderr
+    assert "docs_hooks line map: not written" not in together.stdout
+    written = json.loads(read_entry(map_path(root)[1]))
+    assert written["lines"]["src/branchy.py"]["3"] == ["tests.test_large.test_large_values_are_clipped"]
+    assert written["lines"]["src/branchy.py"]["4"] == ["tests.test_small.test_small_values_pass_through"]
+    assert written["calls"]["tests.test_small.test_small_values_pass_through"]  # the calls, seen in that worker
+
+
+def test_an_xdist_run_makes_the_recordings_once_in_its_controller_and_says_so(make_project):
+    from docs_hooks.core.recordings import record_site
+
+    root = make_project(
+        {
+            "src/branchy.py": BRANCHY,
+            "tests/test_branchy.py": TESTS,
+            "pyproject.toml": PYPROJECT,
+            "docs/clip.md": CLIP_PAGE,
+        }
+    )
+
+    everything = run_pytest(root, "tests/test_branchy.py", "-n", "2", "--dist", "loadgroup")
+
+    assert everything.returncode == 0, everything.stdout + everything.stderr
+    assert everything.stdout.count("docs_hooks record: 1 recording(s) the pages need, 1 made") == 1
+    assert map_path(root)[1].exists()
+    assert record_site(load_settings(root)).made == 0
