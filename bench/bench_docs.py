@@ -434,6 +434,8 @@ DEVICES = {
     "serve while the graph's inputs are the same (core.kept.GraphAnswers)",
     "written-later": "the pages a serve's code edit took as they were written to the cache while serve waits, "
     "not in the rebuild (core.kept.KeptPages.put_later)",
+    "map-written-later": "the line map a serve's code edit carried over written to the cache while serve waits, "
+    "not in the rebuild (run.coverage_map.MapsRead.write_later)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -459,7 +461,7 @@ if _off:
                         (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index"),
                         (plugin.CompiledTemplates, "attach"), (indexing.IndexedFiles, "get"),
                         (coverage_map.MapsRead, "read"), (kept.GraphAnswers, "of"),
-                        (kept.KeptPages, "put_later")]:
+                        (kept.KeptPages, "put_later"), (coverage_map.MapsRead, "write_later")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -502,6 +504,12 @@ if _off:
         kept.GraphAnswers.of = lambda self, inputs: {}  # every build's answers its own
     elif _off == "written-later":
         kept.KeptPages.put_later = kept.KeptPages.put
+    elif _off == "map-written-later":
+        def write_now(self, path, data):
+            coverage_map.write_entry(path, data)
+            coverage_map._trim(path.parent)
+
+        coverage_map.MapsRead.write_later = write_now
     elif _off == "search-parts":
         plugin_search._stock_index = lambda index: False  # every page read whole, by the search plugin's handler
 """

@@ -337,8 +337,16 @@ class Build:
                 self.results,
                 [plan for _, plan in known.values()],
                 lambda plan: self._render(plan.page, plan, self._traced_key(plan.page, *known[plan.page])),
-                self.kept.flush_later if self.kept is not None else None,
+                self.write_later,
             )
+
+    def write_later(self) -> None:
+        """Write what this build took as it was under new keys: the pages (``KeptPages.put_later``) and the line
+        map carried over (``MapsRead.write_later``). The warm-up does, while serve waits; else ``close``."""
+        if self.kept is not None:
+            self.kept.flush_later()
+        if self.workers is not None and self.workers.maps is not None:
+            self.workers.maps.flush_later()
 
     def close(self) -> None:
         """End every process this build started and drop their state (a replaced or finished build)."""

@@ -1,7 +1,8 @@
 """What ``mkdocs serve`` does while it waits for the author's edit (``WarmUp``): make the call graph, and
 render once each page that shows code (an entry, a block) that the build read back from the kept pages, through
 the build, which keeps what the rendering read of the code for the build after a code edit (``kept.TracedPages``);
-then write to the cache folder the pages the build took as they were under new keys (``KeptPages.put_later``).
+then write to the cache folder what the build took as it was under new keys: the pages (``KeptPages.put_later``)
+and the line map carried over (``MapsRead.write_later``; see ``Build.write_later``).
 
 The rebuild after a prose edit keeps the build: it then finds the graph made, and the facts the edited page's
 blocks read (the model run's dimensions, the inventories, the calls by line: ``Results.derived``, made once
@@ -34,7 +35,7 @@ class WarmUp:
         then: Callable[[], None] | None = None,
     ) -> None:
         """Make the graph, then render (``render``: the build's) each of ``plans`` that was read back and shows
-        code (an entry, or a block), then do ``then`` (write the pages the build took as they were), in the
+        code (an entry, or a block), then do ``then`` (write what the build took as it was), in the
         background."""
         ahead = [
             p

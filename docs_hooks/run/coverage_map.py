@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,12 +84,17 @@ def cached_map_path(
 
 
 class MapsRead:
-    """The line map a process read last, with the text it was read from: a serve's builds after code edits that
-    no test's lines reach carry the same last map over, and it is read as a map once (the map of a large project
-    is megabytes of JSON). Nothing changes a map once it is read."""
+    """The line map a process (a serve's) read last, and the maps carried over that it writes later.
+
+    A serve's builds after code edits that no test's lines reach carry the same last map over: it is read as a
+    map once (``read``; the map of a large project is tens of megabytes of JSON). The map carried over to the new
+    code is kept here (``write_later``) and written to the cache folder while serve waits (``flush_later``); the
+    builds meanwhile find it here (``entry``). Nothing changes a map once it is read."""
 
     def __init__(self) -> None:
         self._last: tuple[bytes, CoverageMap] | None = None
+        self._later: dict[Path, bytes] = {}
+        self._lock = threading.Lock()  # the warm-up writes the later maps while a build may read
 
     def read(self, raw: bytes) -> CoverageMap:
         """``read_map`` of ``raw``, the map read last when it is the same text; ValueError as ``read_map``."""
@@ -98,6 +104,28 @@ class MapsRead:
         found = read_map(raw.decode("utf-8"))  # a UnicodeDecodeError is a ValueError too
         self._last = (raw, found)
         return found
+
+    def entry(self, path: Path) -> bytes | None:
+        """``read_entry(path)``, or the map kept to be written there later."""
+        with self._lock:
+            later = self._later.get(Path(path))
+        return later if later is not None else read_entry(path)
+
+    def write_later(self, path: Path, data: bytes) -> None:
+        """Keep ``data`` as the entry ``path`` of the cache, to be written by ``flush_later``."""
+        with self._lock:
+            self._later[Path(path)] = data
+
+    def flush_later(self) -> None:
+        """Write the maps of ``write_later`` to the cache folder (each found here until it is written)."""
+        with self._lock:
+            later = list(self._later.items())
+        for path, data in later:
+            write_entry(path, data)
+            _trim(path.parent)
+            with self._lock:
+                if self._later.get(path) is data:
+                    del self._later[path]
 
 
 @dataclass(eq=False)
@@ -126,6 +154,10 @@ class MapOf:
         from docs_hooks.run.dependencies import Dependencies  # not in the coverage run's own process
 
         return Dependencies(self.project_root, self.functions, self.file_digests, texts=self.texts)
+
+    def entry(self, path: Path) -> bytes | None:
+        """The cache's entry ``path`` (``read_entry``), through the maps this process read and keeps to write."""
+        return self.maps.entry(path) if self.maps is not None else read_entry(path)
 
 
 def read_cached_map(of: MapOf) -> CoverageMap | None:
@@ -157,8 +189,12 @@ def carry(of: MapOf) -> tuple[CoverageMap | None, Carried | None]:
     # text it was read from, not written out again.
     same = found.lines is old.lines and found.calls is old.calls
     whole = old if same else CoverageMap(found.lines, found.calls)
-    write_entry(of.path, text if same else map_text(whole).encode("utf-8"))
-    _trim(of.path.parent)
+    data = text if same else map_text(whole).encode("utf-8")
+    if of.maps is not None:
+        of.maps.write_later(of.path, data)  # a serve's: written while it waits
+    else:
+        write_entry(of.path, data)
+        _trim(of.path.parent)
     return whole, None
 
 
@@ -247,7 +283,7 @@ def _last_map(of: MapOf) -> tuple[bytes, CoverageMap, Carried | None] | None:
         return None
     if not _names_kept(last, of.modules, of.file_digests, of.project_root):
         return None
-    measured = read_entry(folder / last["map"])
+    measured = of.entry(folder / last["map"])
     if measured is None:
         return None
     try:

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from docs_hooks.base.cachedir import read_entry
 from docs_hooks.base.errors import TraceError
 from docs_hooks.base.settings import DEFAULT_TEST_TIMEOUT
 from docs_hooks.run import children
@@ -107,7 +106,7 @@ class Measurement:
         self._stored: bytes | None = None
         self._reading = threading.Lock()
         if self._of is not None:
-            self._stored = read_entry(self._of.path)
+            self._stored = self._of.entry(self._of.path)
             if self._stored is not None:
                 return
             self._map, self._kept = carry(self._of)

@@ -221,5 +221,7 @@ class Workers:
         if self._coverage_run is not None:
             self._coverage_run.stop()
             self._coverage_run = None
+        if self.maps is not None:
+            self.maps.flush_later()  # a line map carried over, if the warm-up did not write it (Build.write_later)
         if self._own_texts:
             self.texts.close()

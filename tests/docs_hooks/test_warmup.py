@@ -133,3 +133,76 @@ def test_the_pages_a_code_edit_took_as_they_were_are_written_while_serve_waits_a
     finally:
         restarted.close()
     assert rendered == []  # read back
+
+
+def test_the_line_map_a_code_edit_carried_over_is_written_while_serve_waits_and_found_meanwhile(make_project):
+    """Under serve, a code edit no test's lines reach carries the last line map over to the new code; the map is
+    kept in the process and written to the cache folder by the warm-up, not in the rebuild (or when serve stops, if
+    it stops first). Until then the builds of the process find it there, and a process started afterwards reads
+    it back rather than measuring the tests again."""
+    from docs_hooks.base.cachedir import read_entry
+    from docs_hooks.core.session import Session
+    from docs_hooks.run.coverage_map import map_text
+    from docs_hooks.run.coverage_run import Measurement
+
+    from .conftest import PYPROJECT, run_cli
+    from .test_pytest_linemap import map_path
+    from .test_session import TWO_ENTRIES, expand_all
+
+    pages = TWO_ENTRIES
+    root = make_project(
+        {**pages, "pyproject.toml": PYPROJECT.replace("coverage_tests = []", 'coverage_tests = ["tests"]')}
+    )
+    assert run_cli(root, "relock") == 0
+    serve = Session(root)
+    serve.settles = True
+    try:
+        first = expand_all(serve)
+        measured = serve.build.workers.coverage
+        ops = root / "src/ops.py"
+        ops.write_text(ops.read_text() + "\n\ndef appended():\n    return 1\n")
+        assert expand_all(serve) == first
+        build = serve.build
+        run = build.workers._coverage_run
+        assert run._proc is None  # carried over: no test measured again
+        carried = map_path(root)[1]
+        assert not carried.exists()  # not written in the rebuild
+        assert map_text(run.result()) == map_text(measured)
+        # Found in the process meanwhile: another build of this code reads it as stored, not carried over again.
+        again = Measurement(
+            root,
+            run._source_root,
+            run._pytest_args,
+            run._of.file_digests,
+            run._of.cache_dir,
+            maps=run._of.maps,
+            modules=run._modules,
+            functions=run._functions,
+        )
+        assert again._stored is not None and again._proc is None
+        assert map_text(again.result()) == map_text(measured)
+        build.warm_up()
+        build.await_background()
+        assert map_text(read_map_entry(carried)) == map_text(measured)
+        ops.write_text(ops.read_text() + "\n\ndef appended_too():\n    return 2\n")
+        assert expand_all(serve) == first
+        carried_again = map_path(root)[1]
+        assert carried_again != carried and not carried_again.exists()
+    finally:
+        serve.close()
+    assert read_entry(carried_again) is not None  # serve stopped before it waited: written then
+
+    restarted = Session(root)
+    try:
+        assert expand_all(restarted) == first
+        assert restarted.build.workers.coverage is not None
+        assert restarted.build.workers._coverage_run._proc is None  # read back, not measured
+    finally:
+        restarted.close()
+
+
+def read_map_entry(path):
+    from docs_hooks.base.cachedir import read_entry
+    from docs_hooks.run.coverage_map import read_map
+
+    return read_map(read_entry(path).decode("utf-8"))
