@@ -436,6 +436,8 @@ DEVICES = {
     "not in the rebuild (core.kept.KeptPages.put_later)",
     "map-written-later": "the line map a serve's code edit carried over written to the cache while serve waits, "
     "not in the rebuild (run.coverage_map.MapsRead.write_later)",
+    "parsed-kept": "the pages parsed kept by a serve for all its builds: a page whose texts did not change is not "
+    "read back from the cache folder (core.planned.ParsedPages)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -449,7 +451,7 @@ if _off:
 
     from docs_hooks import fences, plugin, plugin_search
     from docs_hooks.base import gcpause
-    from docs_hooks.core import kept, session, site
+    from docs_hooks.core import kept, planned, session, site
     from docs_hooks.render import search
     from docs_hooks.resolve import indexing
     from docs_hooks.run import coverage_map, observed, record
@@ -461,7 +463,8 @@ if _off:
                         (plugin_search, "PROCESS_FROM"), (fences.Fences, "attach"), (plugin_search, "_stock_index"),
                         (plugin.CompiledTemplates, "attach"), (indexing.IndexedFiles, "get"),
                         (coverage_map.MapsRead, "read"), (kept.GraphAnswers, "of"),
-                        (kept.KeptPages, "put_later"), (coverage_map.MapsRead, "write_later")]:
+                        (kept.KeptPages, "put_later"), (coverage_map.MapsRead, "write_later"),
+                        (planned, "ParsedPages")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -510,6 +513,11 @@ if _off:
             coverage_map._trim(path.parent)
 
         coverage_map.MapsRead.write_later = write_now
+    elif _off == "parsed-kept":
+        plans_init = planned.SitePlans.__init__
+        planned.SitePlans.__init__ = lambda self, project, kinds, order, parsed=None: plans_init(
+            self, project, kinds, order
+        )  # each build parses (or reads back) its own
     elif _off == "search-parts":
         plugin_search._stock_index = lambda index: False  # every page read whole, by the search plugin's handler
 """

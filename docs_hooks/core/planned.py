@@ -24,6 +24,26 @@ from docs_hooks.resolve.codeindex import CodeIndex
 from docs_hooks.resolve.entries import SiteEntries
 
 
+class ParsedPages:
+    """Each page parsed, from the last two texts of it parsed: its file's, and the text a front end hands over,
+    which may differ (no front matter, Python-Markdown's line ends). A parse depends on the text and the page's
+    path only, and nothing changes a parsed page, so a process that stays across builds (``mkdocs serve``) hands
+    each build the same (``site.AcrossBuilds``): a page whose texts did not change is neither parsed again nor
+    read back from the cache folder."""
+
+    TEXTS_KEPT = 2
+
+    def __init__(self) -> None:
+        self._by_page: dict[str, list[tuple[str, Page]]] = {}  # page -> (text, parsed), the last parsed first
+
+    def get(self, page: str, text: str) -> Page | None:
+        return next((parsed for known, parsed in self._by_page.get(page, ()) if known == text), None)
+
+    def put(self, page: str, text: str, parsed: Page) -> None:
+        others = [(known, p) for known, p in self._by_page.get(page, ()) if known != text]
+        self._by_page[page] = [(text, parsed), *others][: self.TEXTS_KEPT]
+
+
 @dataclass
 class EarlierPlans:
     """The plans earlier builds of this process resolved, with what resolving them read of the code (see
@@ -41,14 +61,20 @@ class SitePlans:
     (a build that keeps traces), a page whose resolving read the same of the code as in an earlier build is
     that build's plan, not resolved again."""
 
-    def __init__(self, project: Project, kinds: dict[str, AnyKind], order: Callable[[Settings], list[Path]]):
+    def __init__(
+        self,
+        project: Project,
+        kinds: dict[str, AnyKind],
+        order: Callable[[Settings], list[Path]],
+        parsed: ParsedPages | None = None,
+    ):
         self.project = project
         self.earlier: EarlierPlans | None = None  # set by a build that keeps traces, once it can ask their reads
         self.settings = project.settings
         self.kinds = kinds
         self.order = order  # the pages of the docs folder, in the order the front end builds them
         self.site = SiteEntries()
-        self._parsed: dict[str, tuple[str, Page]] = {}  # page -> (its text, the parsed page)
+        self._parsed = parsed if parsed is not None else ParsedPages()  # this build's, or a serve's (all its builds)
         self._plans: dict[str, tuple[str, PagePlan]] = {}  # page -> (its text, its plan)
         self._site_read = False  # whether every page of the docs folder has been resolved
 
@@ -65,15 +91,19 @@ class SitePlans:
     def parse_all(self, pages: dict[str, str]) -> None:
         """The pages whose text is new parsed in one batch, read back from the cache folder when an earlier
         build parsed the same text (see blocks.parse_pages)."""
-        new = {page: text for page, text in pages.items() if self._parsed.get(page, ("",))[0] != text}
+        new = {page: text for page, text in pages.items() if self._parsed.get(page, text) is None}
         if new:
             for page, parsed in parse_pages(new, store_file(self.settings.cache_dir, "pages")).items():
-                self._parsed[page] = (new[page], parsed)
+                self._parsed.put(page, new[page], parsed)
 
     def parse(self, page: str, text: str) -> Page:
         """The page split into Markdown and blocks, parsed once for each text of it."""
-        self.parse_all({page: text})
-        return self._parsed[page][1]
+        found = self._parsed.get(page, text)
+        if found is None:
+            self.parse_all({page: text})
+            found = self._parsed.get(page, text)
+        assert found is not None
+        return found
 
     def plan(self, page: str, text: str) -> PagePlan:
         """The page resolved (once for each text of it); its entries join the site's."""

@@ -26,7 +26,7 @@ from docs_hooks.base.settings import Settings
 from docs_hooks.core.digests import project_digests, settings_digest
 from docs_hooks.core.kept import AskedAgain, KeptPages, PageKeys, TracedPages
 from docs_hooks.core.page import PagePlan, RenderedPage, page_needs, render_page, status_problems
-from docs_hooks.core.planned import SitePlans
+from docs_hooks.core.planned import ParsedPages, SitePlans
 from docs_hooks.core.warmup import WarmUp
 from docs_hooks.kinds import KINDS
 from docs_hooks.kinds.base import Project
@@ -113,13 +113,14 @@ class Build:
         files: str | None = None,
         others: str | None = None,
         traces: TracedPages | None = None,
+        parsed: ParsedPages | None = None,
     ):
         self.project = project
         self.settings = project.settings
         self.static = static
         self.links = Links(project.settings, project.index)
         self.workers = workers
-        self.plans = SitePlans(project, KINDS, build_order)
+        self.plans = SitePlans(project, KINDS, build_order, parsed)
         self.listings: Listings | None = None  # each source file highlighted, kept in the cache folder by its text
         self.results: Results | None = None
         if workers is not None:  # a build that renders
@@ -388,6 +389,7 @@ class AcrossBuilds:
     parses it; ``indexed``: each file's part of the code index; ``read_back``:
     the recordings as read from the cache; ``maps``: the last line map as read
     from the cache, which each code edit no test's lines reach carries over;
+    ``parsed``: each page as last parsed (``planned.ParsedPages``);
     ``traces`` (when the front end waits for the author's edits): each page's
     last rendering with what it read of the code (``kept.TracedPages``), so
     that a code edit renders again only the pages that read what changed.
@@ -398,6 +400,7 @@ class AcrossBuilds:
     indexed: IndexedFiles = field(default_factory=IndexedFiles)
     read_back: ReadBack = field(default_factory=ReadBack)
     maps: MapsRead = field(default_factory=MapsRead)
+    parsed: ParsedPages = field(default_factory=ParsedPages)
     traces: TracedPages | None = None
 
 
@@ -464,7 +467,7 @@ def _make_build(
     workers = (
         None if static else Workers(settings, index, texts=across.texts, read_back=across.read_back, maps=across.maps)
     )
-    build = Build(project, workers, static, files=code, others=others, traces=traces)
+    build = Build(project, workers, static, files=code, others=others, traces=traces, parsed=across.parsed)
     # The pages as their files hold them, as the command line resolves them: parsed now, or read back from the
     # cache, so that each build keeps the entries a later check reads (a front end hands over other texts).
     build.plans.parse_files()

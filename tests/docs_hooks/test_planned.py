@@ -98,3 +98,42 @@ def test_the_source_files_are_those_the_pages_cite_with_a_repo_url_and_every_fil
 
     (cited / "pyproject.toml").write_text(PYPROJECT + 'source_pages = "all"\n', encoding="utf-8")
     assert make_build(load_settings(cited), static=True).source_files() == every
+
+
+def test_a_serve_s_build_after_a_code_edit_parses_only_the_pages_whose_text_changed(make_project, monkeypatch):
+    """A serve's builds share the pages parsed (``planned.ParsedPages``): a page whose texts did not change is not
+    parsed again, nor read back from the cache folder, so a code edit parses none; a page edited beside it is
+    parsed, alone."""
+    from docs_hooks.core.session import Session
+
+    from .test_session import TWO_ENTRIES, expand_all, relocked
+
+    root = relocked(make_project, TWO_ENTRIES)
+    parsed: list[list[str]] = []
+    real = planned.parse_pages
+
+    def counting(pages, store):
+        parsed.append(sorted(pages))
+        return real(pages, store)
+
+    monkeypatch.setattr(planned, "parse_pages", counting)
+    serve = Session(root)
+    serve.settles = True
+    try:
+        first = expand_all(serve)
+        assert {page for batch in parsed for page in batch} == set(TWO_ENTRIES)
+        ops = root / "src/ops.py"
+        ops.write_text(ops.read_text() + "\n\ndef appended():\n    return 1\n")
+        parsed.clear()
+        assert expand_all(serve) == first
+        assert parsed == []
+
+        edited = {**TWO_ENTRIES, "docs/fwd.md": TWO_ENTRIES["docs/fwd.md"] + "\nMore prose.\n"}
+        (root / "docs/fwd.md").write_text(edited["docs/fwd.md"], encoding="utf-8")
+        ops.write_text(ops.read_text() + "\n\ndef appended_too():\n    return 2\n")
+        parsed.clear()
+        again = expand_all(serve, edited)
+        assert parsed and all(batch == ["docs/fwd.md"] for batch in parsed)  # its file's text, and the text handed over
+        assert again["docs/bwd.md"] == first["docs/bwd.md"] and "More prose." in again["docs/fwd.md"]
+    finally:
+        serve.close()
