@@ -438,6 +438,8 @@ DEVICES = {
     "not in the rebuild (run.coverage_map.MapsRead.write_later)",
     "parsed-kept": "the pages parsed kept by a serve for all its builds: a page whose texts did not change is not "
     "read back from the cache folder (core.planned.ParsedPages)",
+    "coverage-answers-kept": "line coverage's answers to the kept pages' reads taken from an earlier build of a serve "
+    "while the line map is the same (core.kept.CoverageAnswers)",
     # Not a device but a cost: what noting who called which function, in the coverage run and the
     # recordings, adds (off/on below 1).
     "observe-calls": "the calls noted while the tests and the model run run (run.observed.CallObserver)",
@@ -464,7 +466,7 @@ if _off:
                         (plugin.CompiledTemplates, "attach"), (indexing.IndexedFiles, "get"),
                         (coverage_map.MapsRead, "read"), (kept.GraphAnswers, "of"),
                         (kept.KeptPages, "put_later"), (coverage_map.MapsRead, "write_later"),
-                        (planned, "ParsedPages")]:
+                        (planned, "ParsedPages"), (kept.CoverageAnswers, "of")]:
         if not hasattr(owner, name):  # the generator moved on: a patch of nothing would measure nothing
             raise SystemExit(f"bench_docs: {owner.__name__}.{name} no longer exists; update SITECUSTOMIZE")
 
@@ -513,6 +515,8 @@ if _off:
             coverage_map._trim(path.parent)
 
         coverage_map.MapsRead.write_later = write_now
+    elif _off == "coverage-answers-kept":
+        kept.CoverageAnswers.of = lambda self, coverage, tests: {}  # every build's answers its own
     elif _off == "parsed-kept":
         plans_init = planned.SitePlans.__init__
         planned.SitePlans.__init__ = lambda self, project, kinds, order, parsed=None: plans_init(

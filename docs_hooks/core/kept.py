@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docs_hooks.base.cachedir import Store, store_file
+from docs_hooks.base.errors import TraceError
 from docs_hooks.base.reads import Digests, Read, Reads, Role, Trace, Untraceable, ask_again, attached, detached_within
 from docs_hooks.base.settings import installed_version
 from docs_hooks.core.page import BlockPart, BlockRenderer, PagePlan, Prose
@@ -215,6 +216,7 @@ class TracedPages:
         self._blocks: dict[str, dict[int, tuple[str, Trace, Rendered]]] = {}
         self.blocks_reused = 0  # blocks taken from here in a page rendered again
         self.graph = GraphAnswers()  # the runs' call graph's answers to these reads, while its inputs hold
+        self.coverage = CoverageAnswers()  # line coverage's answers to these reads, while the map is the same
 
     def keep_block(self, page: str, key: str, at: int, trace: Trace, rendered: Rendered) -> None:
         """Keep a block of the page rendered without a problem: the part at ``at`` of its plan, under the page's
@@ -322,19 +324,49 @@ class GraphAnswers:
         return self._answers
 
 
+class CoverageAnswers:
+    """The answers line coverage gave to the reads of kept pages (``Results.tests_running``: the tests that ran a
+    span of lines), kept across the builds of a process while the line map is the same object (a map carried over
+    whole is: ``coverage_map.MapsRead``) and the same functions of the index are tests, all such an answer
+    reads."""
+
+    QUESTIONS = frozenset({"tests_running"})
+
+    def __init__(self) -> None:
+        self._inputs: tuple[object, frozenset[str]] | None = None
+        self._answers: dict[tuple[str, str, str], str] = {}
+        self.taken = 0  # answers taken from here, not asked of the map (the tests read it)
+
+    def of(self, coverage: object, tests: frozenset[str]) -> dict[tuple[str, str, str], str]:
+        """The answers given from the line map ``coverage`` while ``tests`` were the index's tests; none once
+        either changed."""
+        if self._inputs is None or self._inputs[0] is not coverage or self._inputs[1] != tests:
+            self._answers = {}
+        self._inputs = (coverage, tests)
+        return self._answers
+
+
 class AskedAgain:
     """What a build answers to the reads an earlier build's pages made (``TracedPages.reuse``): each read asked
     of this build's object of its role (``base.reads.ask_again``), with this build's objects in place of the
     roles its arguments hold, once per build for all the pages that made it. A question of the runs' call graph
-    whose answer an earlier build gave from the same inputs is that answer (``GraphAnswers``)."""
+    whose answer an earlier build gave from the same inputs is that answer (``GraphAnswers``), and so is a
+    question of line coverage asked of the same map (``CoverageAnswers``)."""
 
     def __init__(
-        self, reads: Reads, project: Project, results: Results, links: Links, graph: GraphAnswers | None = None
+        self,
+        reads: Reads,
+        project: Project,
+        results: Results,
+        links: Links,
+        graph: GraphAnswers | None = None,
+        coverage: CoverageAnswers | None = None,
     ):
         self.reads, self.project, self.results, self.links = reads, project, results, links
         self._asked: dict[tuple[str, str, str], str | None] = {}  # each read's answer, digested
-        self._graph = graph
+        self._graph, self._coverage = graph, coverage
         self._graph_answers: dict[tuple[str, str, str], str] | None = None  # this build's graph's, once made
+        self._coverage_answers: dict[tuple[str, str, str], str] | None = None  # this build's map's, once read
 
     def __call__(self, read: Read) -> str | None:
         if read.key not in self._asked:
@@ -342,13 +374,13 @@ class AskedAgain:
         return self._asked[read.key]
 
     def _answer(self, read: Read) -> str | None:
-        if not self._of_graph(read):
+        kept = self._kept(read)
+        if kept is None:
             return ask_again(self.reads, self._object(read.role), read, self._rebound)
-        answers = self._graph_answers_now()
+        keeper, answers = kept
         known = answers.get(read.key)
         if known is not None:
-            assert self._graph is not None
-            self._graph.taken += 1
+            keeper.taken += 1
             return known
         answer = ask_again(self.reads, self._object(read.role), read, self._rebound)
         if answer is not None:
@@ -356,17 +388,37 @@ class AskedAgain:
         return answer
 
     def learn(self, trace: Trace) -> None:
-        """Keep the answers the runs' call graph gave a page rendered in this build (what it read, ``trace``)
-        for the next build whose graph has the same inputs (``GraphAnswers``)."""
-        noted = [read for read in trace.reads.values() if self._of_graph(read)]
-        if noted:
-            answers = self._graph_answers_now()
-            for read in noted:
-                answers.setdefault(read.key, read.answer)
+        """Keep the answers the runs' call graph and line coverage gave a page rendered in this build (what it
+        read, ``trace``) for the next build whose graph has the same inputs (``GraphAnswers``), or that reads the
+        same map (``CoverageAnswers``)."""
+        for read in trace.reads.values():
+            kept = self._kept(read)
+            if kept is not None:
+                kept[1].setdefault(read.key, read.answer)
 
-    def _of_graph(self, read: Read) -> bool:
-        """Whether ``read`` is a question of the runs' call graph that its inputs alone answer."""
-        return self._graph is not None and read.role == "results.graph" and read.question in CallGraph.FROM_INPUTS
+    def _kept(self, read: Read) -> tuple[GraphAnswers | CoverageAnswers, dict[tuple[str, str, str], str]] | None:
+        """Where the answer to ``read`` is kept across builds, with the answers kept for this build: a question of
+        the runs' call graph that its inputs alone answer, or one of line coverage; None for any other read (or
+        when the line map cannot be had: the read is asked, and says so)."""
+        if self._graph is not None and read.role == "results.graph" and read.question in CallGraph.FROM_INPUTS:
+            return self._graph, self._graph_answers_now()
+        if self._coverage is not None and read.role == "results" and read.question in CoverageAnswers.QUESTIONS:
+            answers = self._coverage_answers_now()
+            return (self._coverage, answers) if answers is not None else None
+        return None
+
+    def _coverage_answers_now(self) -> dict[tuple[str, str, str], str] | None:
+        """The answers given from this build's line map with its index's tests (found once, when first asked)."""
+        assert self._coverage is not None
+        if self._coverage_answers is None:
+            with self.reads.unnoted():
+                try:
+                    coverage = self.results.coverage
+                except TraceError:
+                    return None
+                tests = frozenset(name for name, fn in self.project.index.functions.items() if fn.is_test)
+            self._coverage_answers = self._coverage.of(coverage, tests)
+        return self._coverage_answers
 
     def _graph_answers_now(self) -> dict[tuple[str, str, str], str]:
         """The answers given by graphs with the inputs of this build's (made once, when first asked)."""

@@ -144,7 +144,9 @@ class Build:
         # What this build answers to the reads of earlier builds' pages (see kept.TracedPages).
         self.asked: AskedAgain | None = None
         if self.traces is not None and project.reads is not None and self.results is not None:
-            self.asked = AskedAgain(project.reads, project, self.results, self.links, self.traces.graph)
+            self.asked = AskedAgain(
+                project.reads, project, self.results, self.links, self.traces.graph, self.traces.coverage
+            )
             kernels = ",".join(sorted(project.widget_kernels or ()))
             made_from = f"{settings_digest(project.settings)}\0{others}\0{kernels}"
             self.plans.earlier = self.traces.earlier_plans(made_from, self.asked)

@@ -105,6 +105,10 @@ class MapsRead:
         self._last = (raw, found)
         return found
 
+    def remember(self, raw: bytes, measured: CoverageMap) -> None:
+        """Take ``measured`` as what ``raw`` reads as: a map this process measured and wrote."""
+        self._last = (raw, measured)
+
     def entry(self, path: Path) -> bytes | None:
         """``read_entry(path)``, or the map kept to be written there later."""
         with self._lock:
@@ -215,11 +219,17 @@ def _read(of: MapOf, raw: bytes) -> CoverageMap:
     return of.maps.read(raw) if of.maps is not None else read_map(raw.decode("utf-8"))
 
 
-def write_map(of: MapOf, text: str) -> None:
-    """Cache a measured line map (``line_map``'s text) under the code it was measured on; given the index's
-    functions, also as the last map measured, with what it depended on, for a later build to carry over."""
-    write_entry(of.path, text.encode("utf-8"))
-    _write_last(of, read_map(text))
+def write_map(of: MapOf, text: str, measured: CoverageMap | None = None) -> None:
+    """Cache a measured line map (``line_map``'s text; ``measured``: the map it reads as, when already read) under
+    the code it was measured on; given the index's functions, also as the last map measured, with what it depended
+    on, for a later build to carry over (a serve's, ``of.maps``, then carries this very map)."""
+    data = text.encode("utf-8")
+    write_entry(of.path, data)
+    if measured is None:
+        measured = read_map(text)
+    if of.maps is not None:
+        of.maps.remember(data, measured)
+    _write_last(of, measured)
     _trim(of.path.parent)
 
 

@@ -227,7 +227,7 @@ class Measurement:
             measured = CoverageMap(*merge(self._kept, measured.lines, measured.calls))
             text = map_text(measured)
         if self._of is not None:
-            write_map(self._of, text)
+            write_map(self._of, text, measured)
         self._map = measured
         return self._map
 

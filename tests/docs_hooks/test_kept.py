@@ -352,3 +352,66 @@ def test_every_plan_of_this_site_detached_holds_no_object_of_its_build(tmp_path)
                     seen.add(id(ref))
                     todo.append(ref)
     assert kinds_seen == {type(kind).__name__ for kind in KINDS.values()}  # the walk met every kind's plans
+
+
+EQUATION_PAGE = (
+    "# Forward\n\n"
+    + FWD_ENTRY
+    + "\n```trace-equation\nid: ln-mean\ntitle: Mean of a row\ntex: \\mu\ncode: mu = X.mean(axis=-1, keepdims=True)\n```\n"
+)
+
+
+def test_a_kept_page_s_tests_by_line_are_taken_from_the_last_build_while_the_line_map_is_the_same(
+    make_project, tmp_path
+):
+    """A kept page's question of line coverage (the tests that ran its equations' lines) is answered from an
+    earlier build while the line map is the same and so are the tests (``kept.CoverageAnswers``): after a function
+    appended that no test runs, whose map carries over whole, and not after a new test of the shown function,
+    which the page then lists. Each time, the page comes out as a fresh build of the same code makes it."""
+    from docs_hooks.core.session import Session
+
+    from .conftest import PYPROJECT, run_cli
+    from .test_session import expand_all, in_a_fresh_copy
+
+    pages = {"docs/fwd.md": EQUATION_PAGE}
+    measured = PYPROJECT.replace("coverage_tests = []", 'coverage_tests = ["tests"]')
+    root = make_project({**pages, "pyproject.toml": measured})
+    assert run_cli(root, "relock") == 0
+    new_test = "\n\ndef test_added_here():\n    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))\n"
+    edits = [
+        ("src/ops.py", lambda text: text + "\n\ndef appended():\n    return 1\n"),
+        ("tests/test_ops.py", lambda text: text + new_test),
+        ("src/model.py", lambda text: text + "\n\ndef appended_too():\n    return 2\n"),
+    ]
+    serve = Session(root)
+    serve.settles = True
+    taken, seen, made = [], [], []
+    try:
+        expand_all(serve, pages)
+        for n, (path, edit) in enumerate(edits):
+            (root / path).write_text(edit((root / path).read_text()))
+            before = serve.traces.coverage.taken
+            seen.append(expand_all(serve, pages))
+            taken.append(serve.traces.coverage.taken - before)
+            made.append(in_a_fresh_copy(root, tmp_path / f"fresh{n}", lambda s: expand_all(s, pages)))
+    finally:
+        serve.close()
+
+    assert seen == made
+    assert "test_added_here" in seen[1]["docs/fwd.md"] and "test_added_here" not in seen[0]["docs/fwd.md"]
+    assert taken[0] > 0 and taken[1] == 0 and taken[2] > 0
+
+
+def test_line_coverage_answers_are_dropped_when_the_map_or_the_tests_change():
+    from docs_hooks.core.kept import CoverageAnswers
+    from docs_hooks.run.coverage_map import CoverageMap
+
+    kept, measured = CoverageAnswers(), CoverageMap({"src/ops.py": {8: ["tests.test_ops.test_a"]}})
+    tests = frozenset({"tests.test_ops.test_a"})
+    kept.of(measured, tests)[("results", "tests_running", "x")] = "answer"
+
+    assert kept.of(measured, tests) == {("results", "tests_running", "x"): "answer"}
+    same_text = CoverageMap({"src/ops.py": {8: ["tests.test_ops.test_a"]}})
+    assert kept.of(same_text, tests) == {}  # another map (its answers are not compared): asked again
+    kept.of(same_text, tests)["k"] = "answer"
+    assert kept.of(same_text, tests | {"tests.test_ops.test_b"}) == {}  # a function became a test
