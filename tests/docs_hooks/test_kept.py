@@ -368,34 +368,15 @@ def test_a_kept_page_s_tests_by_line_are_taken_from_the_last_build_while_the_lin
     earlier build while the line map is the same and so are the tests (``kept.CoverageAnswers``): after a function
     appended that no test runs, whose map carries over whole, and not after a new test of the shown function,
     which the page then lists. Each time, the page comes out as a fresh build of the same code makes it."""
-    from docs_hooks.core.session import Session
-
     from .conftest import PYPROJECT, run_cli
-    from .test_session import expand_all, in_a_fresh_copy
+    from .test_session import answers_taken_over_edits
 
     pages = {"docs/fwd.md": EQUATION_PAGE}
     measured = PYPROJECT.replace("coverage_tests = []", 'coverage_tests = ["tests"]')
     root = make_project({**pages, "pyproject.toml": measured})
     assert run_cli(root, "relock") == 0
-    new_test = "\n\ndef test_added_here():\n    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))\n"
-    edits = [
-        ("src/ops.py", lambda text: text + "\n\ndef appended():\n    return 1\n"),
-        ("tests/test_ops.py", lambda text: text + new_test),
-        ("src/model.py", lambda text: text + "\n\ndef appended_too():\n    return 2\n"),
-    ]
-    serve = Session(root)
-    serve.settles = True
-    taken, seen, made = [], [], []
-    try:
-        expand_all(serve, pages)
-        for n, (path, edit) in enumerate(edits):
-            (root / path).write_text(edit((root / path).read_text()))
-            before = serve.traces.coverage.taken
-            seen.append(expand_all(serve, pages))
-            taken.append(serve.traces.coverage.taken - before)
-            made.append(in_a_fresh_copy(root, tmp_path / f"fresh{n}", lambda s: expand_all(s, pages)))
-    finally:
-        serve.close()
+
+    taken, seen, made = answers_taken_over_edits(root, pages, lambda serve: serve.traces.coverage, tmp_path)
 
     assert seen == made
     assert "test_added_here" in seen[1]["docs/fwd.md"] and "test_added_here" not in seen[0]["docs/fwd.md"]

@@ -362,9 +362,19 @@ def test_the_call_graph_s_answers_are_taken_from_the_last_build_while_its_inputs
     (``kept.GraphAnswers``): after a function appended that nothing calls, and not after a new test of a shown
     function, which the page then lists. Each time, every page comes out as a fresh build of the same code
     makes it."""
-    pages = TWO_ENTRIES
-    root = relocked(make_project, pages)
+    root = relocked(make_project, TWO_ENTRIES)
 
+    taken, seen, made = answers_taken_over_edits(root, TWO_ENTRIES, lambda serve: serve.traces.graph, tmp_path)
+
+    assert seen == made
+    assert "test_added_here" in seen[1]["docs/fwd.md"] and "test_added_here" not in seen[0]["docs/fwd.md"]
+    assert taken[0] > 0 and taken[1] == 0 and taken[2] > 0
+
+
+def answers_taken_over_edits(root: Path, pages: dict[str, str], keeper, tmp_path: Path):
+    """A serve of ``root`` over three code edits (a function appended that nothing calls, a new test of the shown
+    function, another function appended): after each, how many answers ``keeper(serve)`` gave (its ``taken``),
+    the pages as the serve expands them, and as a fresh build of a copy does."""
     new_test = "\n\ndef test_added_here():\n    layer_norm_forward(np.eye(2), np.ones(2), np.zeros(2))\n"
     edits = [
         ("src/ops.py", lambda text: text + "\n\ndef appended():\n    return 1\n"),
@@ -375,19 +385,16 @@ def test_the_call_graph_s_answers_are_taken_from_the_last_build_while_its_inputs
     serve.settles = True
     taken, seen, made = [], [], []
     try:
-        expand_all(serve)
+        expand_all(serve, pages)
         for n, (path, edit) in enumerate(edits):
             (root / path).write_text(edit((root / path).read_text()))
-            before = serve.traces.graph.taken
-            seen.append(expand_all(serve))
-            taken.append(serve.traces.graph.taken - before)
-            made.append(in_a_fresh_copy(root, tmp_path / f"fresh{n}", expand_all))
+            before = keeper(serve).taken
+            seen.append(expand_all(serve, pages))
+            taken.append(keeper(serve).taken - before)
+            made.append(in_a_fresh_copy(root, tmp_path / f"fresh{n}", lambda session: expand_all(session, pages)))
     finally:
         serve.close()
-
-    assert seen == made
-    assert "test_added_here" in seen[1]["docs/fwd.md"] and "test_added_here" not in seen[0]["docs/fwd.md"]
-    assert taken[0] > 0 and taken[1] == 0 and taken[2] > 0
+    return taken, seen, made
 
 
 def test_a_plan_kept_under_serve_does_not_keep_the_build_that_resolved_it(make_project):
