@@ -66,17 +66,17 @@ def pytest_configure(config) -> None:
         return
     selection = Selection.of(settings.coverage_tests, settings.project_root)
     if selection is not None:
-        config.pluginmanager.register(LineMap(settings, selection, Workers.of(config)), "docs_hooks_linemap")
+        config.pluginmanager.register(LineMap(settings, selection, XdistPlace.of(config)), "docs_hooks_linemap")
 
 
-class Workers:
+class XdistPlace:
     """Where this process stands in a pytest-xdist run: alone (no xdist), its controller, or one of its workers."""
 
     def __init__(self, role: str, dist: str):
         self.role, self.dist = role, dist  # role: "alone", "controller" or "worker"
 
     @classmethod
-    def of(cls, config) -> Workers:
+    def of(cls, config) -> XdistPlace:
         if hasattr(config, "workerinput"):
             return cls("worker", getattr(config.option, "dist", "no"))
         dist = getattr(config.option, "dist", "no")
@@ -128,7 +128,7 @@ class Selection:
 class LineMap:
     """Measures the selected tests' calls; writes the map once the last of them has passed."""
 
-    def __init__(self, settings, selection: Selection, workers: Workers):
+    def __init__(self, settings, selection: Selection, workers: XdistPlace):
         import coverage
 
         from docs_hooks.base.settings import ModuleNames
