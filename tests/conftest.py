@@ -13,12 +13,12 @@ for folder in (ROOT / "src", ROOT):
         sys.path.insert(0, str(folder))
 
 
-# The longest test files, longest first, from `make test --durations=0` (each takes 40 s or more there). A worker
-# that starts a long file late keeps the run going after the other worker is done, so they go first, and the many
-# short files fill the end. This list orders the files and nothing else: one missing from it, or in a stale place,
-# makes the run slower and its results the same. The browser files build this repository's site, which needs the
-# line map the model's tests write, so they come after three long files that do not build it: with two or three
-# workers, the model's tests are done before a worker reaches them.
+# The longest test files, longest first, as a `make test` on two cores timed them (from about 30 s to about 170 s
+# each). A worker that starts a long file late keeps the run going after the other worker is done, so they go
+# first, and the many short files fill the end. This list orders the files and nothing else: one missing from it,
+# or in a stale place, makes the run slower and its results the same. The browser files build this repository's
+# site, which needs the line map the model's tests write, so they come after three long files that do not build
+# it: with two or three workers, the model's tests are done before a worker reaches them.
 LONGEST_FIRST = [
     "docs_hooks/test_plugin.py",
     "docs_hooks/test_cachedir.py",
