@@ -1,9 +1,9 @@
 """The built site in chromium, as a reader sees it.
 
-Every page: loads with no console error, no failed request and no request to
-another host; its math is KaTeX HTML with no raw TeX left visible; every link
-inside the site reaches an existing page and an existing id (at phone width:
-test_phone.py). Search finds a function by name. The LayerNorm
+Every page at desktop width (at a phone's width: test_phone.py): loads with no
+console error, no failed request and no request to another host; its math is
+KaTeX HTML with no raw TeX left visible; every link inside the site reaches an
+existing page and an existing id. Search finds a function by name. The LayerNorm
 page is photographed at desktop and phone width (tests/browser/screenshots/,
 ignored by git) and its weight is measured.
 """
